@@ -1,0 +1,59 @@
+/* cli: helpers shared by the subcommands.  See cli.h. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fileio.h"
+
+int cli_fail(const mp_error *err) {
+  fprintf(stderr, "meshpipe: %s\n", err->msg[0] ? err->msg : err_text(err->status));
+  return err_exit_code(err->status);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "meshpipe %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'meshpipe %s --help')\n", cmd);
+  return 2;
+}
+
+int cli_help(const char *text) {
+  fputs(text, stdout);
+  return 0;
+}
+
+mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err) {
+  (void)o;
+  if (fileio_has_suffix(path, ".onnx"))
+    return err_at(err, MP_INPUT, path, NULL, "ONNX import is not built into this meshpipe yet");
+  return graph_load(path, out, err);
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end)
+    return cli_usage(cmd, "%s expects a whole number, got '%s'", opt, text);
+  if (v < lo || v > hi) return cli_usage(cmd, "%s must be between %ld and %ld, got %ld", opt, lo, hi, v);
+  *out = v;
+  return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !isfinite(v))
+    return cli_usage(cmd, "%s expects a number, got '%s'", opt, text);
+  if (v < lo) return cli_usage(cmd, "%s must be at least %g, got %g", opt, lo, v);
+  *out = v;
+  return 0;
+}

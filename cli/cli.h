@@ -1,0 +1,44 @@
+/* cli: the meshpipe front end.  One file per subcommand (cmd_<name>.c) exporting a cli_command;
+ * main.c holds the table.  Commands parse options with getopt_long, call the library, and are the
+ * only code that prints for the user or picks an exit status: 0 success, 1 a failed run, 2 bad
+ * usage or bad input.  Error lines read "meshpipe: FILE: where: what". */
+#ifndef MESHPIPE_CLI_H
+#define MESHPIPE_CLI_H
+
+#include "err.h"
+#include "graph.h"
+
+typedef struct cli_command {
+  const char *name;
+  const char *summary;               /* one line for 'meshpipe help' */
+  int (*run)(int argc, char **argv); /* argv[0] is the command name; returns the exit status */
+} cli_command;
+
+/* Bundled defaults, relative to the data directory the build compiled in. */
+#define CLI_DEFAULT_CHIP MESHPIPE_DATA_DIR "/platforms/mesh8x8.json"
+
+/* Prints "meshpipe: <message>" to stderr; returns the exit status of err->status. */
+int cli_fail(const mp_error *err);
+
+/* Prints "meshpipe CMD: <message>" and a pointer to --help; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints text to stdout (a command's --help); returns 0. */
+int cli_help(const char *text);
+
+/* How a command turns a graph argument into a graph (see cli_load_graph). */
+typedef struct cli_graph_opts {
+  const char *dtype; /* ONNX import: bytes per element the chip stores (fp32|fp16|bf16|int8) */
+  int batch;         /* ONNX import: batch size, 0 = the model's own */
+  int no_fuse;       /* ONNX import: keep every node as a layer */
+} cli_graph_opts;
+
+/* Loads a meshpipe graph (.json) or imports an ONNX model (.onnx).  o may be NULL for defaults. */
+mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err);
+
+/* Parses a whole decimal number / a finite real from an option value; on failure prints a usage
+ * error naming the option and returns 2 (else 0). */
+int cli_parse_int(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double *out);
+
+#endif

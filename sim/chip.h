@@ -1,0 +1,63 @@
+/* chip: a many-core chip — a W x H mesh of cores joined by NoC links, with optional DRAM ports.
+ *
+ * Cores are numbered in snake (boustrophedon) order: row 0 left to right, row 1 right to left, and
+ * so on, so consecutive ids are mesh neighbours and a core group is a contiguous id range.  Packets
+ * follow dimension-ordered XY routes (first along x, then along y).  A chip is immutable after
+ * chip_load / chip_from_json.  The file format is described in platforms/README.md. */
+#ifndef MESHPIPE_CHIP_H
+#define MESHPIPE_CHIP_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+typedef struct chip_core {
+  int x, y;               /* mesh position */
+  double flops;           /* peak flop/s */
+  uint64_t sram_bytes;    /* on-chip memory */
+  double transfer_factor; /* gamma >= 1: a device that reaches the NoC through a host sends slower */
+} chip_core;
+
+typedef struct chip_dram {
+  int x, y; /* mesh position of the port */
+  int core; /* id of the core at that position */
+} chip_dram;
+
+typedef struct chip {
+  char *name;
+  char *file; /* where it was read from, for messages */
+  int width, height, n_cores;
+  chip_core *cores;      /* indexed by core id (snake order) */
+  double noc_bandwidth;  /* bytes/s of one link in one direction */
+  double noc_latency;    /* seconds per hop */
+  double dram_bandwidth; /* bytes/s of one port; 0 when n_dram == 0 */
+  int n_dram;
+  chip_dram *dram;
+  int heterogeneous; /* 1 when overrides make cores differ */
+  uint64_t hash;     /* FNV-1a of the canonical serialisation */
+} chip;
+
+/* Reads and validates a chip file.  On success *out is owned by the caller (chip_free). */
+mp_status chip_load(const char *path, chip **out, mp_error *err);
+
+/* Validates and builds a chip from a parsed document (borrowed); file labels error messages. */
+mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_error *err);
+
+/* The canonical serialisation, owned by the caller; NULL if out of memory. */
+cJSON *chip_to_json(const chip *c);
+
+/* Frees c; chip_free(NULL) is a no-op. */
+void chip_free(chip *c);
+
+/* Id of the core at (x, y); the position must be on the mesh. */
+int chip_core_at(const chip *c, int x, int y);
+
+/* Number of links on the XY route between two cores (0 for a == b). */
+int chip_hops(const chip *c, int a, int b);
+
+/* Index (into c->dram) of the port with the fewest hops to core, ties to the lowest index; -1 if none. */
+int chip_nearest_dram(const chip *c, int core);
+
+#endif

@@ -1,0 +1,70 @@
+/* err: the status table and message formatting.  See err.h. */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const struct {
+  const char *name;
+  int exit_code;
+  const char *text;
+} status_info[] = {
+#define MP_STATUS_INFO(name, exit_code, text) {#name, exit_code, text},
+    MP_STATUS_TABLE(MP_STATUS_INFO)
+#undef MP_STATUS_INFO
+};
+
+#define N_STATUS ((int)(sizeof status_info / sizeof status_info[0]))
+
+void err_clear(mp_error *err) {
+  if (!err) return;
+  err->status = MP_OK;
+  err->msg[0] = '\0';
+}
+
+static mp_status set_v(mp_error *err, mp_status status, const char *prefix, const char *fmt, va_list ap) {
+  if (!err) return status;
+  err->status = status;
+  size_t used = 0;
+  if (prefix) {
+    int n = snprintf(err->msg, sizeof err->msg, "%s", prefix);
+    used = n < 0 ? 0 : (size_t)n < sizeof err->msg ? (size_t)n : sizeof err->msg - 1;
+  }
+  vsnprintf(err->msg + used, sizeof err->msg - used, fmt, ap);
+  return status;
+}
+
+mp_status err_set(mp_error *err, mp_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_v(err, status, NULL, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+mp_status err_at(mp_error *err, mp_status status, const char *file, const char *where, const char *fmt, ...) {
+  char prefix[MP_ERROR_MSG_MAX / 2];
+  if (where && *where)
+    snprintf(prefix, sizeof prefix, "%s: %s: ", file ? file : "(input)", where);
+  else
+    snprintf(prefix, sizeof prefix, "%s: ", file ? file : "(input)");
+  va_list ap;
+  va_start(ap, fmt);
+  set_v(err, status, prefix, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+mp_status err_nomem(mp_error *err) { return err_set(err, MP_NOMEM, "out of memory"); }
+
+const char *err_name(mp_status status) {
+  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].name : "UNKNOWN";
+}
+
+const char *err_text(mp_status status) {
+  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].text : "unknown status";
+}
+
+int err_exit_code(mp_status status) {
+  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].exit_code : 1;
+}

@@ -1,0 +1,31 @@
+/* fileio: whole-file reads, atomic writes and content hashes.
+ *
+ * A file written with fileio_write_atomic is either absent/unchanged or complete: the bytes go to a
+ * temporary file beside the target, are flushed, and the temporary is renamed over the target.  No
+ * partial output is ever left behind, whatever fails. */
+#ifndef MESHPIPE_FILEIO_H
+#define MESHPIPE_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Reads all of path into a NUL-terminated buffer the caller owns (free()).  *len excludes the NUL.
+ * A missing or unreadable file is MP_INPUT, with the system's reason in the message. */
+mp_status fileio_read_all(const char *path, char **out, size_t *len, mp_error *err);
+
+/* Writes len bytes to path atomically (see above).  Failure is MP_OUTPUT; the target is untouched. */
+mp_status fileio_write_atomic(const char *path, const void *data, size_t len, mp_error *err);
+
+/* 64-bit FNV-1a of a byte range, continuing from h (start with FILEIO_HASH_INIT). */
+#define FILEIO_HASH_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t fileio_hash(uint64_t h, const void *data, size_t len);
+
+/* Formats a hash as 16 lowercase hex digits into buf (at least 17 bytes); returns buf. */
+char *fileio_hash_hex(uint64_t h, char *buf);
+
+/* True (1) when path ends with suffix, compared without case. */
+int fileio_has_suffix(const char *path, const char *suffix);
+
+#endif

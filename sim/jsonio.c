@@ -1,0 +1,223 @@
+/* jsonio: see jsonio.h. */
+#include "jsonio.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+
+mp_status jsonio_parse(const char *file, const char *text, size_t len, cJSON **out, mp_error *err) {
+  const char *end = NULL;
+  *out = NULL;
+  if (len > 0 && memchr(text, '\0', len))
+    return err_at(err, MP_INPUT, file, NULL, "not a JSON file (contains a NUL byte)");
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  const char *stop = root ? end : cJSON_GetErrorPtr();
+  if (root) { /* trailing content after the document is an error too */
+    while (stop && (size_t)(stop - text) < len && strchr(" \t\r\n", *stop)) stop++;
+    if (!stop || (size_t)(stop - text) >= len) {
+      *out = root;
+      return MP_OK;
+    }
+    cJSON_Delete(root);
+  }
+  if (!stop || stop < text || (size_t)(stop - text) > len) stop = text + len;
+  int line = 1, col = 1;
+  for (const char *p = text; p < stop; p++) {
+    if (*p == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  if (len == 0 || strspn(text, " \t\r\n") == len)
+    return err_at(err, MP_INPUT, file, NULL, "empty file, expected a JSON object");
+  if (root) return err_at(err, MP_INPUT, file, NULL, "line %d, column %d: unexpected content after the JSON document", line, col);
+  return err_at(err, MP_INPUT, file, NULL, "line %d, column %d: not valid JSON", line, col);
+}
+
+mp_status jsonio_load(const char *path, cJSON **out, mp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  mp_status st = fileio_read_all(path, &text, &len, err);
+  if (st == MP_OK) st = jsonio_parse(path, text, len, out, err);
+  free(text);
+  return st;
+}
+
+mp_status jsonio_save(const char *path, const cJSON *root, mp_error *err) {
+  char *text = cJSON_Print(root);
+  if (!text) return err_nomem(err);
+  size_t n = strlen(text);
+  char *withnl = realloc(text, n + 2);
+  if (!withnl) {
+    free(text);
+    return err_nomem(err);
+  }
+  withnl[n] = '\n';
+  withnl[n + 1] = '\0';
+  mp_status st = fileio_write_atomic(path, withnl, n + 1, err);
+  free(withnl);
+  return st;
+}
+
+mp_status jsonio_print(const cJSON *root, mp_error *err) {
+  char *text = cJSON_Print(root);
+  if (!text) return err_nomem(err);
+  int bad = fputs(text, stdout) < 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0;
+  free(text);
+  return bad ? err_set(err, MP_OUTPUT, "cannot write to standard output") : MP_OK;
+}
+
+/* "where.key", or "key" at the top level. */
+static void member_path(char *buf, size_t n, const char *where, const char *key) {
+  if (where && *where)
+    snprintf(buf, n, "%s.%s", where, key);
+  else
+    snprintf(buf, n, "%s", key);
+}
+
+mp_status jsonio_known_keys(const cJSON *obj, const char *const *keys, const char *file, const char *where,
+                            mp_error *err) {
+  for (const cJSON *m = obj->child; m; m = m->next) {
+    int known = 0;
+    for (const char *const *k = keys; *k && !known; k++) known = strcmp(*k, m->string) == 0;
+    if (known) continue;
+    char expected[512] = "";
+    size_t used = 0;
+    for (const char *const *k = keys; *k && used < sizeof expected; k++) {
+      int n = snprintf(expected + used, sizeof expected - used, "%s%s", k == keys ? "" : ", ", *k);
+      if (n > 0) used += (size_t)n;
+    }
+    char path[256];
+    member_path(path, sizeof path, where, m->string);
+    return err_at(err, MP_INPUT, file, path, "unknown key (expected one of: %s)", expected);
+  }
+  return MP_OK;
+}
+
+/* Finds key; reports a missing required member.  Returns NULL when absent. */
+static mp_status find_member(const cJSON *obj, const char *key, int required, const cJSON **item, int *present,
+                             const char *file, const char *where, mp_error *err) {
+  *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (present) *present = *item != NULL;
+  if (!*item && required) {
+    char path[256];
+    member_path(path, sizeof path, where, key);
+    return err_at(err, MP_INPUT, file, path, "missing (required)");
+  }
+  return MP_OK;
+}
+
+static mp_status check_u64(const cJSON *v, uint64_t *out, const char *file, const char *what, mp_error *err) {
+  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, what, "expected a whole number");
+  double d = v->valuedouble;
+  if (!isfinite(d)) return err_at(err, MP_INPUT, file, what, "number is not finite");
+  if (d < 0) return err_at(err, MP_INPUT, file, what, "must not be negative (got %g)", d);
+  if (d != floor(d)) return err_at(err, MP_INPUT, file, what, "expected a whole number (got %g)", d);
+  if (d > JSONIO_MAX_EXACT) return err_at(err, MP_INPUT, file, what, "too large (%g > 2^53)", d);
+  *out = (uint64_t)d;
+  return MP_OK;
+}
+
+static mp_status check_int(const cJSON *v, long lo, long hi, int *out, const char *file, const char *what,
+                           mp_error *err) {
+  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, what, "expected a whole number");
+  double d = v->valuedouble;
+  if (!isfinite(d)) return err_at(err, MP_INPUT, file, what, "number is not finite");
+  if (d != floor(d)) return err_at(err, MP_INPUT, file, what, "expected a whole number (got %g)", d);
+  if (d < (double)lo || d > (double)hi)
+    return err_at(err, MP_INPUT, file, what, "must be between %ld and %ld (got %g)", lo, hi, d);
+  *out = (int)d;
+  return MP_OK;
+}
+
+mp_status jsonio_as_u64(const cJSON *v, uint64_t *out, const char *file, const char *what, mp_error *err) {
+  return check_u64(v, out, file, what, err);
+}
+
+mp_status jsonio_as_int(const cJSON *v, long lo, long hi, int *out, const char *file, const char *what, mp_error *err) {
+  return check_int(v, lo, hi, out, file, what, err);
+}
+
+mp_status jsonio_get_u64(const cJSON *obj, const char *key, int required, uint64_t *out, int *present,
+                         const char *file, const char *where, mp_error *err) {
+  const cJSON *v;
+  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  if (st != MP_OK || !v) return st;
+  char path[256];
+  member_path(path, sizeof path, where, key);
+  return check_u64(v, out, file, path, err);
+}
+
+mp_status jsonio_get_int(const cJSON *obj, const char *key, int required, long lo, long hi, int *out, int *present,
+                         const char *file, const char *where, mp_error *err) {
+  const cJSON *v;
+  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  if (st != MP_OK || !v) return st;
+  char path[256];
+  member_path(path, sizeof path, where, key);
+  return check_int(v, lo, hi, out, file, path, err);
+}
+
+mp_status jsonio_get_num(const cJSON *obj, const char *key, int required, double lo, int lo_open, double hi,
+                         double *out, int *present, const char *file, const char *where, mp_error *err) {
+  const cJSON *v;
+  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  if (st != MP_OK || !v) return st;
+  char path[256];
+  member_path(path, sizeof path, where, key);
+  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, path, "expected a number");
+  double d = v->valuedouble;
+  if (!isfinite(d)) return err_at(err, MP_INPUT, file, path, "number is not finite");
+  if (lo_open ? !(d > lo) : !(d >= lo))
+    return err_at(err, MP_INPUT, file, path, "must be %s %g (got %g)", lo_open ? ">" : ">=", lo, d);
+  if (d > hi) return err_at(err, MP_INPUT, file, path, "must be <= %g (got %g)", hi, d);
+  *out = d;
+  return MP_OK;
+}
+
+mp_status jsonio_get_str(const cJSON *obj, const char *key, int required, const char **out, int *present,
+                         const char *file, const char *where, mp_error *err) {
+  const cJSON *v;
+  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  if (st != MP_OK || !v) return st;
+  char path[256];
+  member_path(path, sizeof path, where, key);
+  if (!cJSON_IsString(v) || !v->valuestring) return err_at(err, MP_INPUT, file, path, "expected a string");
+  if (!*v->valuestring) return err_at(err, MP_INPUT, file, path, "must not be empty");
+  *out = v->valuestring;
+  return MP_OK;
+}
+
+static mp_status get_typed(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
+                           int want_array, const char *file, const char *where, mp_error *err) {
+  const cJSON *v;
+  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  if (st != MP_OK || !v) return st;
+  if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v)) {
+    char path[256];
+    member_path(path, sizeof path, where, key);
+    return err_at(err, MP_INPUT, file, path, "expected %s", want_array ? "an array" : "an object");
+  }
+  *out = v;
+  return MP_OK;
+}
+
+mp_status jsonio_get_array(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
+                           const char *file, const char *where, mp_error *err) {
+  return get_typed(obj, key, required, out, present, 1, file, where, err);
+}
+
+mp_status jsonio_get_object(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
+                            const char *file, const char *where, mp_error *err) {
+  return get_typed(obj, key, required, out, present, 0, file, where, err);
+}
+
+cJSON *jsonio_add_u64(cJSON *obj, const char *key, uint64_t v) {
+  return cJSON_AddNumberToObject(obj, key, (double)v);
+}

@@ -1,0 +1,145 @@
+/* testutil: see testutil.h. */
+#include "testutil.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N_SLOTS 8
+
+static char *slot(void) {
+  static char bufs[N_SLOTS][4096];
+  static int next;
+  return bufs[next++ % N_SLOTS];
+}
+
+static const char *temp_dir(void) {
+  static char dir[256];
+  if (!dir[0]) {
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/meshpipe-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir)) {
+      perror("mkdtemp");
+      dir[0] = '\0';
+      return "/tmp";
+    }
+  }
+  return dir;
+}
+
+static void remove_temp_dir(void) {
+  const char *dir = temp_dir();
+  if (strncmp(dir, "/tmp", 4) != 0 && !getenv("TMPDIR")) return;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "testutil: could not remove %s\n", dir);
+}
+
+const char *testutil_src(const char *relative) {
+  char *b = slot();
+  snprintf(b, 4096, "%s/%s", MESHPIPE_SOURCE_DIR, relative);
+  return b;
+}
+
+const char *testutil_shared(const char *relative) {
+  char *b = slot();
+  snprintf(b, 4096, "%s/%s", MESHPIPE_SHARED_DIR, relative);
+  return b;
+}
+
+const char *testutil_temp_path(const char *name) {
+  char *b = slot();
+  snprintf(b, 4096, "%s/%s", temp_dir(), name);
+  return b;
+}
+
+const char *testutil_write_temp(const char *name, const char *text) {
+  const char *path = testutil_temp_path(name);
+  FILE *f = fopen(path, "wb");
+  if (!f) return path;
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+int testutil_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return strdup("");
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (n + 1 >= cap) {
+      char *bigger = realloc(buf, cap *= 2);
+      if (!bigger) break;
+      buf = bigger;
+    }
+  }
+  fclose(f);
+  if (buf) buf[n] = '\0';
+  return buf;
+}
+
+int testutil_meshpipe(const char *args, char **out, char **errout) {
+  const char *o = testutil_temp_path("meshpipe.stdout"), *e = testutil_temp_path("meshpipe.stderr");
+  size_t n = strlen(args) + 2 * 4096 + 64;
+  char *cmd = malloc(n);
+  if (!cmd) return -1;
+  snprintf(cmd, n, "'%s' %s </dev/null >'%s' 2>'%s'", MESHPIPE_BINARY, args, o, e);
+  int rc = system(cmd);
+  free(cmd);
+  if (out) *out = slurp(o);
+  if (errout) *errout = slurp(e);
+  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+int testutil_in_child(int (*fn)(void *), void *arg) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) _exit(fn(arg));
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int testutil_run(const char *suite, CU_TestInfo *tests, int argc, char **argv) {
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  CU_SuiteInfo suites[] = {{(char *)suite, NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+  if (CU_register_suites(suites) != CUE_SUCCESS) {
+    CU_cleanup_registry();
+    return 1;
+  }
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  int rc;
+  if (argc > 1) {
+    CU_pSuite s = CU_get_suite(suite);
+    CU_pTest t = s ? CU_get_test(s, argv[1]) : NULL;
+    if (!t) {
+      fprintf(stderr, "%s: no test named %s\n", argv[0], argv[1]);
+      CU_cleanup_registry();
+      return 1;
+    }
+    CU_basic_run_test(s, t);
+  } else {
+    CU_basic_run_tests();
+  }
+  rc = (int)CU_get_number_of_failures();
+  if (CU_get_error() != CUE_SUCCESS) rc = rc ? rc : 1;
+  CU_cleanup_registry();
+  remove_temp_dir();
+  return rc > 255 ? 255 : rc;
+}

@@ -1,0 +1,40 @@
+/* testutil: what every CUnit suite shares — the runner, temporary files, running the meshpipe
+ * binary, and running a function in a child process (SimGrid's engine starts once per process).
+ * Each tests/test_<module>.c ends with
+ *     int main(int argc, char **argv) { return testutil_run("module", tests, argc, argv); }
+ * and the runner's exit status is CU_get_number_of_failures() (non-zero when anything failed). */
+#ifndef MESHPIPE_TESTUTIL_H
+#define MESHPIPE_TESTUTIL_H
+
+#include <stddef.h>
+
+#include <CUnit/CUnit.h>
+
+/* Registers one suite of tests (NULL-terminated CU_TestInfo array) and runs it verbosely.  With an
+ * argument, only the test of that name runs.  Returns the number of failures (0 = success), or 1 when
+ * CUnit itself failed or the named test does not exist. */
+int testutil_run(const char *suite, CU_TestInfo *tests, int argc, char **argv);
+
+/* Absolute path of a file in the source tree / in ../shared (result is a static buffer rotated over
+ * 8 calls, so a few may be live at once). */
+const char *testutil_src(const char *relative);
+const char *testutil_shared(const char *relative);
+
+/* Writes text to a new file in a fresh temporary directory; returns its path (static, rotated). */
+const char *testutil_write_temp(const char *name, const char *text);
+
+/* A path in the temporary directory that does not exist yet. */
+const char *testutil_temp_path(const char *name);
+
+/* Runs the meshpipe binary with the given arguments (a shell command line fragment, already quoted),
+ * capturing stdout and stderr into owned strings (free()).  Returns the exit status, or -1. */
+int testutil_meshpipe(const char *args, char **out, char **errout);
+
+/* Runs fn(arg) in a forked child and returns the child's exit status (fn's return value), or -1 if it
+ * died by a signal.  CUnit assertions inside fn count in the child only: return non-zero instead. */
+int testutil_in_child(int (*fn)(void *), void *arg);
+
+/* 1 if the file exists. */
+int testutil_exists(const char *path);
+
+#endif
