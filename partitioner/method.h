@@ -1,0 +1,68 @@
+/* method: the partitioners, chosen by name from one table.
+ *
+ * A method maps a graph and a chip (both borrowed) and options to a plan in canonical arranged_core
+ * form (owned by the caller) covering every layer and every core, plus a small report.  Every method
+ * is deterministic for given inputs and options (seed included).  When no plan fits memory a method
+ * still returns a plan and says so in the report (report.feasible = 0); it is an error only when it
+ * cannot produce any plan at all.  The table is in method.c; adding a method is one more entry. */
+#ifndef MESHPIPE_METHOD_H
+#define MESHPIPE_METHOD_H
+
+#include <stdint.h>
+
+#include "chip.h"
+#include "err.h"
+#include "graph.h"
+#include "plan.h"
+
+/* Options every method receives; each reads the fields it needs.  Strings are borrowed. */
+typedef struct method_options {
+  uint64_t seed;       /* for any random choice */
+  double tau;          /* seed-split: std-dev threshold (seconds) of split_compare */
+  int max_step;        /* seed-split: finetune_maximum iterations */
+  int episodes;        /* learning methods: episodes to run (-1 = the method's default) */
+  const char *policy;  /* learning methods: policy file to start from, or NULL */
+  const char *init;    /* learning methods: name of the method whose plan starts the search, or NULL */
+  int verbose;         /* methods may write progress into the report's notes only; never print */
+} method_options;
+
+/* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings. */
+void method_options_default(method_options *o);
+
+#define METHOD_NOTES_MAX 512
+
+/* What a method says about its run. */
+typedef struct method_report {
+  double solve_s;                /* wall-clock seconds of the method (filled by method_run) */
+  int feasible;                  /* 1 when the returned plan fits every core's SRAM */
+  char notes[METHOD_NOTES_MAX];  /* one or two sentences: how the plan was derived, caveats */
+} method_report;
+
+/* A method: g, c, o borrowed; on success *out is an owned plan for g on c and rep is filled
+ * (except solve_s). */
+typedef mp_status (*method_fn)(const graph *g, const chip *c, const method_options *o, plan **out,
+                               method_report *rep, mp_error *err);
+
+typedef struct method_info {
+  const char *name;    /* the --method value */
+  const char *summary; /* one line for --help */
+  method_fn run;
+} method_info;
+
+/* The table: method_count() entries in listing order; method_at(i) for 0 <= i < count. */
+int method_count(void);
+const method_info *method_at(int i);
+
+/* The entry with that name, or NULL. */
+const method_info *method_find(const char *name);
+
+/* Runs the named method (an unknown name is MP_USAGE listing the known ones), times it into
+ * rep->solve_s and adds a note "plan does not fit memory" if the plan is infeasible and the
+ * method did not say so.  All arguments borrowed except *out, which is owned on success. */
+mp_status method_run(const char *name, const graph *g, const chip *c, const method_options *o, plan **out,
+                     method_report *rep, mp_error *err);
+
+/* Appends a printf-formatted sentence to rep->notes (separated by a space; cut, never overflowed). */
+void method_note(method_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
