@@ -1,0 +1,126 @@
+/* sim: the SimGrid pipeline simulator — runs a plan of a graph on a chip and reports its runtime.
+ *
+ * One sim per process: SimGrid's engine can be started only once per process and its clock never
+ * resets, so sim_new starts the engine in a thread of its own, with a controller actor that runs
+ * one evaluation per request (it creates the stage actors, joins them and takes clock differences)
+ * and sim_evaluate is a plain blocking call from ordinary C code.  A second sim_new in the same
+ * process (while or after the first lives) fails with MP_RUN.  Results are rounded to 12
+ * significant digits, so an evaluation gives the same figures whether it runs first in a fresh
+ * process or after thousands of others, and they are cached by (graph hash, plan hash, M).
+ *
+ * The work simulated is the analytical cost model of partitioner/README.md refined by NoC latency,
+ * link contention, DRAM weight streaming and pipeline fill; with those off the steady-state period
+ * equals the analytical bottleneck.  Details: the comment at the top of sim.c.
+ *
+ * Not thread-safe: one caller thread at a time per sim. */
+#ifndef MESHPIPE_SIM_H
+#define MESHPIPE_SIM_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "chip.h"
+#include "err.h"
+#include "graph.h"
+#include "plan.h"
+
+typedef struct sim sim;
+
+typedef struct sim_options {
+  int microbatches; /* M >= 1 micro-batches per evaluation; default 8 */
+  int verbose;      /* 1: SimGrid's own log lines go to stderr; default 0 (silent) */
+  int top_links;    /* how many of the busiest NoC links a result lists; default 8 */
+  int cache_size;   /* results kept for repeated plans (0: no cache); default 4096 */
+} sim_options;
+
+/* Sets the defaults above. */
+void sim_options_init(sim_options *o);
+
+typedef struct sim_stage_result {
+  int first_layer, n_layers, first_core, n_cores;
+  /* Totals over the M micro-batches, in seconds of simulated time: */
+  double compute_s; /* its layers' work and all-gathers */
+  double comm_s;    /* its outgoing Send transfers in flight (they overlap compute) */
+  double dram_s;    /* waiting for weights streamed from DRAM */
+  double idle_s;    /* makespan - compute_s - dram_s: waiting for inputs, pipeline fill and drain */
+  double analytical_t_s; /* t_i = max(compute_i, send_i) of the analytical model, per micro-batch */
+  uint64_t sram_bytes;   /* s_i = W_i / c_i + max a_j: bytes each core of the group must hold */
+  uint64_t dram_bytes;   /* weight bytes streamed per micro-batch (0 when the group fits) */
+  int fits;              /* s_i <= SRAM of every core of the group */
+  int n_sends, n_recvs;  /* Send / Recv nodes of its subgraph */
+} sim_stage_result;
+
+typedef struct sim_core_result {
+  uint64_t sram_bytes;    /* bytes resident: its group's s_i (0 for a core outside every group) */
+  uint64_t sram_capacity; /* the core's SRAM */
+  int fits;
+} sim_core_result;
+
+typedef struct sim_link_result {
+  char name[48];      /* "x0y0>x1y0" for the NoC link from (0,0) to (1,0), "dram0>x3y0" for a DRAM port */
+  uint64_t bytes;     /* carried over the M micro-batches */
+  double utilisation; /* bytes / (bandwidth * makespan), in [0, 1] */
+} sim_link_result;
+
+typedef struct sim_result {
+  int microbatches;
+  double throughput_per_s; /* samples/s in steady state: 1 / period_s */
+  double period_s;         /* interval between consecutive micro-batch completions once the pipeline
+                              is full: (c[M-1] - c[0]) / (M - 1); the makespan when M == 1 */
+  double makespan_s;       /* all M micro-batches */
+  double latency_s;        /* of one sample: completion of the first micro-batch */
+  int bottleneck_stage;    /* stage with the largest compute_s + dram_s (ties: lowest index) */
+  double analytical_bottleneck_s; /* max t_i of the analytical model */
+  int feasible;            /* every core's SRAM holds its share */
+  uint64_t dram_bytes;     /* weight bytes streamed from DRAM over the M micro-batches */
+  long activities;         /* SimGrid activities (executions, transfers) this evaluation ran */
+  int cached;              /* 1 when the figures came from the cache */
+  uint64_t graph_hash, plan_hash, chip_hash;
+  int n_stages;
+  sim_stage_result *stages; /* owned */
+  int n_cores;
+  sim_core_result *cores;   /* owned, indexed by core id */
+  int n_links;
+  sim_link_result *links;   /* owned: the busiest links, most bytes first (ties: lowest link index) */
+} sim_result;
+
+typedef struct sim_stats {
+  long evaluations;  /* sim_evaluate calls that succeeded */
+  long cache_hits;   /* of those, answered from the cache */
+  long activities;   /* SimGrid activities simulated in total */
+  double startup_s;  /* wall time sim_new took (platform generation and loading) */
+  double engine_s;   /* wall time spent simulating */
+} sim_stats;
+
+/* Starts SimGrid on a platform generated from the chip.  c is borrowed and must outlive the sim; o
+ * may be NULL for defaults.  MP_RUN if an engine was already started in this process. */
+mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err);
+
+/* Simulates plan p of graph g (both borrowed) with the sim's M micro-batches.  res is caller-owned
+ * and filled (clear it with sim_result_clear).  MP_INPUT if the plan does not fit the graph or chip. */
+mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, mp_error *err);
+
+/* Same with an explicit number of micro-batches (>= 1). */
+mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int microbatches, sim_result *res, mp_error *err);
+
+/* Frees what a result owns and zeroes it; r may be NULL. */
+void sim_result_clear(sim_result *r);
+
+/* The `simulate --json` object, owned by the caller; NULL if out of memory. */
+cJSON *sim_result_to_json(const sim_result *r);
+
+void sim_get_stats(const sim *s, sim_stats *out);
+
+/* The chip the sim runs (borrowed). */
+const chip *sim_chip(const sim *s);
+
+/* The names of the links SimGrid routes from core a to core b ("x0y0>x1y0" ...), for tests: writes
+ * up to max names into names (each up to 47 characters) and returns how many there are, or -1 on bad
+ * ids.  The platform's internal zero-cost links are left out. */
+int sim_route_links(sim *s, int a, int b, char (*names)[48], int max);
+
+/* Stops the engine and frees s; sim_free(NULL) is a no-op.  No new sim can start afterwards. */
+void sim_free(sim *s);
+
+#endif
