@@ -57,3 +57,25 @@ int cli_parse_double(const char *cmd, const char *opt, const char *text, double 
   *out = v;
   return 0;
 }
+
+char *cli_fmt_si(double v, char *buf, size_t n) {
+  static const char *const unit[] = {"", " k", " M", " G", " T", " P", " E"};
+  int u = 0;
+  while (v >= 1000.0 && u < 6) {
+    v /= 1000.0;
+    u++;
+  }
+  snprintf(buf, n, u ? "%.3g%s" : "%.4g%s", v, unit[u]);
+  return buf;
+}
+
+char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 5) {
+    bytes /= 1024.0;
+    u++;
+  }
+  snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", bytes, unit[u]);
+  return buf;
+}

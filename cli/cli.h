@@ -5,6 +5,8 @@
 #ifndef MESHPIPE_CLI_H
 #define MESHPIPE_CLI_H
 
+#include <stddef.h>
+
 #include "err.h"
 #include "graph.h"
 
@@ -40,5 +42,10 @@ mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out,
  * error naming the option and returns 2 (else 0). */
 int cli_parse_int(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double *out);
+
+/* Human-readable figures for report lines: "4.09 G" (SI, for counts such as MACs and flops) and
+ * "48.9 MiB" (binary, for bytes).  Each returns buf. */
+char *cli_fmt_si(double v, char *buf, size_t n);
+char *cli_fmt_bytes(double bytes, char *buf, size_t n);
 
 #endif
