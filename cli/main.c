@@ -6,6 +6,7 @@
 #include "cli.h"
 
 extern const cli_command cmd_info;
+extern const cli_command cmd_chip;
 
 static int run_help(int argc, char **argv);
 static const cli_command cmd_help = {"help", "show the commands, or one command's options", run_help};
@@ -13,6 +14,7 @@ static const cli_command cmd_help = {"help", "show the commands, or one command'
 /* The commands, in the order 'meshpipe help' lists them. */
 static const cli_command *const commands[] = {
     &cmd_info,
+    &cmd_chip,
     &cmd_help,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

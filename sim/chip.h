@@ -13,6 +13,10 @@
 
 #include "err.h"
 
+#define CHIP_FORMAT "meshpipe-chip"
+#define CHIP_VERSION 1
+#define CHIP_MAX_CORES 4096 /* largest mesh meshpipe accepts: 64 x 64 or any W x H with W * H <= 4096 */
+
 typedef struct chip_core {
   int x, y;               /* mesh position */
   double flops;           /* peak flop/s */
@@ -59,5 +63,14 @@ int chip_hops(const chip *c, int a, int b);
 
 /* Index (into c->dram) of the port with the fewest hops to core, ties to the lowest index; -1 if none. */
 int chip_nearest_dram(const chip *c, int core);
+
+/* The figures most cores share: each field is its most common value over the cores, ties to the
+ * value of the lowest core id (x and y are -1).  The canonical file writes it as "core", and the
+ * cores that differ from it as "overrides"; so the canonical form depends only on the cores. */
+chip_core chip_typical_core(const chip *c);
+
+/* Sums over all cores: peak flop/s and SRAM bytes. */
+double chip_total_flops(const chip *c);
+uint64_t chip_total_sram(const chip *c);
 
 #endif

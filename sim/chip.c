@@ -1,0 +1,399 @@
+/* chip: see chip.h.  Reading checks every member and names the place of the first problem; the
+ * canonical serialisation (and so the hash) depends only on the name and the figures of the cores,
+ * the NoC and the DRAM ports, never on how the file happened to spell them. */
+#include "chip.h"
+
+#include <assert.h>
+#include <float.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "jsonio.h"
+
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+/* jsonio_known_keys, and no member given twice (cJSON would silently keep the first). */
+static mp_status check_keys(const cJSON *obj, const char *const *keys, const char *file, const char *where,
+                            mp_error *err) {
+  mp_status st = jsonio_known_keys(obj, keys, file, where, err);
+  if (st != MP_OK) return st;
+  for (const cJSON *m = obj->child; m; m = m->next)
+    for (const cJSON *k = obj->child; k != m; k = k->next)
+      if (strcmp(k->string, m->string) == 0) {
+        char path[256];
+        snprintf(path, sizeof path, "%s%s%s", where && *where ? where : "", where && *where ? "." : "", m->string);
+        return err_at(err, MP_INPUT, file, path, "given twice");
+      }
+  return MP_OK;
+}
+
+/* A byte count that must be at least 1. */
+static mp_status get_size(const cJSON *obj, const char *key, int required, uint64_t *out, int *present,
+                          const char *file, const char *where, mp_error *err) {
+  int here = 0;
+  mp_status st = jsonio_get_u64(obj, key, required, out, &here, file, where, err);
+  if (present) *present = here;
+  if (st == MP_OK && here && *out == 0) {
+    char path[256];
+    snprintf(path, sizeof path, "%s.%s", where, key);
+    return err_at(err, MP_INPUT, file, path, "must be > 0 (got 0)");
+  }
+  return st;
+}
+
+static mp_status read_header(const cJSON *root, const char *file, mp_error *err) {
+  const char *format = NULL;
+  int present = 0, version = 0;
+  mp_status st = jsonio_get_str(root, "format", 0, &format, &present, file, "", err);
+  if (st != MP_OK) return st;
+  if (present && strcmp(format, CHIP_FORMAT) != 0)
+    return err_at(err, MP_INPUT, file, "format", "expected \"%s\" (got \"%s\"): not a chip file", CHIP_FORMAT,
+                  format);
+  st = jsonio_get_int(root, "version", 0, 0, INT_MAX, &version, &present, file, "", err);
+  if (st != MP_OK) return st;
+  if (present && version != CHIP_VERSION)
+    return err_at(err, MP_INPUT, file, "version", "version %d is not supported (this meshpipe reads version %d)",
+                  version, CHIP_VERSION);
+  return MP_OK;
+}
+
+static mp_status read_mesh(const cJSON *root, const char *file, int *width, int *height, mp_error *err) {
+  static const char *const keys[] = {"width", "height", NULL};
+  const cJSON *mesh = NULL;
+  mp_status st = jsonio_get_object(root, "mesh", 1, &mesh, NULL, file, "", err);
+  if (st == MP_OK) st = check_keys(mesh, keys, file, "mesh", err);
+  if (st == MP_OK) st = jsonio_get_int(mesh, "width", 1, 1, CHIP_MAX_CORES, width, NULL, file, "mesh", err);
+  if (st == MP_OK) st = jsonio_get_int(mesh, "height", 1, 1, CHIP_MAX_CORES, height, NULL, file, "mesh", err);
+  if (st == MP_OK && (long)*width * *height > CHIP_MAX_CORES)
+    return err_at(err, MP_INPUT, file, "mesh", "%d x %d = %ld cores, more than the %d meshpipe supports (64 x 64)",
+                  *width, *height, (long)*width * *height, CHIP_MAX_CORES);
+  return st;
+}
+
+static mp_status read_core(const cJSON *root, const char *file, chip_core *base, mp_error *err) {
+  static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", NULL};
+  const cJSON *core = NULL;
+  base->transfer_factor = 1.0;
+  mp_status st = jsonio_get_object(root, "core", 1, &core, NULL, file, "", err);
+  if (st == MP_OK) st = check_keys(core, keys, file, "core", err);
+  if (st == MP_OK) st = jsonio_get_num(core, "flops", 1, 0, 1, DBL_MAX, &base->flops, NULL, file, "core", err);
+  if (st == MP_OK) st = get_size(core, "sram_bytes", 1, &base->sram_bytes, NULL, file, "core", err);
+  if (st == MP_OK)
+    st = jsonio_get_num(core, "transfer_factor", 0, 1, 0, DBL_MAX, &base->transfer_factor, NULL, file, "core", err);
+  return st;
+}
+
+static mp_status read_noc(const cJSON *root, const char *file, chip *c, mp_error *err) {
+  static const char *const keys[] = {"bandwidth", "latency", NULL};
+  const cJSON *noc = NULL;
+  mp_status st = jsonio_get_object(root, "noc", 1, &noc, NULL, file, "", err);
+  if (st == MP_OK) st = check_keys(noc, keys, file, "noc", err);
+  if (st == MP_OK) st = jsonio_get_num(noc, "bandwidth", 1, 0, 1, DBL_MAX, &c->noc_bandwidth, NULL, file, "noc", err);
+  if (st == MP_OK) st = jsonio_get_num(noc, "latency", 1, 0, 0, DBL_MAX, &c->noc_latency, NULL, file, "noc", err);
+  return st;
+}
+
+static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_error *err) {
+  static const char *const keys[] = {"bandwidth", "ports", NULL};
+  const cJSON *dram = NULL, *ports = NULL;
+  int present = 0;
+  mp_status st = jsonio_get_object(root, "dram", 0, &dram, &present, file, "", err);
+  if (st != MP_OK || !present) return st;
+  st = check_keys(dram, keys, file, "dram", err);
+  if (st == MP_OK) st = jsonio_get_num(dram, "bandwidth", 1, 0, 1, DBL_MAX, &c->dram_bandwidth, NULL, file, "dram", err);
+  if (st == MP_OK) st = jsonio_get_array(dram, "ports", 1, &ports, NULL, file, "dram", err);
+  if (st != MP_OK) return st;
+  int n = cJSON_GetArraySize(ports);
+  if (n == 0) return err_at(err, MP_INPUT, file, "dram.ports", "empty: list at least one [x, y] port or drop \"dram\"");
+  c->dram = calloc((size_t)n, sizeof *c->dram);
+  if (!c->dram) return err_nomem(err);
+  const cJSON *port = ports->child;
+  for (int i = 0; i < n; i++, port = port->next) {
+    char where[64], what[80];
+    snprintf(where, sizeof where, "dram.ports[%d]", i);
+    if (!cJSON_IsArray(port) || cJSON_GetArraySize(port) != 2)
+      return err_at(err, MP_INPUT, file, where, "expected [x, y], a mesh position");
+    int xy[2];
+    for (int k = 0; k < 2; k++) {
+      snprintf(what, sizeof what, "%s[%d] (%c)", where, k, "xy"[k]);
+      st = jsonio_as_int(cJSON_GetArrayItem(port, k), INT_MIN, INT_MAX, &xy[k], file, what, err);
+      if (st != MP_OK) return st;
+    }
+    if (xy[0] < 0 || xy[0] >= c->width || xy[1] < 0 || xy[1] >= c->height)
+      return err_at(err, MP_INPUT, file, where, "(%d, %d) is off the %d x %d mesh (x 0-%d, y 0-%d)", xy[0], xy[1],
+                    c->width, c->height, c->width - 1, c->height - 1);
+    for (int j = 0; j < i; j++)
+      if (c->dram[j].x == xy[0] && c->dram[j].y == xy[1])
+        return err_at(err, MP_INPUT, file, where, "(%d, %d) is already dram.ports[%d]", xy[0], xy[1], j);
+    c->dram[i].x = xy[0];
+    c->dram[i].y = xy[1];
+    c->dram[i].core = chip_core_at(c, xy[0], xy[1]);
+    c->n_dram = i + 1;
+  }
+  return MP_OK;
+}
+
+static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp_error *err) {
+  static const char *const keys[] = {"core", "flops", "sram_bytes", "transfer_factor", NULL};
+  const cJSON *list = NULL;
+  int present = 0;
+  mp_status st = jsonio_get_array(root, "overrides", 0, &list, &present, file, "", err);
+  if (st != MP_OK || !present) return st;
+  int *given_by = malloc((size_t)c->n_cores * sizeof *given_by); /* overrides index per core, or -1 */
+  if (!given_by) return err_nomem(err);
+  for (int k = 0; k < c->n_cores; k++) given_by[k] = -1;
+  int i = 0;
+  for (const cJSON *o = list->child; o && st == MP_OK; o = o->next, i++) {
+    char where[64], path[80];
+    snprintf(where, sizeof where, "overrides[%d]", i);
+    snprintf(path, sizeof path, "%s.core", where);
+    int id = -1, has_flops = 0, has_sram = 0, has_gamma = 0;
+    if (!cJSON_IsObject(o)) {
+      st = err_at(err, MP_INPUT, file, where, "expected an object {\"core\": ID, ...}");
+      break;
+    }
+    st = check_keys(o, keys, file, where, err);
+    if (st == MP_OK) st = jsonio_get_int(o, "core", 1, 0, INT_MAX, &id, NULL, file, where, err);
+    if (st != MP_OK) break;
+    if (id >= c->n_cores) {
+      st = err_at(err, MP_INPUT, file, path, "core %d is not on this chip (%d x %d = %d cores, ids 0-%d)", id,
+                  c->width, c->height, c->n_cores, c->n_cores - 1);
+      break;
+    }
+    if (given_by[id] >= 0) {
+      st = err_at(err, MP_INPUT, file, path, "core %d is already overridden by overrides[%d]", id, given_by[id]);
+      break;
+    }
+    given_by[id] = i;
+    chip_core *core = &c->cores[id];
+    st = jsonio_get_num(o, "flops", 0, 0, 1, DBL_MAX, &core->flops, &has_flops, file, where, err);
+    if (st == MP_OK) st = get_size(o, "sram_bytes", 0, &core->sram_bytes, &has_sram, file, where, err);
+    if (st == MP_OK)
+      st = jsonio_get_num(o, "transfer_factor", 0, 1, 0, DBL_MAX, &core->transfer_factor, &has_gamma, file, where,
+                          err);
+    if (st == MP_OK && !has_flops && !has_sram && !has_gamma)
+      st = err_at(err, MP_INPUT, file, where, "changes nothing (give flops, sram_bytes or transfer_factor)");
+  }
+  free(given_by);
+  return st;
+}
+
+/* Hash of the canonical serialisation, printed without formatting. */
+static mp_status compute_hash(chip *c, mp_error *err) {
+  cJSON *j = chip_to_json(c);
+  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  cJSON_Delete(j);
+  if (!text) return err_nomem(err);
+  c->hash = fileio_hash(FILEIO_HASH_INIT, text, strlen(text));
+  free(text);
+  return MP_OK;
+}
+
+mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_error *err) {
+  static const char *const keys[] = {"format", "name", "version", "mesh", "core", "noc", "dram", "overrides", NULL};
+  const char *name = NULL;
+  chip_core base = {0};
+  *out = NULL;
+  if (!file) file = "(input)";
+  if (!cJSON_IsObject(root)) return err_at(err, MP_INPUT, file, NULL, "expected a JSON object (a meshpipe chip)");
+  chip *c = calloc(1, sizeof *c);
+  if (!c) return err_nomem(err);
+  mp_status st = check_keys(root, keys, file, "", err);
+  if (st == MP_OK) st = read_header(root, file, err);
+  if (st == MP_OK) st = jsonio_get_str(root, "name", 1, &name, NULL, file, "", err);
+  if (st == MP_OK) st = read_mesh(root, file, &c->width, &c->height, err);
+  if (st == MP_OK) st = read_core(root, file, &base, err);
+  if (st == MP_OK) st = read_noc(root, file, c, err);
+  if (st != MP_OK) goto cleanup;
+
+  c->name = strdup(name);
+  c->file = strdup(file);
+  c->n_cores = c->width * c->height;
+  c->cores = calloc((size_t)c->n_cores, sizeof *c->cores);
+  if (!c->name || !c->file || !c->cores) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int id = 0; id < c->n_cores; id++) {
+    c->cores[id] = base;
+    c->cores[id].y = id / c->width;
+    int i = id % c->width;
+    c->cores[id].x = c->cores[id].y % 2 == 0 ? i : c->width - 1 - i;
+  }
+  st = read_dram(root, file, c, err);
+  if (st == MP_OK) st = read_overrides(root, file, c, err);
+  if (st != MP_OK) goto cleanup;
+  if (c->n_dram == 0) c->dram_bandwidth = 0;
+  for (int id = 1; id < c->n_cores && !c->heterogeneous; id++) {
+    const chip_core *a = &c->cores[0], *b = &c->cores[id];
+    c->heterogeneous =
+        a->flops != b->flops || a->sram_bytes != b->sram_bytes || a->transfer_factor != b->transfer_factor;
+  }
+  st = compute_hash(c, err);
+
+cleanup:
+  if (st != MP_OK)
+    chip_free(c);
+  else
+    *out = c;
+  return st;
+}
+
+mp_status chip_load(const char *path, chip **out, mp_error *err) {
+  cJSON *root = NULL;
+  *out = NULL;
+  mp_status st = jsonio_load(path, &root, err);
+  if (st == MP_OK) st = chip_from_json(root, path, out, err);
+  cJSON_Delete(root);
+  return st;
+}
+
+void chip_free(chip *c) {
+  if (!c) return;
+  free(c->name);
+  free(c->file);
+  free(c->cores);
+  free(c->dram);
+  free(c);
+}
+
+/* ---- geometry --------------------------------------------------------------------------------- */
+
+int chip_core_at(const chip *c, int x, int y) {
+  assert(x >= 0 && x < c->width && y >= 0 && y < c->height);
+  return y * c->width + (y % 2 == 0 ? x : c->width - 1 - x);
+}
+
+int chip_hops(const chip *c, int a, int b) {
+  assert(a >= 0 && a < c->n_cores && b >= 0 && b < c->n_cores);
+  return abs(c->cores[a].x - c->cores[b].x) + abs(c->cores[a].y - c->cores[b].y);
+}
+
+int chip_nearest_dram(const chip *c, int core) {
+  int best = -1, best_hops = INT_MAX;
+  for (int i = 0; i < c->n_dram; i++) {
+    int h = chip_hops(c, core, c->dram[i].core);
+    if (h < best_hops) {
+      best = i;
+      best_hops = h;
+    }
+  }
+  return best;
+}
+
+/* ---- figures ---------------------------------------------------------------------------------- */
+
+enum { FIELD_FLOPS, FIELD_SRAM, FIELD_GAMMA };
+
+static double field_of(const chip_core *k, int field) {
+  return field == FIELD_FLOPS ? k->flops : field == FIELD_SRAM ? (double)k->sram_bytes : k->transfer_factor;
+}
+
+/* Most common value of one field over the cores, ties to the one that occurs first.  sram_bytes is at
+ * most 2^53, so comparing it as a double is exact.  Stops as soon as a value holds a majority, so a
+ * uniform chip costs one pass. */
+static double most_common(const chip *c, int field) {
+  int n = c->n_cores, best_n = 0;
+  double best = field_of(&c->cores[0], field);
+  for (int i = 0; i < n && best_n * 2 <= n && best_n < n - i; i++) {
+    double v = field_of(&c->cores[i], field);
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = field_of(&c->cores[j], field) == v;
+    if (seen) continue;
+    int count = 0;
+    for (int j = i; j < n; j++) count += field_of(&c->cores[j], field) == v;
+    if (count > best_n) {
+      best = v;
+      best_n = count;
+    }
+  }
+  return best;
+}
+
+chip_core chip_typical_core(const chip *c) {
+  chip_core t = {.x = -1, .y = -1};
+  t.flops = most_common(c, FIELD_FLOPS);
+  t.sram_bytes = (uint64_t)most_common(c, FIELD_SRAM);
+  t.transfer_factor = most_common(c, FIELD_GAMMA);
+  return t;
+}
+
+double chip_total_flops(const chip *c) {
+  double sum = 0;
+  for (int i = 0; i < c->n_cores; i++) sum += c->cores[i].flops;
+  return sum;
+}
+
+uint64_t chip_total_sram(const chip *c) {
+  uint64_t sum = 0;
+  for (int i = 0; i < c->n_cores; i++) sum += c->cores[i].sram_bytes;
+  return sum;
+}
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+#define TRY(x)            \
+  do {                    \
+    if (!(x)) goto fail;  \
+  } while (0)
+
+/* The members of one core object that differ from t (all of them when t is NULL). */
+static int add_core_figures(cJSON *o, const chip_core *k, const chip_core *t) {
+  if (!t || k->flops != t->flops)
+    if (!cJSON_AddNumberToObject(o, "flops", k->flops)) return 0;
+  if (!t || k->sram_bytes != t->sram_bytes)
+    if (!jsonio_add_u64(o, "sram_bytes", k->sram_bytes)) return 0;
+  if (t ? k->transfer_factor != t->transfer_factor : k->transfer_factor != 1.0)
+    if (!cJSON_AddNumberToObject(o, "transfer_factor", k->transfer_factor)) return 0;
+  return 1;
+}
+
+cJSON *chip_to_json(const chip *c) {
+  chip_core t = chip_typical_core(c);
+  cJSON *root = cJSON_CreateObject(), *o, *a;
+  TRY(root);
+  TRY(cJSON_AddStringToObject(root, "format", CHIP_FORMAT));
+  TRY(cJSON_AddNumberToObject(root, "version", CHIP_VERSION));
+  TRY(cJSON_AddStringToObject(root, "name", c->name));
+  TRY(o = cJSON_AddObjectToObject(root, "mesh"));
+  TRY(cJSON_AddNumberToObject(o, "width", c->width));
+  TRY(cJSON_AddNumberToObject(o, "height", c->height));
+  TRY(o = cJSON_AddObjectToObject(root, "core"));
+  TRY(add_core_figures(o, &t, NULL));
+  TRY(o = cJSON_AddObjectToObject(root, "noc"));
+  TRY(cJSON_AddNumberToObject(o, "bandwidth", c->noc_bandwidth));
+  TRY(cJSON_AddNumberToObject(o, "latency", c->noc_latency));
+  if (c->n_dram > 0) {
+    TRY(o = cJSON_AddObjectToObject(root, "dram"));
+    TRY(cJSON_AddNumberToObject(o, "bandwidth", c->dram_bandwidth));
+    TRY(a = cJSON_AddArrayToObject(o, "ports"));
+    for (int i = 0; i < c->n_dram; i++) {
+      int xy[2] = {c->dram[i].x, c->dram[i].y};
+      cJSON *p = cJSON_CreateIntArray(xy, 2);
+      if (!p || !cJSON_AddItemToArray(a, p)) {
+        cJSON_Delete(p);
+        goto fail;
+      }
+    }
+  }
+  a = NULL;
+  for (int id = 0; id < c->n_cores; id++) {
+    const chip_core *k = &c->cores[id];
+    if (k->flops == t.flops && k->sram_bytes == t.sram_bytes && k->transfer_factor == t.transfer_factor) continue;
+    if (!a) TRY(a = cJSON_AddArrayToObject(root, "overrides"));
+    o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      goto fail;
+    }
+    TRY(cJSON_AddNumberToObject(o, "core", id));
+    TRY(add_core_figures(o, k, &t));
+  }
+  return root;
+fail:
+  cJSON_Delete(root);
+  return NULL;
+}
