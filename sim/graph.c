@@ -300,16 +300,24 @@ static mp_status report_cycle(const loader *ld, const int *pending, mp_error *er
     }
     u = next;
   }
+  /* path[seen_at[u] ..] walks from consumers to producers: reverse it into dependency order, then
+   * rotate it to start at the op that comes first in the file. */
+  int clen = len - seen_at[u], *cyc = path + seen_at[u], first = 0;
+  for (int i = 0; i < clen / 2; i++) {
+    int tmp = cyc[i];
+    cyc[i] = cyc[clen - 1 - i];
+    cyc[clen - 1 - i] = tmp;
+  }
+  for (int i = 1; i < clen; i++)
+    if (cyc[i] < cyc[first]) first = i;
   char msg[MP_ERROR_MSG_MAX / 2];
   size_t used = 0;
-  /* path[seen_at[u] ..] walks from consumers to producers: print it backwards. */
-  for (int i = len - 1; i >= seen_at[u] && used < sizeof msg; i--) {
-    int n = snprintf(msg + used, sizeof msg - used, "'%.60s' -> ", ld->ops[path[i]].name);
+  for (int i = 0; i <= clen && used < sizeof msg; i++) {
+    int n = snprintf(msg + used, sizeof msg - used, "%s'%.60s'", i ? " -> " : "", ld->ops[cyc[(first + i) % clen]].name);
     if (n > 0) used += (size_t)n;
   }
-  if (used < sizeof msg) snprintf(msg + used, sizeof msg - used, "'%.60s'", ld->ops[path[len - 1]].name);
   char w[64];
-  snprintf(w, sizeof w, "ops[%d]", path[len - 1]);
+  snprintf(w, sizeof w, "ops[%d]", cyc[first]);
   free(seen_at);
   free(path);
   return err_at(err, MP_INPUT, ld->file, w, "the ops form a cycle: %s", msg);
