@@ -1,0 +1,110 @@
+/* End-to-end tests of the meshpipe binary: commands, exit statuses, error lines, JSON output.
+ * Commands that start SimGrid are tested in their own suites (label simgrid). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "testutil.h"
+
+static void help_should_list_every_command_and_exit_0(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL(testutil_meshpipe("help", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "info"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "Exit status"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info --help", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: meshpipe info GRAPH"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("help info", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: meshpipe info GRAPH"));
+  free(out);
+  free(err);
+}
+
+static void an_unknown_command_or_option_should_exit_2_with_one_line(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL(testutil_meshpipe("frobnicate", &out, &err), 2);
+  CU_ASSERT_STRING_EQUAL(err, "meshpipe: no command 'frobnicate' (see 'meshpipe help')\n");
+  CU_ASSERT_STRING_EQUAL(out, "");
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info --bogus traces/tiny_resnet.json", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "meshpipe info: unknown option '--bogus'"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "expects one graph file"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("", &out, &err), 2);
+  free(out);
+  free(err);
+}
+
+static void info_should_print_the_hand_counted_totals(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe("info traces/tiny_resnet.json", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "MACs                5161120 (5.16 M MAC)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "flops               10453338"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "peak activations    98304 bytes (96 KiB) at layer 2 'block.conv_b'"));
+  free(out);
+  free(err);
+}
+
+static void info_json_should_expose_totals_and_what_the_cost_model_needs(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe("info traces/tiny_resnet.json --json --layers --by-type", &out, &err), 0);
+  cJSON *o = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "ops")->valueint, 6);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "layers")->valueint, 6);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "macs")->valuedouble, 5161120.0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "flops")->valuedouble, 10453338.0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "weight_bytes")->valuedouble, 10516.0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(o, "peak_activation_bytes")->valuedouble, 98304.0);
+  cJSON *list = cJSON_GetObjectItem(o, "layer_list");
+  CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(list), 6);
+  cJSON *l0 = cJSON_GetArrayItem(list, 0);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(l0, "name")->valuestring, "conv1");
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(l0, "macs")->valuedouble, 442368.0);
+  cJSON *out0 = cJSON_GetArrayItem(cJSON_GetObjectItem(l0, "outputs"), 0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(out0, "bytes")->valuedouble, 32768.0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(out0, "last_consumer")->valueint, 3);
+  cJSON *by = cJSON_GetObjectItem(o, "by_type");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(by, 0), "type")->valuestring, "Conv+Relu");
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(by, 0), "count")->valueint, 2);
+  cJSON_Delete(o);
+  free(out);
+  free(err);
+}
+
+static void info_should_exit_2_naming_the_file_and_place_of_bad_input(void) {
+  const char *path = testutil_write_temp("bad.json", "{\"format\":\"meshpipe-graph\",\n\"version\" 1}");
+  char args[4200], *out, *err, want[4300];
+  snprintf(args, sizeof args, "info '%s'", path);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 2);
+  snprintf(want, sizeof want, "meshpipe: %s: line 2, column 11: not valid JSON\n", path);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info /nonexistent/graph.json", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "meshpipe: /nonexistent/graph.json: cannot open: No such file or directory"));
+  free(out);
+  free(err);
+}
+
+static CU_TestInfo tests[] = {
+    {"help_should_list_every_command_and_exit_0", help_should_list_every_command_and_exit_0},
+    {"an_unknown_command_or_option_should_exit_2_with_one_line", an_unknown_command_or_option_should_exit_2_with_one_line},
+    {"info_should_print_the_hand_counted_totals", info_should_print_the_hand_counted_totals},
+    {"info_json_should_expose_totals_and_what_the_cost_model_needs",
+     info_json_should_expose_totals_and_what_the_cost_model_needs},
+    {"info_should_exit_2_naming_the_file_and_place_of_bad_input", info_should_exit_2_naming_the_file_and_place_of_bad_input},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("cli", tests, argc, argv); }
