@@ -46,18 +46,17 @@ static mp_status get_size(const cJSON *obj, const char *key, int required, uint6
 
 static mp_status read_header(const cJSON *root, const char *file, mp_error *err) {
   const char *format = NULL;
-  int present = 0, version = 0;
-  mp_status st = jsonio_get_str(root, "format", 0, &format, &present, file, "", err);
+  int version = 0;
+  mp_status st = jsonio_get_str(root, "format", 1, &format, NULL, file, "", err);
   if (st != MP_OK) return st;
-  if (present && strcmp(format, CHIP_FORMAT) != 0)
-    return err_at(err, MP_INPUT, file, "format", "expected \"%s\" (got \"%s\"): not a chip file", CHIP_FORMAT,
+  if (strcmp(format, CHIP_FORMAT) != 0)
+    return err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\" (not a chip file)", CHIP_FORMAT,
                   format);
-  st = jsonio_get_int(root, "version", 0, 0, INT_MAX, &version, &present, file, "", err);
-  if (st != MP_OK) return st;
-  if (present && version != CHIP_VERSION)
+  st = jsonio_get_int(root, "version", 1, 0, INT_MAX, &version, NULL, file, "", err);
+  if (st == MP_OK && version != CHIP_VERSION)
     return err_at(err, MP_INPUT, file, "version", "version %d is not supported (this meshpipe reads version %d)",
                   version, CHIP_VERSION);
-  return MP_OK;
+  return st;
 }
 
 static mp_status read_mesh(const cJSON *root, const char *file, int *width, int *height, mp_error *err) {
