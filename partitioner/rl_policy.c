@@ -1,0 +1,457 @@
+/* rl_policy: the MLP policy, its REINFORCE gradient and Adam.  See rl_policy.h.
+ *
+ * Stability choices (each one is there because training on simulated runtimes is noisy):
+ * - tanh hidden units keep activations bounded whatever the feature scale;
+ * - the last layer starts 100x smaller than Glorot, so the first policy is nearly uniform over the
+ *   allowed actions and no action is abandoned before it has been tried;
+ * - masked actions get probability exactly 0 and no gradient, so invalid moves never soak up mass;
+ * - log-probabilities come from the logits (z − logsumexp), never log(p), so a tiny probability
+ *   gives a large finite gradient instead of −inf;
+ * - the caller clips the gradient's global norm before Adam (rl_policy_adam_step), which bounds a
+ *   step when one batch holds an outlying reward. */
+#include "rl_policy.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+
+#define ACT_TANH 1u
+#define FLAG_OPTIMIZER 1u
+
+static int widest(const rl_policy *p) {
+  int w = 0;
+  for (int l = 0; l <= p->n_layers; l++) w = p->sizes[l] > w ? p->sizes[l] : w;
+  return w;
+}
+
+/* Allocates a policy of the given shape with zero parameters and moments. */
+static mp_status alloc_shape(int n_in, int n_out, int n_hidden, int hidden, rl_policy **out, mp_error *err) {
+  *out = NULL;
+  if (n_in < 1 || n_out < 1 || n_hidden < 0 || n_hidden > RL_POLICY_MAX_HIDDEN || (n_hidden > 0 && hidden < 1) ||
+      n_in > (1 << 24) || n_out > (1 << 24) || hidden > (1 << 16))
+    return err_set(err, MP_INPUT, "rl_policy: bad shape: %d inputs, %d outputs, %d hidden layers of %d", n_in, n_out,
+                   n_hidden, hidden);
+  rl_policy *p = calloc(1, sizeof *p);
+  if (!p) return err_nomem(err);
+  p->n_in = n_in;
+  p->n_out = n_out;
+  p->n_hidden = n_hidden;
+  p->hidden = n_hidden > 0 ? hidden : 0;
+  p->n_layers = n_hidden + 1;
+  p->sizes[0] = n_in;
+  for (int l = 1; l <= n_hidden; l++) p->sizes[l] = hidden;
+  p->sizes[p->n_layers] = n_out;
+  size_t off = 0;
+  for (int l = 0; l < p->n_layers; l++) {
+    p->w_off[l] = off;
+    off += (size_t)p->sizes[l + 1] * (size_t)p->sizes[l];
+    p->b_off[l] = off;
+    off += (size_t)p->sizes[l + 1];
+  }
+  p->n_params = off;
+  p->params = calloc(off, sizeof *p->params);
+  p->m = calloc(off, sizeof *p->m);
+  p->v = calloc(off, sizeof *p->v);
+  p->scratch = calloc(2 * (size_t)widest(p), sizeof *p->scratch);
+  if (!p->params || !p->m || !p->v || !p->scratch) {
+    rl_policy_free(p);
+    return err_nomem(err);
+  }
+  p->adam = (rl_adam){.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .t = 0};
+  *out = p;
+  return MP_OK;
+}
+
+mp_status rl_policy_new(int n_in, int n_out, int n_hidden, int hidden, double lr, rng *r, rl_policy **out,
+                        mp_error *err) {
+  if (!(lr > 0) || !isfinite(lr)) return err_set(err, MP_INPUT, "rl_policy: the learning rate must be > 0, got %g", lr);
+  mp_status st = alloc_shape(n_in, n_out, n_hidden, hidden, out, err);
+  if (st != MP_OK) return st;
+  rl_policy *p = *out;
+  p->adam.lr = lr;
+  for (int l = 0; l < p->n_layers; l++) {
+    double fan_in = p->sizes[l], fan_out = p->sizes[l + 1];
+    double sd = sqrt(2.0 / (fan_in + fan_out)) * (l == p->n_layers - 1 ? 0.01 : 1.0);
+    size_t n = (size_t)p->sizes[l + 1] * (size_t)p->sizes[l];
+    for (size_t i = 0; i < n; i++) p->params[p->w_off[l] + i] = sd * rng_normal(r);
+  }
+  return MP_OK;
+}
+
+rl_policy *rl_policy_clone(const rl_policy *p) {
+  rl_policy *c = NULL;
+  if (alloc_shape(p->n_in, p->n_out, p->n_hidden, p->hidden, &c, NULL) != MP_OK) return NULL;
+  memcpy(c->params, p->params, p->n_params * sizeof *p->params);
+  memcpy(c->m, p->m, p->n_params * sizeof *p->m);
+  memcpy(c->v, p->v, p->n_params * sizeof *p->v);
+  c->adam = p->adam;
+  return c;
+}
+
+void rl_policy_free(rl_policy *p) {
+  if (!p) return;
+  free(p->params);
+  free(p->m);
+  free(p->v);
+  free(p->scratch);
+  free(p);
+}
+
+/* Masked softmax of logits z[n] into probs; logp (optional) gets z − logsumexp for allowed entries. */
+static int masked_softmax(const double *z, const unsigned char *mask, int n, double *probs, double *lse_out) {
+  double zmax = -INFINITY;
+  int allowed = 0;
+  for (int k = 0; k < n; k++)
+    if (mask[k]) {
+      allowed++;
+      if (z[k] > zmax) zmax = z[k];
+    }
+  if (!allowed) {
+    for (int k = 0; k < n; k++) probs[k] = 0;
+    if (lse_out) *lse_out = 0;
+    return 0;
+  }
+  double sum = 0;
+  for (int k = 0; k < n; k++) sum += probs[k] = mask[k] ? exp(z[k] - zmax) : 0.0;
+  for (int k = 0; k < n; k++) probs[k] /= sum;
+  if (lse_out) *lse_out = zmax + log(sum);
+  return allowed;
+}
+
+int rl_policy_probs(rl_policy *p, const double *x, const unsigned char *mask, double *probs) {
+  int w = widest(p);
+  double *a = p->scratch, *z = p->scratch + w;
+  memcpy(a, x, (size_t)p->n_in * sizeof *a);
+  for (int l = 0; l < p->n_layers; l++) {
+    int s0 = p->sizes[l], s1 = p->sizes[l + 1];
+    memcpy(z, p->params + p->b_off[l], (size_t)s1 * sizeof *z);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, s1, s0, 1.0, p->params + p->w_off[l], s0, a, 1, 1.0, z, 1);
+    if (l < p->n_layers - 1)
+      for (int i = 0; i < s1; i++) z[i] = tanh(z[i]);
+    double *t = a;
+    a = z;
+    z = t;
+  }
+  return masked_softmax(a, mask, p->n_out, probs, NULL);
+}
+
+int rl_policy_sample(const double *probs, int n, rng *r) {
+  int last = -1;
+  for (int k = 0; k < n; k++)
+    if (probs[k] > 0) last = k;
+  if (last < 0) return -1;
+  double u = rng_uniform(r), c = 0;
+  for (int k = 0; k < n; k++) {
+    if (probs[k] <= 0) continue;
+    c += probs[k];
+    if (u < c) return k;
+  }
+  return last; /* u beyond the rounded total */
+}
+
+int rl_policy_argmax(const double *probs, int n) {
+  int best = -1;
+  for (int k = 0; k < n; k++)
+    if (probs[k] > 0 && (best < 0 || probs[k] > probs[best])) best = k;
+  return best;
+}
+
+void rl_policy_ws_free(rl_policy_ws *ws) {
+  if (!ws) return;
+  free(ws->acts);
+  free(ws->delta);
+  free(ws->delta2);
+  free(ws->ones);
+  memset(ws, 0, sizeof *ws);
+}
+
+static size_t act_offset(const rl_policy *p, int cap, int layer) {
+  size_t off = 0;
+  for (int l = 0; l < layer; l++) off += (size_t)cap * (size_t)p->sizes[l];
+  return off;
+}
+
+static mp_status ws_reserve(const rl_policy *p, rl_policy_ws *ws, int T, mp_error *err) {
+  if (ws->cap >= T && ws->acts) return MP_OK;
+  int cap = ws->cap > 0 ? ws->cap : 64;
+  while (cap < T) cap *= 2;
+  rl_policy_ws_free(ws);
+  int w = widest(p);
+  ws->acts = malloc(act_offset(p, cap, p->n_layers + 1) * sizeof *ws->acts);
+  ws->delta = malloc((size_t)cap * (size_t)w * sizeof *ws->delta);
+  ws->delta2 = malloc((size_t)cap * (size_t)w * sizeof *ws->delta2);
+  ws->ones = malloc((size_t)cap * sizeof *ws->ones);
+  if (!ws->acts || !ws->delta || !ws->delta2 || !ws->ones) {
+    rl_policy_ws_free(ws);
+    return err_nomem(err);
+  }
+  for (int i = 0; i < cap; i++) ws->ones[i] = 1.0;
+  ws->cap = cap;
+  return MP_OK;
+}
+
+mp_status rl_policy_loss_grad(rl_policy *p, int T, const double *X, const unsigned char *masks, const int *act,
+                              const double *adv, double beta, rl_policy_ws *ws, double *loss, double *entropy,
+                              double *grad, mp_error *err) {
+  if (T < 1) return err_set(err, MP_INPUT, "rl_policy: a batch needs at least one step, got %d", T);
+  for (int t = 0; t < T; t++)
+    if (act[t] < 0 || act[t] >= p->n_out || !masks[(size_t)t * p->n_out + act[t]])
+      return err_set(err, MP_INPUT, "rl_policy: step %d: action %d is not allowed by its mask", t, act[t]);
+  mp_status st = ws_reserve(p, ws, T, err);
+  if (st != MP_OK) return st;
+  int cap = ws->cap, L = p->n_layers, n_out = p->n_out;
+
+  /* Forward: acts[l+1] = act(acts[l] · W_lᵀ + b_l), one dgemm per layer. */
+  double *a0 = ws->acts + act_offset(p, cap, 0);
+  memcpy(a0, X, (size_t)T * (size_t)p->n_in * sizeof *a0);
+  for (int l = 0; l < L; l++) {
+    int s0 = p->sizes[l], s1 = p->sizes[l + 1];
+    const double *A = ws->acts + act_offset(p, cap, l);
+    double *Z = ws->acts + act_offset(p, cap, l + 1);
+    for (int t = 0; t < T; t++) memcpy(Z + (size_t)t * s1, p->params + p->b_off[l], (size_t)s1 * sizeof *Z);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, s1, s0, 1.0, A, s0, p->params + p->w_off[l], s0, 1.0, Z,
+                s1);
+    if (l < L - 1)
+      for (size_t i = 0; i < (size_t)T * s1; i++) Z[i] = tanh(Z[i]);
+  }
+
+  /* Loss and d loss / d logits, row by row. */
+  double *logits = ws->acts + act_offset(p, cap, L);
+  double *dz = ws->delta;
+  double total = 0, total_h = 0;
+  for (int t = 0; t < T; t++) {
+    const double *z = logits + (size_t)t * n_out;
+    const unsigned char *mask = masks + (size_t)t * n_out;
+    double *d = dz + (size_t)t * n_out, lse;
+    masked_softmax(z, mask, n_out, d, &lse); /* d holds the probabilities for now */
+    double h = 0;
+    for (int k = 0; k < n_out; k++)
+      if (mask[k]) h -= d[k] * (z[k] - lse);
+    total += adv[t] * (z[act[t]] - lse) + beta * h;
+    total_h += h;
+    for (int k = 0; k < n_out; k++) {
+      if (!mask[k]) {
+        d[k] = 0;
+        continue;
+      }
+      double pk = d[k];
+      d[k] = (-adv[t] * ((k == act[t]) - pk) + beta * pk * ((z[k] - lse) + h)) / T;
+    }
+  }
+  if (loss) *loss = -total / T;
+  if (entropy) *entropy = total_h / T;
+  if (!grad) return MP_OK;
+
+  /* Backward: gW_l = dZᵀ · A_l, gb_l = dZᵀ · 1, dA_l = dZ · W_l, dZ_{l-1} = dA_l ⊙ (1 − A_l²). */
+  double *cur = ws->delta, *other = ws->delta2;
+  for (int l = L - 1; l >= 0; l--) {
+    int s0 = p->sizes[l], s1 = p->sizes[l + 1];
+    const double *A = ws->acts + act_offset(p, cap, l);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s1, s0, T, 1.0, cur, s1, A, s0, 0.0, grad + p->w_off[l], s0);
+    cblas_dgemv(CblasRowMajor, CblasTrans, T, s1, 1.0, cur, s1, ws->ones, 1, 0.0, grad + p->b_off[l], 1);
+    if (l == 0) break;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, s0, s1, 1.0, cur, s1, p->params + p->w_off[l], s0, 0.0,
+                other, s0);
+    for (size_t i = 0; i < (size_t)T * s0; i++) other[i] *= 1.0 - A[i] * A[i];
+    double *tmp = cur;
+    cur = other;
+    other = tmp;
+  }
+  return MP_OK;
+}
+
+double rl_policy_adam_step(rl_policy *p, double *grad, double clip_norm) {
+  double norm = sqrt(cblas_ddot((int)p->n_params, grad, 1, grad, 1));
+  if (clip_norm > 0 && norm > clip_norm) cblas_dscal((int)p->n_params, clip_norm / norm, grad, 1);
+  rl_adam *a = &p->adam;
+  a->t++;
+  double c1 = 1.0 - pow(a->beta1, (double)a->t), c2 = 1.0 - pow(a->beta2, (double)a->t);
+  for (size_t i = 0; i < p->n_params; i++) {
+    double g = grad[i];
+    p->m[i] = a->beta1 * p->m[i] + (1.0 - a->beta1) * g;
+    p->v[i] = a->beta2 * p->v[i] + (1.0 - a->beta2) * g * g;
+    p->params[i] -= a->lr * (p->m[i] / c1) / (sqrt(p->v[i] / c2) + a->eps);
+  }
+  return norm;
+}
+
+/* ---- file image: little-endian fields, see partitioner/README.md ---- */
+
+static unsigned char *put_u32(unsigned char *b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+  return b + 4;
+}
+static unsigned char *put_u64(unsigned char *b, uint64_t v) {
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  return b + 8;
+}
+static unsigned char *put_f64(unsigned char *b, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  return put_u64(b, v);
+}
+static uint32_t get_u32(const unsigned char *b) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)b[i] << (8 * i);
+  return v;
+}
+static uint64_t get_u64(const unsigned char *b) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
+  return v;
+}
+static double get_f64(const unsigned char *b) {
+  uint64_t v = get_u64(b);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+
+#define HEADER_BYTES (8 + 4 * 7 + 8)
+
+static size_t image_size(size_t n_params, int with_optimizer) {
+  size_t n = HEADER_BYTES + 8 * n_params;
+  if (with_optimizer) n += 8 * 5 + 16 * n_params;
+  return n + 8;
+}
+
+mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, unsigned char **out, size_t *len,
+                             mp_error *err) {
+  size_t n = image_size(p->n_params, with_optimizer);
+  unsigned char *buf = malloc(n), *b = buf;
+  if (!buf) return err_nomem(err);
+  memcpy(b, RL_POLICY_MAGIC, 8);
+  b += 8;
+  b = put_u32(b, RL_POLICY_VERSION);
+  b = put_u32(b, (uint32_t)p->n_in);
+  b = put_u32(b, (uint32_t)p->n_out);
+  b = put_u32(b, (uint32_t)p->n_hidden);
+  b = put_u32(b, (uint32_t)p->hidden);
+  b = put_u32(b, ACT_TANH);
+  b = put_u32(b, with_optimizer ? FLAG_OPTIMIZER : 0u);
+  b = put_u64(b, p->n_params);
+  for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->params[i]);
+  if (with_optimizer) {
+    b = put_f64(b, p->adam.lr);
+    b = put_f64(b, p->adam.beta1);
+    b = put_f64(b, p->adam.beta2);
+    b = put_f64(b, p->adam.eps);
+    b = put_u64(b, p->adam.t);
+    for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->m[i]);
+    for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->v[i]);
+  }
+  b = put_u64(b, fileio_hash(FILEIO_HASH_INIT, buf, (size_t)(b - buf)));
+  *out = buf;
+  *len = n;
+  return MP_OK;
+}
+
+mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char *file, rl_policy **out,
+                               size_t *used, mp_error *err) {
+  *out = NULL;
+  if (len < HEADER_BYTES + 8 || memcmp(data, RL_POLICY_MAGIC, 8) != 0)
+    return err_at(err, MP_INPUT, file, NULL, "not a meshpipe RL policy (no %s header)", RL_POLICY_MAGIC);
+  uint32_t version = get_u32(data + 8);
+  if (version != RL_POLICY_VERSION)
+    return err_at(err, MP_INPUT, file, "version", "policy format version %u, this meshpipe reads %d", version,
+                  RL_POLICY_VERSION);
+  uint32_t n_in = get_u32(data + 12), n_out = get_u32(data + 16), n_hidden = get_u32(data + 20),
+           hidden = get_u32(data + 24), activation = get_u32(data + 28), flags = get_u32(data + 32);
+  uint64_t n_params = get_u64(data + 36);
+  if (activation != ACT_TANH)
+    return err_at(err, MP_INPUT, file, "activation", "unknown activation %u (1 = tanh)", activation);
+  if (flags & ~FLAG_OPTIMIZER) return err_at(err, MP_INPUT, file, "flags", "unknown flags 0x%x", flags);
+  if (n_params > len / 8) /* before allocating anything the header asks for */
+    return err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes cannot hold %llu parameters", len,
+                  (unsigned long long)n_params);
+  rl_policy *p = NULL;
+  mp_error shape_err;
+  err_clear(&shape_err);
+  if (n_in > INT32_MAX || n_out > INT32_MAX || n_hidden > INT32_MAX || hidden > INT32_MAX ||
+      alloc_shape((int)n_in, (int)n_out, (int)n_hidden, (int)hidden, &p, &shape_err) != MP_OK) {
+    if (shape_err.status == MP_NOMEM) return err_nomem(err);
+    return err_at(err, MP_INPUT, file, "shape", "bad shape: %u inputs, %u outputs, %u hidden layers of %u", n_in,
+                  n_out, n_hidden, hidden);
+  }
+  int with_opt = (flags & FLAG_OPTIMIZER) != 0;
+  size_t need = image_size(p->n_params, with_opt);
+  mp_status st = MP_OK;
+  if (n_params != p->n_params) {
+    st = err_at(err, MP_INPUT, file, "n_params", "%llu parameters for a shape that has %zu",
+                (unsigned long long)n_params, p->n_params);
+    goto cleanup;
+  }
+  if (len < need) {
+    st = err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes, the header announces %zu", len, need);
+    goto cleanup;
+  }
+  uint64_t sum = get_u64(data + need - 8);
+  if (sum != fileio_hash(FILEIO_HASH_INIT, data, need - 8)) {
+    st = err_at(err, MP_INPUT, file, "checksum", "checksum mismatch: the file is damaged");
+    goto cleanup;
+  }
+  const unsigned char *b = data + HEADER_BYTES;
+  for (size_t i = 0; i < p->n_params; i++, b += 8) p->params[i] = get_f64(b);
+  if (with_opt) {
+    p->adam.lr = get_f64(b);
+    p->adam.beta1 = get_f64(b + 8);
+    p->adam.beta2 = get_f64(b + 16);
+    p->adam.eps = get_f64(b + 24);
+    p->adam.t = get_u64(b + 32);
+    b += 40;
+    for (size_t i = 0; i < p->n_params; i++, b += 8) p->m[i] = get_f64(b);
+    for (size_t i = 0; i < p->n_params; i++, b += 8) p->v[i] = get_f64(b);
+  }
+  for (size_t i = 0; i < p->n_params; i++)
+    if (!isfinite(p->params[i])) {
+      st = err_at(err, MP_INPUT, file, "params", "parameter %zu is not a finite number", i);
+      goto cleanup;
+    }
+  if (used) *used = need;
+  *out = p;
+  return MP_OK;
+cleanup:
+  rl_policy_free(p);
+  return st;
+}
+
+mp_status rl_policy_save(const rl_policy *p, int with_optimizer, const char *path, mp_error *err) {
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  mp_status st = rl_policy_to_bytes(p, with_optimizer, &buf, &len, err);
+  if (st == MP_OK) st = fileio_write_atomic(path, buf, len, err);
+  free(buf);
+  return st;
+}
+
+mp_status rl_policy_load(const char *path, rl_policy **out, mp_error *err) {
+  *out = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  mp_status st = fileio_read_all(path, &buf, &len, err);
+  if (st != MP_OK) return st;
+  size_t used = 0;
+  st = rl_policy_from_bytes((const unsigned char *)buf, len, path, out, &used, err);
+  if (st == MP_OK && used != len) {
+    rl_policy_free(*out);
+    *out = NULL;
+    st = err_at(err, MP_INPUT, path, NULL, "%zu bytes of trailing data after the policy", len - used);
+  }
+  free(buf);
+  return st;
+}
+
+int rl_policy_identical(const rl_policy *a, const rl_policy *b, int with_optimizer) {
+  if (a->n_in != b->n_in || a->n_out != b->n_out || a->n_hidden != b->n_hidden || a->hidden != b->hidden ||
+      a->n_params != b->n_params)
+    return 0;
+  size_t bytes = a->n_params * sizeof(double);
+  if (memcmp(a->params, b->params, bytes) != 0) return 0;
+  if (!with_optimizer) return 1;
+  return memcmp(a->m, b->m, bytes) == 0 && memcmp(a->v, b->v, bytes) == 0 &&
+         memcmp(&a->adam.lr, &b->adam.lr, sizeof(double)) == 0 && a->adam.t == b->adam.t &&
+         a->adam.beta1 == b->adam.beta1 && a->adam.beta2 == b->adam.beta2 && a->adam.eps == b->adam.eps;
+}
