@@ -39,17 +39,22 @@ mp_status plan_new(const int *arranged, int n_cores, int n_layers, plan **out, m
 /* Builds a plan from per-stage layer and core counts (copied); each count must be >= 1. */
 mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int n_stages, plan **out, mp_error *err);
 
-/* Reads a plan file and checks it against the graph and chip it will run on (both borrowed). */
+/* Reads a plan file and checks it against the graph and chip it will run on (both borrowed): one
+ * arranged_core entry per core of c, summing to the layers of g, and, when the file has "stages",
+ * stages that agree with arranged_core (and name g's ops).  A plan made for another graph or chip
+ * fails with the counts and the names recorded in the file.  g or c may be NULL: the counts are
+ * then taken from the list itself.  The format is described in platforms/README.md. */
 mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out, mp_error *err);
 
-/* Serialisation: arranged_core plus the stages it implies (with first/last op names when g is given).
- * g and c are borrowed and may be NULL.  Owned by the caller; NULL if out of memory. */
+/* Serialisation: arranged_core plus the stages it implies (with first/last op names when g is given
+ * and has p->n_layers layers) and the name and hash of g and c.  g and c are borrowed and may be
+ * NULL.  Owned by the caller; NULL if out of memory. */
 cJSON *plan_to_json(const plan *p, const graph *g, const chip *c);
 
 /* Writes plan_to_json atomically. */
 mp_status plan_write(const plan *p, const graph *g, const chip *c, const char *path, mp_error *err);
 
-/* Stage that holds a layer / a core. */
+/* Stage that holds a layer / a core; -1 when it is outside the plan. */
 int plan_stage_of_layer(const plan *p, int layer);
 int plan_stage_of_core(const plan *p, int core);
 
