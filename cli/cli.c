@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "fileio.h"
+#include "onnx_import.h"
 
 int cli_fail(const mp_error *err) {
   fprintf(stderr, "meshpipe: %s\n", err->msg[0] ? err->msg : err_text(err->status));
@@ -30,9 +31,16 @@ int cli_help(const char *text) {
 }
 
 mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err) {
-  (void)o;
-  if (fileio_has_suffix(path, ".onnx"))
-    return err_at(err, MP_INPUT, path, NULL, "ONNX import is not built into this meshpipe yet");
+  if (fileio_has_suffix(path, ".onnx")) {
+    onnx_options oo = {o ? o->dtype : NULL, o ? o->batch : 0, o ? o->no_fuse : 0};
+    onnx_report rep;
+    mp_status st = onnx_import(path, &oo, out, &rep, err);
+    char warning[1024];
+    if (st == MP_OK && onnx_report_warning(&rep, warning, sizeof warning))
+      fprintf(stderr, "meshpipe: warning: %s: %s\n", path, warning);
+    onnx_report_free(&rep);
+    return st;
+  }
   return graph_load(path, out, err);
 }
 

@@ -7,6 +7,7 @@
 
 extern const cli_command cmd_info;
 extern const cli_command cmd_chip;
+extern const cli_command cmd_import;
 
 static int run_help(int argc, char **argv);
 static const cli_command cmd_help = {"help", "show the commands, or one command's options", run_help};
@@ -15,6 +16,7 @@ static const cli_command cmd_help = {"help", "show the commands, or one command'
 static const cli_command *const commands[] = {
     &cmd_info,
     &cmd_chip,
+    &cmd_import,
     &cmd_help,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
