@@ -60,6 +60,13 @@ typedef struct cost_bound {
   double bound_s; /* max(flops_s, layer_s) */
 } cost_bound;
 
+/* The model's formulas, one function each, so that every partitioner computes bit-identical figures:
+ * compute = flops / speed + ((n_cores - 1) / n_cores) * (gather_bytes / bandwidth);
+ * send = gamma * (send_bytes / bandwidth); mem = weight_bytes / n_cores + max_act_bytes. */
+double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth);
+double cost_send_s(double send_bytes, double gamma, double bandwidth);
+double cost_mem_bytes(double weight_bytes, double max_act_bytes, int n_cores);
+
 typedef struct cost_model cost_model;
 
 /* Prepares g on c (both borrowed, must outlive the model).  *out is owned (cost_model_free). */

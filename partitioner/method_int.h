@@ -1,0 +1,30 @@
+/* method_int: what the partitioner files (optimal.c, seed_split.c, greedy.c, baseline.c) share with
+ * the table in method.c.  Not part of the public API. */
+#ifndef MESHPIPE_METHOD_INT_H
+#define MESHPIPE_METHOD_INT_H
+
+#include "method.h"
+
+/* The methods of the table (see method.c for their one-line summaries). */
+mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                         mp_error *err);
+mp_status method_seed_split(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                            mp_error *err);
+mp_status method_greedy(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                        mp_error *err);
+mp_status method_even(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                      mp_error *err);
+mp_status method_balanced(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                          mp_error *err);
+
+/* Splits n_cores cores over n stages in proportion to weight[i] >= 0 (all equal when every weight is
+ * 0), each stage getting at least one (n <= n_cores): largest remainders, ties to the lower index.
+ * out has n entries. */
+void method_share_cores(const double *weight, int n, int n_cores, int *out);
+
+/* Builds the plan of stages with the given layer counts (each >= 1) whose cores are shared by
+ * method_share_cores over weight (NULL: equal shares).  n_stages <= n_cores. */
+mp_status method_plan_with_shares(const int *stage_layers, const double *weight, int n_stages, int n_cores, plan **out,
+                                  mp_error *err);
+
+#endif
