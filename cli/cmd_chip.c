@@ -18,7 +18,7 @@ static const char usage_text[] =
     "FILE defaults to the bundled 8x8 chip (platforms/mesh8x8.json).  A bad file is reported as\n"
     "'FILE: where: what' with exit status 2.\n"
     "\n"
-    "  --json      print one JSON object: file, hash, name, cores, heterogeneous, total_flops,\n"
+    "  -j, --json  print one JSON object: file, hash, name, cores, heterogeneous, total_flops,\n"
     "              total_sram_bytes and \"chip\", the canonical form of the file\n"
     "  -h, --help  show this help\n";
 
@@ -117,9 +117,9 @@ static cJSON *summary_json(const chip *c) {
 static int run(int argc, char **argv) {
   static const struct option options[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
   int json = 0, opt;
-  optind = 1;
+  optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "hj", options, NULL)) != -1) {
     switch (opt) {
     case 'j': json = 1; break;
     case 'h': return cli_help(usage_text);
