@@ -1,0 +1,671 @@
+/* rl_train: REINFORCE with a batch-mean baseline over the rl_env decision process.  See rl_train.h.
+ *
+ * Why these choices (training on a simulator's runtime is noisy and the action space is large):
+ * - step rewards are differences of plan rewards, so the policy is credited for improving a plan
+ *   from wherever it starts, and the same policy serves any start plan;
+ * - a discount below 1 (gamma) keeps credit near the move that earned it;
+ * - the baseline is the batch mean of the return at the same step index (returns shrink along an
+ *   episode, so one mean for all steps would bias early steps), and advantages are scaled by their
+ *   standard deviation so the learning rate does not depend on the reward's units;
+ * - the entropy bonus and the near-uniform initial policy keep every allowed move in play, and the
+ *   clipped gradient bounds any single update;
+ * - restarting most episodes from the best plan so far turns the episodes into a policy-guided
+ *   local search that can travel far from the initial plan, while the episodes that restart from
+ *   the initial plan keep the policy honest on the states a fresh run sees. */
+#include "rl_train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "fileio.h"
+
+/* ---- rewards ---- */
+
+void rl_reward_weights_default(rl_reward_weights *w) {
+  w->period = 1.0;
+  w->memory = 1.0;
+  w->storage = 0.0;
+  w->routing = 0.0;
+}
+
+double rl_reward_combine(const rl_reward_weights *w, double period, double ref, double mem_ratio, double link_util) {
+  double over = mem_ratio > 1.0 ? mem_ratio - 1.0 : 0.0;
+  return -w->period * (period / ref) - w->memory * over - w->storage * mem_ratio - w->routing * link_util;
+}
+
+static mp_status cost_figures(const rl_cost_reward *r, const int *arranged, double *period, double *mem, int *feasible,
+                              mp_error *err) {
+  plan *p = NULL;
+  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
+  if (st != MP_OK) return st;
+  *period = cost_model_bottleneck(r->model, p, feasible, mem);
+  plan_free(p);
+  if (!(*period > 0) || !isfinite(*period))
+    return err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", *period);
+  return MP_OK;
+}
+
+mp_status rl_cost_reward_init(rl_cost_reward *r, const cost_model *m, int n_cores, int n_layers, const int *ref,
+                              const rl_reward_weights *w, mp_error *err) {
+  memset(r, 0, sizeof *r);
+  r->model = m;
+  r->n_cores = n_cores;
+  r->n_layers = n_layers;
+  if (w)
+    r->w = *w;
+  else
+    rl_reward_weights_default(&r->w);
+  double mem;
+  int feasible;
+  return cost_figures(r, ref, &r->ref_period_s, &mem, &feasible, err);
+}
+
+mp_status rl_cost_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
+  rl_cost_reward *r = ctx;
+  double period, mem;
+  int feasible;
+  mp_status st = cost_figures(r, arranged, &period, &mem, &feasible, err);
+  if (st != MP_OK) return st;
+  out->reward = rl_reward_combine(&r->w, period, r->ref_period_s, mem, 0.0);
+  out->figure = 1.0 / period;
+  out->feasible = feasible;
+  return MP_OK;
+}
+
+/* ---- configuration ---- */
+
+void rl_train_config_default(rl_train_config *c, int n_cores) {
+  memset(c, 0, sizeof *c);
+  c->seed = 1;
+  c->episodes = 0;
+  c->batch = 8;
+  c->max_steps = 2 * (n_cores > 1 ? n_cores : 2);
+  c->hidden = 64;
+  c->n_hidden = 2;
+  c->lr = 3e-3;
+  c->entropy = 0.01;
+  c->gamma = 0.9;
+  c->clip_norm = 1.0;
+  c->restart_best = 0.75;
+  c->target_reward = INFINITY;
+}
+
+mp_status rl_train_config_check(const rl_train_config *c, mp_error *err) {
+  if (c->episodes < 0) return err_set(err, MP_USAGE, "rl: episodes must be >= 0, got %ld", c->episodes);
+  if (c->batch < 2) return err_set(err, MP_USAGE, "rl: the batch must hold at least 2 episodes, got %d", c->batch);
+  if (c->max_steps < 1) return err_set(err, MP_USAGE, "rl: max_steps must be >= 1, got %d", c->max_steps);
+  if (c->n_hidden < 0 || c->n_hidden > RL_POLICY_MAX_HIDDEN || (c->n_hidden > 0 && c->hidden < 1))
+    return err_set(err, MP_USAGE, "rl: bad policy shape: %d hidden layers of %d", c->n_hidden, c->hidden);
+  if (!(c->lr > 0) || !isfinite(c->lr)) return err_set(err, MP_USAGE, "rl: the learning rate must be > 0");
+  if (!(c->entropy >= 0) || !isfinite(c->entropy)) return err_set(err, MP_USAGE, "rl: the entropy bonus must be >= 0");
+  if (!(c->gamma >= 0 && c->gamma <= 1)) return err_set(err, MP_USAGE, "rl: gamma must be in [0, 1]");
+  if (!(c->clip_norm >= 0) || !isfinite(c->clip_norm)) return err_set(err, MP_USAGE, "rl: clip_norm must be >= 0");
+  if (!(c->restart_best >= 0 && c->restart_best <= 1))
+    return err_set(err, MP_USAGE, "rl: restart_best must be a probability in [0, 1]");
+  if (isnan(c->target_reward)) return err_set(err, MP_USAGE, "rl: the target reward is not a number");
+  return MP_OK;
+}
+
+/* ---- the trainer ---- */
+
+typedef struct inst_state {
+  rl_instance in;
+  rl_eval init_eval, best_eval;
+  int *best; /* owned, n_cores entries */
+} inst_state;
+
+struct rl_trainer {
+  rl_train_config cfg;
+  int n_inst, n_cores, n_in, n_out;
+  inst_state *inst;
+  rl_policy *policy;
+  rng rng;
+  long episodes_done, iterations, evaluations, steps;
+  double mean_final, entropy, grad_norm;
+  /* batch buffers, grown on demand */
+  int cap_rows, n_rows;
+  double *X, *rew, *ret, *adv;
+  unsigned char *masks;
+  int *act, *ep_start;
+  double *base_sum;
+  int *base_cnt;
+  int *cur, *next;
+  double *probs;
+  rl_policy_ws ws;
+  double *grad;
+};
+
+static int better(const rl_eval *a, const rl_eval *b) {
+  if (a->feasible != b->feasible) return a->feasible > b->feasible;
+  return a->reward > b->reward;
+}
+
+/* Evaluates a plan of instance i, counting it and keeping it when it beats the best. */
+static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
+  inst_state *s = &t->inst[i];
+  mp_status st = s->in.reward(s->in.ctx, arranged, ev, err);
+  if (st != MP_OK) return st;
+  if (!isfinite(ev->reward)) return err_set(err, MP_RUN, "rl: the reward of a plan is not a finite number");
+  t->evaluations++;
+  if (better(ev, &s->best_eval)) {
+    s->best_eval = *ev;
+    memcpy(s->best, arranged, (size_t)t->n_cores * sizeof *s->best);
+  }
+  return MP_OK;
+}
+
+void rl_trainer_free(rl_trainer *t) {
+  if (!t) return;
+  if (t->inst)
+    for (int i = 0; i < t->n_inst; i++) free(t->inst[i].best);
+  free(t->inst);
+  rl_policy_free(t->policy);
+  free(t->X);
+  free(t->rew);
+  free(t->ret);
+  free(t->adv);
+  free(t->masks);
+  free(t->act);
+  free(t->ep_start);
+  free(t->base_sum);
+  free(t->base_cnt);
+  free(t->cur);
+  free(t->next);
+  free(t->probs);
+  rl_policy_ws_free(&t->ws);
+  free(t->grad);
+  free(t);
+}
+
+static mp_status reserve_rows(rl_trainer *t, int rows, mp_error *err) {
+  if (rows <= t->cap_rows) return MP_OK;
+  int cap = t->cap_rows > 0 ? t->cap_rows : 256;
+  while (cap < rows) cap *= 2;
+  double *X = realloc(t->X, (size_t)cap * t->n_in * sizeof *X);
+  if (X) t->X = X;
+  unsigned char *m = realloc(t->masks, (size_t)cap * t->n_out);
+  if (m) t->masks = m;
+  int *a = realloc(t->act, (size_t)cap * sizeof *a);
+  if (a) t->act = a;
+  double *r = realloc(t->rew, (size_t)cap * sizeof *r);
+  if (r) t->rew = r;
+  double *g = realloc(t->ret, (size_t)cap * sizeof *g);
+  if (g) t->ret = g;
+  double *v = realloc(t->adv, (size_t)cap * sizeof *v);
+  if (v) t->adv = v;
+  if (!X || !m || !a || !r || !g || !v) return err_nomem(err);
+  t->cap_rows = cap;
+  return MP_OK;
+}
+
+mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const rl_policy *policy,
+                         rl_trainer **out, mp_error *err) {
+  *out = NULL;
+  mp_status st = rl_train_config_check(cfg, err);
+  if (st != MP_OK) return st;
+  if (n_inst < 1) return err_set(err, MP_USAGE, "rl: nothing to train on (no instances)");
+  int n_cores = inst[0].env->n_cores;
+  for (int i = 0; i < n_inst; i++) {
+    if (inst[i].env->n_cores != n_cores)
+      return err_set(err, MP_USAGE, "rl: instance %d has %d cores, instance 0 has %d: one policy needs one core count",
+                     i, inst[i].env->n_cores, n_cores);
+    if (!rl_env_valid_state(inst[i].env, inst[i].init))
+      return err_set(err, MP_INPUT, "rl: the initial plan of instance %d is not a valid arranged_core list", i);
+  }
+  const rl_env *e0 = inst[0].env;
+  if (policy && (policy->n_in != e0->n_features || policy->n_out != e0->n_actions))
+    return err_set(err, MP_INPUT,
+                   "rl: the policy takes %d features and has %d actions, but %d cores need %d and %d (it was trained "
+                   "for %d cores)",
+                   policy->n_in, policy->n_out, n_cores, e0->n_features, e0->n_actions, policy->n_in / 2);
+  rl_trainer *t = calloc(1, sizeof *t);
+  if (!t) return err_nomem(err);
+  t->cfg = *cfg;
+  t->n_inst = n_inst;
+  t->n_cores = n_cores;
+  t->n_in = e0->n_features;
+  t->n_out = e0->n_actions;
+  rng_seed(&t->rng, cfg->seed);
+  t->inst = calloc((size_t)n_inst, sizeof *t->inst);
+  t->ep_start = malloc(((size_t)cfg->batch + 1) * sizeof *t->ep_start);
+  t->base_sum = malloc((size_t)cfg->max_steps * sizeof *t->base_sum);
+  t->base_cnt = malloc((size_t)cfg->max_steps * sizeof *t->base_cnt);
+  t->cur = malloc((size_t)n_cores * sizeof *t->cur);
+  t->next = malloc((size_t)n_cores * sizeof *t->next);
+  t->probs = malloc((size_t)t->n_out * sizeof *t->probs);
+  if (!t->inst || !t->ep_start || !t->base_sum || !t->base_cnt || !t->cur || !t->next || !t->probs) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  if (policy) {
+    t->policy = rl_policy_clone(policy);
+    if (!t->policy) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+  } else {
+    rng prng;
+    rng_split(&t->rng, &prng);
+    st = rl_policy_new(t->n_in, t->n_out, cfg->n_hidden, cfg->hidden, cfg->lr, &prng, &t->policy, err);
+    if (st != MP_OK) goto cleanup;
+  }
+  t->policy->adam.lr = cfg->lr;
+  t->grad = calloc(t->policy->n_params, sizeof *t->grad);
+  if (!t->grad) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  st = reserve_rows(t, cfg->batch * cfg->max_steps < 4096 ? cfg->batch * cfg->max_steps : 4096, err);
+  if (st != MP_OK) goto cleanup;
+  for (int i = 0; i < n_inst; i++) {
+    inst_state *s = &t->inst[i];
+    s->in = inst[i];
+    s->best = malloc((size_t)n_cores * sizeof *s->best);
+    if (!s->best) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    memcpy(s->best, inst[i].init, (size_t)n_cores * sizeof *s->best);
+    s->best_eval = (rl_eval){.reward = -INFINITY, .figure = 0, .feasible = 0};
+    st = evaluate(t, i, inst[i].init, &s->init_eval, err);
+    if (st != MP_OK) goto cleanup;
+  }
+  *out = t;
+  return MP_OK;
+cleanup:
+  rl_trainer_free(t);
+  return st;
+}
+
+/* Plays one episode on instance i, appending its steps to the batch buffers. */
+static mp_status play_episode(rl_trainer *t, int i, double *final_reward, mp_error *err) {
+  inst_state *s = &t->inst[i];
+  const rl_env *env = s->in.env;
+  int from_best = rng_uniform(&t->rng) < t->cfg.restart_best;
+  const int *start = from_best ? s->best : s->in.init;
+  double R = from_best ? s->best_eval.reward : s->init_eval.reward;
+  memcpy(t->cur, start, (size_t)t->n_cores * sizeof *t->cur);
+  for (int step = 0; step < t->cfg.max_steps; step++) {
+    mp_status st = reserve_rows(t, t->n_rows + 1, err);
+    if (st != MP_OK) return st;
+    int row = t->n_rows;
+    double *x = t->X + (size_t)row * t->n_in;
+    unsigned char *mask = t->masks + (size_t)row * t->n_out;
+    rl_env_features(env, t->cur, x);
+    if (rl_env_mask(env, t->cur, mask) == 0) break; /* a one-layer graph: nothing to move */
+    rl_policy_probs(t->policy, x, mask, t->probs);
+    int a = rl_policy_sample(t->probs, t->n_out, &t->rng);
+    rl_env_apply(env, t->cur, a, t->next);
+    rl_eval ev;
+    st = evaluate(t, i, t->next, &ev, err);
+    if (st != MP_OK) return st;
+    t->act[row] = a;
+    t->rew[row] = ev.reward - R;
+    t->n_rows++;
+    t->steps++;
+    R = ev.reward;
+    int *tmp = t->cur;
+    t->cur = t->next;
+    t->next = tmp;
+    if (R >= t->cfg.target_reward) break;
+  }
+  *final_reward = R;
+  return MP_OK;
+}
+
+mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
+  long left = t->cfg.episodes - t->episodes_done;
+  if (left <= 0) return MP_OK;
+  int B = left < t->cfg.batch ? (int)left : t->cfg.batch;
+  t->n_rows = 0;
+  double sum_final = 0;
+  for (int e = 0; e < B; e++) {
+    t->ep_start[e] = t->n_rows;
+    double fin;
+    mp_status st = play_episode(t, (int)((t->episodes_done + e) % t->n_inst), &fin, err);
+    if (st != MP_OK) return st;
+    sum_final += fin;
+  }
+  t->ep_start[B] = t->n_rows;
+  t->episodes_done += B;
+  t->iterations++;
+  t->mean_final = sum_final / B;
+  if (t->n_rows == 0) return MP_OK;
+
+  /* Discounted returns, then the per-step-index batch mean as baseline. */
+  int K = t->cfg.max_steps;
+  for (int k = 0; k < K; k++) t->base_sum[k] = 0, t->base_cnt[k] = 0;
+  for (int e = 0; e < B; e++) {
+    double G = 0;
+    for (int r = t->ep_start[e + 1] - 1; r >= t->ep_start[e]; r--) {
+      G = t->rew[r] + t->cfg.gamma * G;
+      t->ret[r] = G;
+      int k = r - t->ep_start[e];
+      t->base_sum[k] += G;
+      t->base_cnt[k]++;
+    }
+  }
+  double ss = 0;
+  for (int e = 0; e < B; e++)
+    for (int r = t->ep_start[e]; r < t->ep_start[e + 1]; r++) {
+      int k = r - t->ep_start[e];
+      t->adv[r] = t->ret[r] - t->base_sum[k] / t->base_cnt[k];
+      ss += t->adv[r] * t->adv[r];
+    }
+  double sd = sqrt(ss / t->n_rows);
+  for (int r = 0; r < t->n_rows; r++) t->adv[r] = sd > 1e-12 ? t->adv[r] / sd : 0.0;
+
+  double loss;
+  mp_status st = rl_policy_loss_grad(t->policy, t->n_rows, t->X, t->masks, t->act, t->adv, t->cfg.entropy, &t->ws,
+                                     &loss, &t->entropy, t->grad, err);
+  if (st != MP_OK) return st;
+  t->grad_norm = rl_policy_adam_step(t->policy, t->grad, t->cfg.clip_norm);
+  return MP_OK;
+}
+
+int rl_trainer_done(const rl_trainer *t) { return t->episodes_done >= t->cfg.episodes; }
+
+void rl_trainer_get_stats(const rl_trainer *t, rl_train_stats *out) {
+  out->episodes = t->episodes_done;
+  out->iterations = t->iterations;
+  out->evaluations = t->evaluations;
+  out->steps = t->steps;
+  out->mean_final_reward = t->mean_final;
+  out->entropy = t->entropy;
+  out->grad_norm = t->grad_norm;
+}
+
+const rl_policy *rl_trainer_policy(const rl_trainer *t) { return t->policy; }
+
+const int *rl_trainer_best(const rl_trainer *t, int i, rl_eval *eval) {
+  if (eval) *eval = t->inst[i].best_eval;
+  return t->inst[i].best;
+}
+
+void rl_trainer_init_eval(const rl_trainer *t, int i, rl_eval *eval) { *eval = t->inst[i].init_eval; }
+
+mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err) {
+  inst_state *s = &t->inst[i];
+  double *x = malloc((size_t)t->n_in * sizeof *x);
+  unsigned char *mask = malloc((size_t)t->n_out);
+  int *cur = malloc((size_t)t->n_cores * sizeof *cur);
+  mp_status st = MP_OK;
+  if (!x || !mask || !cur) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  memcpy(cur, s->in.init, (size_t)t->n_cores * sizeof *cur);
+  for (int step = 0; step < steps; step++) {
+    rl_env_features(s->in.env, cur, x);
+    if (rl_env_mask(s->in.env, cur, mask) == 0) break;
+    rl_policy_probs(t->policy, x, mask, t->probs);
+    rl_env_apply(s->in.env, cur, rl_policy_argmax(t->probs, t->n_out), cur);
+    rl_eval ev;
+    st = evaluate(t, i, cur, &ev, err);
+    if (st != MP_OK) break;
+  }
+cleanup:
+  free(x);
+  free(mask);
+  free(cur);
+  return st;
+}
+
+mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err) {
+  inst_state *s = &t->inst[i];
+  int *from = malloc((size_t)t->n_cores * sizeof *from), *cand = malloc((size_t)t->n_cores * sizeof *cand);
+  mp_status st = MP_OK;
+  if (!from || !cand) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int round = 0; round < max_rounds; round++) {
+    memcpy(from, s->best, (size_t)t->n_cores * sizeof *from);
+    rl_eval before = s->best_eval;
+    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
+      rl_eval ev;
+      if (rl_env_apply(s->in.env, from, a, cand)) st = evaluate(t, i, cand, &ev, err);
+    }
+    if (st != MP_OK || !better(&s->best_eval, &before)) break;
+  }
+cleanup:
+  free(from);
+  free(cand);
+  return st;
+}
+
+/* ---- checkpoints: little-endian fields, see partitioner/README.md ---- */
+
+#define CKPT_MAGIC "MPRLCKP1"
+#define CKPT_VERSION 1
+
+typedef struct wbuf {
+  unsigned char *b;
+  size_t len, cap;
+  int oom;
+} wbuf;
+
+static void put_bytes(wbuf *w, const void *p, size_t n) {
+  if (w->oom) return;
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->len + n) cap *= 2;
+    unsigned char *nb = realloc(w->b, cap);
+    if (!nb) {
+      w->oom = 1;
+      return;
+    }
+    w->b = nb;
+    w->cap = cap;
+  }
+  memcpy(w->b + w->len, p, n);
+  w->len += n;
+}
+static void put_u64(wbuf *w, uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  put_bytes(w, b, 8);
+}
+static void put_u32(wbuf *w, uint32_t v) {
+  unsigned char b[4];
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+  put_bytes(w, b, 4);
+}
+static void put_f64(wbuf *w, double d) {
+  uint64_t v;
+  memcpy(&v, &d, 8);
+  put_u64(w, v);
+}
+
+typedef struct rbuf {
+  const unsigned char *b;
+  size_t len, pos;
+  int short_read;
+} rbuf;
+
+static uint64_t get_u64(rbuf *r) {
+  if (r->pos + 8 > r->len) {
+    r->short_read = 1;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)r->b[r->pos + i] << (8 * i);
+  r->pos += 8;
+  return v;
+}
+static uint32_t get_u32(rbuf *r) {
+  if (r->pos + 4 > r->len) {
+    r->short_read = 1;
+    return 0;
+  }
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)r->b[r->pos + i] << (8 * i);
+  r->pos += 4;
+  return v;
+}
+static double get_f64(rbuf *r) {
+  uint64_t v = get_u64(r);
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+
+/* The configuration fields a resumed run must share with the checkpoint, in file order. */
+static void put_config(wbuf *w, const rl_train_config *c) {
+  put_u64(w, c->seed);
+  put_u32(w, (uint32_t)c->batch);
+  put_u32(w, (uint32_t)c->max_steps);
+  put_u32(w, (uint32_t)c->hidden);
+  put_u32(w, (uint32_t)c->n_hidden);
+  put_f64(w, c->lr);
+  put_f64(w, c->entropy);
+  put_f64(w, c->gamma);
+  put_f64(w, c->clip_norm);
+  put_f64(w, c->restart_best);
+  put_f64(w, c->target_reward);
+}
+
+mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err) {
+  wbuf w = {0};
+  put_bytes(&w, CKPT_MAGIC, 8);
+  put_u32(&w, CKPT_VERSION);
+  put_config(&w, &t->cfg);
+  put_u32(&w, (uint32_t)t->n_inst);
+  put_u32(&w, (uint32_t)t->n_cores);
+  for (int i = 0; i < t->n_inst; i++) {
+    const inst_state *s = &t->inst[i];
+    put_u64(&w, s->in.key);
+    put_u32(&w, (uint32_t)s->in.env->n_layers);
+    for (int c = 0; c < t->n_cores; c++) put_u32(&w, (uint32_t)s->best[c]);
+    put_f64(&w, s->best_eval.reward);
+    put_f64(&w, s->best_eval.figure);
+    put_u32(&w, (uint32_t)s->best_eval.feasible);
+  }
+  for (int k = 0; k < 4; k++) put_u64(&w, t->rng.s[k]);
+  put_u64(&w, (uint64_t)t->episodes_done);
+  put_u64(&w, (uint64_t)t->iterations);
+  put_u64(&w, (uint64_t)t->evaluations);
+  put_u64(&w, (uint64_t)t->steps);
+  put_f64(&w, t->mean_final);
+  put_f64(&w, t->entropy);
+  put_f64(&w, t->grad_norm);
+  unsigned char *img = NULL;
+  size_t img_len = 0;
+  mp_status st = rl_policy_to_bytes(t->policy, 1, &img, &img_len, err);
+  if (st != MP_OK) {
+    free(w.b);
+    return st;
+  }
+  put_u64(&w, img_len);
+  put_bytes(&w, img, img_len);
+  free(img);
+  if (!w.oom) put_u64(&w, fileio_hash(FILEIO_HASH_INIT, w.b, w.len));
+  if (w.oom) {
+    free(w.b);
+    return err_nomem(err);
+  }
+  st = fileio_write_atomic(path, w.b, w.len, err);
+  free(w.b);
+  return st;
+}
+
+mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
+                            rl_trainer **out, mp_error *err) {
+  *out = NULL;
+  char *data = NULL;
+  size_t len = 0;
+  mp_status st = fileio_read_all(path, &data, &len, err);
+  if (st != MP_OK) return st;
+  rl_trainer *t = NULL;
+  rl_policy *pol = NULL;
+  rbuf r = {(const unsigned char *)data, len, 0, 0};
+  if (len < 8 + 4 + 8 || memcmp(data, CKPT_MAGIC, 8) != 0) {
+    st = err_at(err, MP_INPUT, path, NULL, "not a meshpipe RL checkpoint (no %s header)", CKPT_MAGIC);
+    goto cleanup;
+  }
+  if (get_u64(&(rbuf){r.b + len - 8, 8, 0, 0}) != fileio_hash(FILEIO_HASH_INIT, r.b, len - 8)) {
+    st = err_at(err, MP_INPUT, path, "checksum", "checksum mismatch: the checkpoint is damaged");
+    goto cleanup;
+  }
+  r.len = len - 8;
+  r.pos = 8;
+  uint32_t version = get_u32(&r);
+  if (version != CKPT_VERSION) {
+    st = err_at(err, MP_INPUT, path, "version", "checkpoint format version %u, this meshpipe reads %d", version,
+                CKPT_VERSION);
+    goto cleanup;
+  }
+  wbuf want = {0};
+  put_config(&want, cfg);
+  if (want.oom) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  int same = r.pos + want.len <= r.len && memcmp(r.b + r.pos, want.b, want.len) == 0;
+  r.pos += want.len;
+  free(want.b);
+  if (!same) {
+    st = err_at(err, MP_INPUT, path, "config",
+                "the checkpoint was written with another configuration (seed, batch, steps, policy shape or rates); "
+                "resume with the options of the interrupted run");
+    goto cleanup;
+  }
+  st = rl_trainer_new(cfg, inst, n_inst, NULL, &t, err);
+  if (st != MP_OK) goto cleanup;
+  uint32_t ni = get_u32(&r), nc = get_u32(&r);
+  if (r.short_read || ni != (uint32_t)n_inst || nc != (uint32_t)t->n_cores) {
+    st = err_at(err, MP_INPUT, path, "instances", "the checkpoint is of %u graphs on %u cores, not %d on %d", ni, nc,
+                n_inst, t->n_cores);
+    goto cleanup;
+  }
+  for (int i = 0; i < n_inst; i++) {
+    inst_state *s = &t->inst[i];
+    uint64_t key = get_u64(&r);
+    uint32_t layers = get_u32(&r);
+    if (r.short_read || key != s->in.key || layers != (uint32_t)s->in.env->n_layers) {
+      st = err_at(err, MP_INPUT, path, "instances", "graph %d differs from the one the checkpoint was trained on", i);
+      goto cleanup;
+    }
+    for (int c = 0; c < t->n_cores; c++) s->best[c] = (int)get_u32(&r);
+    s->best_eval.reward = get_f64(&r);
+    s->best_eval.figure = get_f64(&r);
+    s->best_eval.feasible = (int)get_u32(&r);
+    if (!r.short_read && !rl_env_valid_state(s->in.env, s->best)) {
+      st = err_at(err, MP_INPUT, path, "instances", "the best plan of graph %d is not a valid arranged_core list", i);
+      goto cleanup;
+    }
+  }
+  for (int k = 0; k < 4; k++) t->rng.s[k] = get_u64(&r);
+  t->episodes_done = (long)get_u64(&r);
+  t->iterations = (long)get_u64(&r);
+  t->evaluations = (long)get_u64(&r);
+  t->steps = (long)get_u64(&r);
+  t->mean_final = get_f64(&r);
+  t->entropy = get_f64(&r);
+  t->grad_norm = get_f64(&r);
+  uint64_t img_len = get_u64(&r);
+  if (r.short_read || img_len > r.len - r.pos) {
+    st = err_at(err, MP_INPUT, path, NULL, "truncated checkpoint");
+    goto cleanup;
+  }
+  size_t used = 0;
+  st = rl_policy_from_bytes(r.b + r.pos, (size_t)img_len, path, &pol, &used, err);
+  if (st != MP_OK) goto cleanup;
+  if (used != img_len || r.pos + img_len != r.len || pol->n_params != t->policy->n_params ||
+      pol->n_in != t->n_in || pol->n_out != t->n_out) {
+    st = err_at(err, MP_INPUT, path, "policy", "the policy in the checkpoint does not fit this run");
+    goto cleanup;
+  }
+  rl_policy_free(t->policy);
+  t->policy = pol;
+  pol = NULL;
+  *out = t;
+  t = NULL;
+cleanup:
+  rl_policy_free(pol);
+  rl_trainer_free(t);
+  free(data);
+  return st;
+}

@@ -1,0 +1,190 @@
+/* rl_train: REINFORCE training of the RL partitioner's policy, as init / iterate / test steps over a
+ * caller-owned trainer, so the caller owns logging, checkpoints and stopping.
+ *
+ * An instance is one graph to play on: its rl_env, an initial plan (arranged_core) and a reward
+ * callback that scores a plan (higher is better).  One iteration plays `batch` episodes (episode e on
+ * instance e mod n_instances), each from a start plan for at most max_steps actions drawn from the
+ * policy, then makes one Adam step on the REINFORCE loss:
+ *   - step reward r_t = R(s_{t+1}) − R(s_t), so an episode's rewards add up to its improvement;
+ *   - return G_t = Σ_k gamma^k r_{t+k}; baseline = the batch mean of G at the same step index (the
+ *     variance reducer that needs no second network); advantages normalised by their batch standard
+ *     deviation, so one learning rate serves every reward scale;
+ *   - entropy bonus `entropy` keeps the policy exploring; the gradient's norm is clipped to clip_norm.
+ * Start plans: the instance's initial plan, or with probability restart_best the best plan found so
+ * far on the instance (so the search can walk further than max_steps from the initial plan).
+ * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (feasible
+ * plans first, then higher reward; ties keep the earlier).  An episode also ends when its reward
+ * reaches target_reward.
+ * Determinism: the trainer owns one rng seeded from cfg.seed; the same configuration, instances and
+ * rewards give bit-identical policies and plans, and a checkpoint taken between iterations resumes
+ * to exactly the state the uninterrupted run has at the same point. */
+#ifndef MESHPIPE_RL_TRAIN_H
+#define MESHPIPE_RL_TRAIN_H
+
+#include <stdint.h>
+
+#include "chip.h"
+#include "err.h"
+#include "graph.h"
+#include "method.h"
+#include "plan.h"
+#include "rl_env.h"
+#include "rl_policy.h"
+#include "rng.h"
+
+struct sim;
+struct cost_model;
+
+/* ---- rewards ---- */
+
+/* What a reward callback says about one plan. */
+typedef struct rl_eval {
+  double reward; /* higher is better */
+  double figure; /* what users want to see, e.g. simulated samples/s (higher is better) */
+  int feasible;  /* 1 when the plan fits memory */
+} rl_eval;
+
+/* Scores arranged (a valid state, n_cores entries, borrowed) into *out; ctx is the callback's. */
+typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
+
+/* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
+ * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
+ * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
+ * period 1, memory 1, storage 0, routing 0. */
+typedef struct rl_reward_weights {
+  double period, memory, storage, routing;
+} rl_reward_weights;
+
+void rl_reward_weights_default(rl_reward_weights *w);
+
+/* R of the formula above from its figures. */
+double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref_period_s, double mem_ratio,
+                         double link_util);
+
+/* Reward from the SimGrid simulator (figure = simulated samples/s; in rl_method.c).  Fields are borrowed. */
+typedef struct rl_sim_reward {
+  struct sim *sim;
+  const graph *g;
+  int n_cores;
+  rl_reward_weights w;
+  double ref_period_s; /* T_ref, set by rl_sim_reward_init */
+} rl_sim_reward;
+
+/* Prepares r for g on sim's chip with reference plan ref (evaluated once for T_ref). */
+mp_status rl_sim_reward_init(rl_sim_reward *r, struct sim *s, const graph *g, const int *ref,
+                             const rl_reward_weights *w, mp_error *err);
+mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
+
+/* Reward from the analytical cost model (figure = 1 / bottleneck, samples/s; no routing term). */
+typedef struct rl_cost_reward {
+  const struct cost_model *model;
+  int n_cores, n_layers;
+  rl_reward_weights w;
+  double ref_period_s;
+} rl_cost_reward;
+
+mp_status rl_cost_reward_init(rl_cost_reward *r, const struct cost_model *m, int n_cores, int n_layers,
+                              const int *ref, const rl_reward_weights *w, mp_error *err);
+mp_status rl_cost_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
+
+/* ---- training ---- */
+
+typedef struct rl_train_config {
+  uint64_t seed;
+  long episodes;       /* total episodes (>= 0) */
+  int batch;           /* episodes per policy update (>= 2: the baseline is a batch mean) */
+  int max_steps;       /* actions per episode (>= 1) */
+  int hidden, n_hidden; /* policy shape when the trainer creates the policy */
+  double lr, entropy, gamma, clip_norm;
+  double restart_best;  /* probability that an episode starts from the best plan so far, in [0, 1] */
+  double target_reward; /* an episode ends once its reward reaches this (+inf: never) */
+} rl_train_config;
+
+/* Fills the defaults (see partitioner/README.md, "RL partitioner"): seed 1, episodes 0 (the caller
+ * decides), batch 8, max_steps 2·n_cores (n_cores >= 2), hidden 64 × 2 layers, lr 3e-3, entropy
+ * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, target +inf. */
+void rl_train_config_default(rl_train_config *c, int n_cores);
+
+/* MP_USAGE naming the first out-of-range field, else MP_OK. */
+mp_status rl_train_config_check(const rl_train_config *c, mp_error *err);
+
+/* One graph to train on.  All pointers borrowed; they must outlive the trainer. */
+typedef struct rl_instance {
+  const rl_env *env;
+  const int *init; /* initial plan: a valid state of env */
+  rl_reward_fn reward;
+  void *ctx;
+  uint64_t key; /* identifies the instance in checkpoints (e.g. graph hash ^ chip hash) */
+} rl_instance;
+
+/* Trainer statistics, for progress lines and reports. */
+typedef struct rl_train_stats {
+  long episodes, iterations, evaluations, steps;
+  double mean_final_reward; /* mean reward of the last batch's final states */
+  double entropy;           /* mean policy entropy over the last batch */
+  double grad_norm;         /* before clipping, last update */
+} rl_train_stats;
+
+typedef struct rl_trainer rl_trainer;
+
+/* Init: a trainer over n_inst >= 1 instances sharing one core count (all borrowed).  policy (borrowed,
+ * copied; may be NULL) is the starting policy — it must fit the instances' feature and action
+ * counts; NULL creates one of cfg's shape from the seed.  Evaluates each initial plan.  *out is owned
+ * (rl_trainer_free). */
+mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const rl_policy *policy,
+                         rl_trainer **out, mp_error *err);
+
+void rl_trainer_free(rl_trainer *t);
+
+/* Iterate: one batch of episodes and one policy update.  Returns the reward callback's error, if any
+ * (the trainer is then left as before the iteration only in its policy; do not continue). */
+mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err);
+
+/* Test: 1 once cfg.episodes episodes have been played. */
+int rl_trainer_done(const rl_trainer *t);
+
+void rl_trainer_get_stats(const rl_trainer *t, rl_train_stats *out);
+
+/* The policy being trained (borrowed; valid until the trainer is freed). */
+const rl_policy *rl_trainer_policy(const rl_trainer *t);
+
+/* Best plan seen on instance i: arranged (borrowed, n_cores entries) and its evaluation. */
+const int *rl_trainer_best(const rl_trainer *t, int i, rl_eval *eval);
+
+/* The evaluation of instance i's initial plan. */
+void rl_trainer_init_eval(const rl_trainer *t, int i, rl_eval *eval);
+
+/* Plays the policy greedily (most probable allowed action) from instance i's initial plan for
+ * `steps` actions, evaluating every plan on the way; improves the best plan like an episode does.
+ * Does not change the policy or the rng.  Used to apply a trained policy without training. */
+mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err);
+
+/* Steepest-ascent polish of instance i's best plan: evaluates every allowed action from it, moves to
+ * the best improvement, and repeats up to max_rounds times or until none improves. */
+mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err);
+
+/* Checkpoint: the whole trainer state (configuration, rng, counters, policy with Adam's state, best
+ * plans), written atomically.  The format is in partitioner/README.md. */
+mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err);
+
+/* Resume: builds a trainer like rl_trainer_new (same cfg and instances) and restores the state saved
+ * at path.  A checkpoint of another configuration (seed, batch, steps, shape, rates) or other
+ * instances is MP_INPUT; cfg.episodes may differ (to extend a run). */
+mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
+                            rl_trainer **out, mp_error *err);
+
+/* ---- the `rl` partitioner ---- */
+
+/* The method of the partitioner table (method.h): trains from o->init's plan (default "even"), or
+ * fine-tunes o->policy, for o->episodes episodes (-1: RL_METHOD_EPISODES), rewarded by the simulator,
+ * and returns the best plan seen.  With a policy and 0 episodes it plays the policy greedily. */
+mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                    mp_error *err);
+
+/* The simulator the rl method uses: set one (borrowed) before method_rl when the caller owns the
+ * process's sim (SimGrid allows one per process); when none is set, method_rl starts one on first
+ * use and keeps it for the process, and rl_method_sim returns it so callers can reuse it. */
+void rl_method_use_sim(struct sim *s);
+struct sim *rl_method_sim(void);
+
+#endif

@@ -1,0 +1,520 @@
+/* Tests of rl_train: configuration checks, REINFORCE learning a bandit posed through the decision
+ * process, finding the brute-force optimum of a small partitioning instance, determinism, resuming
+ * from a checkpoint bit for bit, the greedy and polish steps, and every error path.  Rewards are
+ * hand-made callbacks (no simulator), plus the analytical-model reward on a bundled graph. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip.h"
+#include "cost.h"
+#include "fileio.h"
+#include "graph.h"
+#include "rl_train.h"
+#include "testutil.h"
+
+/* ---- a synthetic partitioning cost: stage time = F / c + 0.3 · layers · (c − 1) / c ---- */
+
+typedef struct toy {
+  int n_cores, n_layers;
+  double flops[16];
+  int fail_at_sum_first; /* when >= 0: fail for plans whose arranged[0] equals it */
+  int fail_after; /* when > 0: fail every call after that many */
+  int calls;
+} toy;
+
+static double toy_period(const toy *t, const int *a) {
+  double worst = 0;
+  int layer = 0, first_core = 0;
+  for (int c = 0; c < t->n_cores; c++) {
+    if (a[c] == 0) continue;
+    int cores = c - first_core + 1;
+    double f = 0;
+    for (int l = layer; l < layer + a[c]; l++) f += t->flops[l];
+    double time = f / cores + 0.3 * a[c] * (cores - 1) / cores;
+    worst = time > worst ? time : worst;
+    layer += a[c];
+    first_core = c + 1;
+  }
+  return worst;
+}
+
+static mp_status toy_reward(void *ctx, const int *a, rl_eval *out, mp_error *err) {
+  toy *t = ctx;
+  t->calls++;
+  if (t->fail_after > 0 && t->calls > t->fail_after) return err_set(err, MP_RUN, "toy: refusing call %d", t->calls);
+  if (t->fail_at_sum_first >= 0 && a[0] == t->fail_at_sum_first)
+    return err_set(err, MP_RUN, "toy: refusing plans with %d layers on core 0", a[0]);
+  double p = toy_period(t, a);
+  out->reward = -p;
+  out->figure = 1.0 / p;
+  out->feasible = 1;
+  return MP_OK;
+}
+
+static toy make_toy(int n_cores, int n_layers) {
+  toy t;
+  memset(&t, 0, sizeof t);
+  t.n_cores = n_cores;
+  t.n_layers = n_layers;
+  for (int l = 0; l < n_layers; l++) t.flops[l] = 1.0 + (double)((l * 7) % 5) + (l == 2 ? 6.0 : 0.0);
+  t.fail_at_sum_first = -1;
+  return t;
+}
+
+/* Best reward over every plan of the toy, by enumeration. */
+static double toy_brute_force(const toy *t) {
+  int cur[16] = {0}, n = t->n_cores, L = t->n_layers;
+  double best = -INFINITY;
+  for (;;) {
+    int sum = 0;
+    for (int i = 0; i < n; i++) sum += cur[i];
+    if (sum == L && cur[n - 1] > 0) {
+      double r = -toy_period(t, cur);
+      best = r > best ? r : best;
+    }
+    int i = 0;
+    while (i < n && ++cur[i] > L) cur[i++] = 0;
+    if (i == n) return best;
+  }
+}
+
+typedef struct setup {
+  toy t;
+  rl_env *env;
+  int init[16];
+  rl_instance inst;
+  rl_train_config cfg;
+} setup;
+
+static void setup_toy(setup *s, int n_cores, int n_layers, uint64_t seed) {
+  memset(s, 0, sizeof *s);
+  s->t = make_toy(n_cores, n_layers);
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(n_cores, n_layers, NULL, &s->env, &err), MP_OK);
+  for (int i = 0; i < n_cores; i++) s->init[i] = n_layers / n_cores + (i >= n_cores - n_layers % n_cores);
+  s->inst = (rl_instance){s->env, s->init, toy_reward, &s->t, 0x1234};
+  rl_train_config_default(&s->cfg, n_cores);
+  s->cfg.seed = seed;
+  s->cfg.hidden = 16;
+}
+
+static void run_all(rl_trainer *t) {
+  mp_error err;
+  while (!rl_trainer_done(t)) CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK);
+}
+
+static void config_check_should_name_each_bad_field(void) {
+  rl_train_config c;
+  mp_error err;
+  rl_train_config_default(&c, 16);
+  CU_ASSERT_EQUAL(rl_train_config_check(&c, &err), MP_OK);
+  CU_ASSERT_EQUAL(c.max_steps, 32);
+#define BAD(stmt, what)                                              \
+  do {                                                               \
+    rl_train_config_default(&c, 16);                                 \
+    stmt;                                                            \
+    CU_ASSERT_EQUAL(rl_train_config_check(&c, &err), MP_USAGE);      \
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, what));                   \
+  } while (0)
+  BAD(c.episodes = -1, "episodes");
+  BAD(c.batch = 1, "at least 2 episodes");
+  BAD(c.max_steps = 0, "max_steps");
+  BAD(c.n_hidden = RL_POLICY_MAX_HIDDEN + 1, "policy shape");
+  BAD(c.hidden = 0, "policy shape");
+  BAD(c.lr = 0, "learning rate");
+  BAD(c.entropy = -1, "entropy");
+  BAD(c.gamma = 1.5, "gamma");
+  BAD(c.clip_norm = NAN, "clip_norm");
+  BAD(c.restart_best = 2, "restart_best");
+  BAD(c.target_reward = NAN, "target");
+#undef BAD
+}
+
+static void trainer_new_should_reject_inconsistent_instances_and_policies(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 1);
+  rl_trainer *t = NULL;
+  mp_error err;
+  s.cfg.episodes = 8;
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 0, NULL, &t, &err), MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no instances"));
+  rl_env *e3 = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 6, NULL, &e3, &err), MP_OK);
+  int init3[3] = {2, 2, 2};
+  rl_instance two[2] = {s.inst, {e3, init3, toy_reward, &s.t, 1}};
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, two, 2, NULL, &t, &err), MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "one core count"));
+  int bad_init[4] = {1, 1, 1, 0};
+  rl_instance bad = s.inst;
+  bad.init = bad_init;
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &bad, 1, NULL, &t, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a valid arranged_core"));
+  rng r;
+  rng_seed(&r, 3);
+  rl_policy *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_policy_new(6, 8, 1, 4, 1e-3, &r, &p, &err), MP_OK); /* a 3-core policy */
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, p, &t, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "trained for 3 cores"));
+  s.cfg.batch = 1;
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_USAGE);
+  CU_ASSERT_PTR_NULL(t);
+  rl_policy_free(p);
+  rl_env_free(e3);
+  rl_env_free(s.env);
+}
+
+/* A bandit posed through the decision process: 3 cores, 3 layers, one step from [1,1,1].  Only
+ * [2,0,1] (actions 1 and 3) pays; the policy must learn to prefer those two actions. */
+static mp_status bandit_reward(void *ctx, const int *a, rl_eval *out, mp_error *err) {
+  (void)ctx;
+  (void)err;
+  out->reward = a[0] == 2 && a[1] == 0 ? 1.0 : 0.0;
+  out->figure = out->reward;
+  out->feasible = 1;
+  return MP_OK;
+}
+
+static void reinforce_should_learn_a_bandit(void) {
+  rl_env *e = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, &e, &err), MP_OK);
+  int init[3] = {1, 1, 1};
+  rl_instance in = {e, init, bandit_reward, NULL, 7};
+  rl_train_config cfg;
+  rl_train_config_default(&cfg, 3);
+  cfg.max_steps = 1;
+  cfg.restart_best = 0;
+  cfg.hidden = 16;
+  cfg.lr = 1e-2;
+  cfg.batch = 16;
+  cfg.episodes = 16 * 150;
+  rl_trainer *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&cfg, &in, 1, NULL, &t, &err), MP_OK);
+  double x[6], probs[8];
+  unsigned char mask[8];
+  rl_env_features(e, init, x);
+  rl_env_mask(e, init, mask);
+  rl_policy_probs((rl_policy *)rl_trainer_policy(t), x, mask, probs);
+  CU_ASSERT(probs[1] + probs[3] < 0.5); /* 2 of 6 allowed actions at the start */
+  run_all(t);
+  rl_policy_probs((rl_policy *)rl_trainer_policy(t), x, mask, probs);
+  CU_ASSERT(probs[1] + probs[3] > 0.9);
+  rl_train_stats st;
+  rl_trainer_get_stats(t, &st);
+  CU_ASSERT_EQUAL(st.episodes, 2400);
+  CU_ASSERT_EQUAL(st.iterations, 150);
+  CU_ASSERT_EQUAL(st.steps, 2400);
+  CU_ASSERT_EQUAL(st.evaluations, 2401);
+  CU_ASSERT(st.mean_final_reward > 0.8);
+  rl_trainer_free(t);
+  rl_env_free(e);
+}
+
+static void training_should_find_the_brute_force_optimum_of_a_small_instance(void) {
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    setup s;
+    setup_toy(&s, 5, 8, seed);
+    s.cfg.episodes = 400;
+    rl_trainer *t = NULL;
+    mp_error err;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+    run_all(t);
+    rl_eval best, init;
+    const int *b = rl_trainer_best(t, 0, &best);
+    rl_trainer_init_eval(t, 0, &init);
+    double opt = toy_brute_force(&s.t);
+    CU_ASSERT(opt > init.reward); /* the even start is not already optimal */
+    CU_ASSERT_DOUBLE_EQUAL(best.reward, opt, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(-toy_period(&s.t, b), best.reward, 0);
+    rl_trainer_free(t);
+    rl_env_free(s.env);
+  }
+}
+
+static void the_same_seed_should_give_the_same_policy_bit_for_bit(void) {
+  rl_trainer *t[3] = {NULL, NULL, NULL};
+  setup s[3];
+  mp_error err;
+  for (int k = 0; k < 3; k++) {
+    setup_toy(&s[k], 6, 11, k < 2 ? 5 : 6);
+    s[k].cfg.episodes = 64;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s[k].cfg, &s[k].inst, 1, NULL, &t[k], &err), MP_OK);
+    run_all(t[k]);
+  }
+  CU_ASSERT_TRUE(rl_policy_identical(rl_trainer_policy(t[0]), rl_trainer_policy(t[1]), 1));
+  CU_ASSERT_FALSE(rl_policy_identical(rl_trainer_policy(t[0]), rl_trainer_policy(t[2]), 0));
+  CU_ASSERT_EQUAL(memcmp(rl_trainer_best(t[0], 0, NULL), rl_trainer_best(t[1], 0, NULL), 6 * sizeof(int)), 0);
+  for (int k = 0; k < 3; k++) {
+    rl_trainer_free(t[k]);
+    rl_env_free(s[k].env);
+  }
+}
+
+static void a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one(void) {
+  setup s;
+  setup_toy(&s, 6, 11, 9);
+  s.cfg.episodes = 80; /* 10 iterations of 8 */
+  mp_error err;
+  rl_trainer *whole = NULL, *part = NULL, *resumed = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &whole, &err), MP_OK);
+  run_all(whole);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &part, &err), MP_OK);
+  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(part, &err), MP_OK);
+  const char *ck = testutil_temp_path("resume.ckpt");
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_save(part, ck, &err), MP_OK);
+  rl_trainer_free(part); /* the "kill" */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_resume(&s.cfg, &s.inst, 1, ck, &resumed, &err), MP_OK);
+  rl_train_stats a, b;
+  rl_trainer_get_stats(resumed, &b);
+  CU_ASSERT_EQUAL(b.episodes, 32);
+  run_all(resumed);
+  CU_ASSERT_TRUE(rl_policy_identical(rl_trainer_policy(whole), rl_trainer_policy(resumed), 1));
+  rl_eval ea, eb;
+  const int *ba = rl_trainer_best(whole, 0, &ea), *bb = rl_trainer_best(resumed, 0, &eb);
+  CU_ASSERT_EQUAL(memcmp(ba, bb, 6 * sizeof(int)), 0);
+  CU_ASSERT_EQUAL(ea.reward, eb.reward);
+  rl_trainer_get_stats(whole, &a);
+  rl_trainer_get_stats(resumed, &b);
+  CU_ASSERT_EQUAL(a.episodes, b.episodes);
+  CU_ASSERT_EQUAL(a.steps, b.steps);
+  CU_ASSERT_EQUAL(a.evaluations, b.evaluations); /* counters come back from the checkpoint too */
+  /* The saved policies are byte-identical files. */
+  const char *pa = testutil_temp_path("whole.pol"), *pb = testutil_temp_path("resumed.pol");
+  CU_ASSERT_EQUAL(rl_policy_save(rl_trainer_policy(whole), 0, pa, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_policy_save(rl_trainer_policy(resumed), 0, pb, &err), MP_OK);
+  char *da = NULL, *db = NULL;
+  size_t la = 0, lb = 0;
+  fileio_read_all(pa, &da, &la, &err);
+  fileio_read_all(pb, &db, &lb, &err);
+  CU_ASSERT_TRUE(da && db && la == lb && memcmp(da, db, la) == 0);
+  free(da);
+  free(db);
+  rl_trainer_free(whole);
+  rl_trainer_free(resumed);
+  rl_env_free(s.env);
+}
+
+static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 2);
+  s.cfg.episodes = 16;
+  mp_error err;
+  rl_trainer *t = NULL, *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK);
+  const char *ck = testutil_temp_path("bad.ckpt");
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_save(t, ck, &err), MP_OK);
+  rl_train_config other = s.cfg;
+  other.seed = 3;
+  CU_ASSERT_EQUAL(rl_trainer_resume(&other, &s.inst, 1, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "another configuration"));
+  other = s.cfg;
+  other.episodes = 40; /* extending a run is allowed */
+  CU_ASSERT_EQUAL(rl_trainer_resume(&other, &s.inst, 1, ck, &r, &err), MP_OK);
+  rl_trainer_free(r);
+  r = NULL;
+  rl_instance moved = s.inst;
+  moved.key = 99;
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &moved, 1, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "differs from the one"));
+  rl_instance two[2] = {s.inst, s.inst};
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, two, 2, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "graphs on"));
+  char *data = NULL;
+  size_t len = 0;
+  fileio_read_all(ck, &data, &len, &err);
+  const char *dmg = testutil_temp_path("damaged.ckpt");
+  data[len / 2] ^= 0x10;
+  fileio_write_atomic(dmg, data, len, &err);
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "checksum"));
+  data[len / 2] ^= 0x10;
+  data[0] = 'Z';
+  fileio_write_atomic(dmg, data, len, &err);
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a meshpipe RL checkpoint"));
+  data[0] = 'M';
+  data[8] = 7; /* version 7, resealed */
+  uint64_t h = fileio_hash(FILEIO_HASH_INIT, data, len - 8);
+  for (int i = 0; i < 8; i++) data[len - 8 + i] = (char)(h >> (8 * i));
+  fileio_write_atomic(dmg, data, len, &err);
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 7"));
+  data[8] = 1; /* a truncated body, resealed: the policy image no longer fits */
+  size_t cut = len - 100;
+  h = fileio_hash(FILEIO_HASH_INIT, data, cut - 8);
+  for (int i = 0; i < 8; i++) data[cut - 8 + i] = (char)(h >> (8 * i));
+  fileio_write_atomic(dmg, data, cut, &err);
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "truncated"));
+  CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, testutil_temp_path("none.ckpt"), &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_trainer_save(t, "/nonexistent-dir/x.ckpt", &err), MP_OUTPUT);
+  CU_ASSERT_PTR_NULL(r);
+  free(data);
+  rl_trainer_free(t);
+  rl_env_free(s.env);
+}
+
+static void greedy_play_should_follow_a_trained_policy_without_changing_it(void) {
+  rl_env *e = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, &e, &err), MP_OK);
+  int init[3] = {1, 1, 1};
+  rl_instance in = {e, init, bandit_reward, NULL, 7};
+  rl_train_config cfg;
+  rl_train_config_default(&cfg, 3);
+  cfg.max_steps = 1;
+  cfg.restart_best = 0;
+  cfg.hidden = 16;
+  cfg.lr = 1e-2;
+  cfg.batch = 16;
+  cfg.episodes = 16 * 100;
+  rl_trainer *t = NULL, *apply = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&cfg, &in, 1, NULL, &t, &err), MP_OK);
+  run_all(t);
+  /* A fresh trainer with the trained policy and no episodes: greedy play finds the paying plan. */
+  cfg.episodes = 0;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&cfg, &in, 1, rl_trainer_policy(t), &apply, &err), MP_OK);
+  CU_ASSERT_TRUE(rl_trainer_done(apply));
+  rl_eval ev;
+  rl_trainer_best(apply, 0, &ev);
+  CU_ASSERT_EQUAL(ev.reward, 0.0);
+  CU_ASSERT_EQUAL(rl_trainer_greedy(apply, 0, 1, &err), MP_OK);
+  const int *b = rl_trainer_best(apply, 0, &ev);
+  CU_ASSERT_EQUAL(ev.reward, 1.0);
+  CU_ASSERT_TRUE(b[0] == 2 && b[1] == 0 && b[2] == 1);
+  CU_ASSERT_TRUE(rl_policy_identical(rl_trainer_policy(t), rl_trainer_policy(apply), 0));
+  rl_trainer_free(t);
+  rl_trainer_free(apply);
+  rl_env_free(e);
+}
+
+static void polish_should_stop_at_a_plan_no_single_action_improves(void) {
+  setup s;
+  setup_toy(&s, 6, 12, 4);
+  s.cfg.episodes = 0;
+  mp_error err;
+  rl_trainer *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  rl_eval before, after;
+  rl_trainer_best(t, 0, &before);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_polish(t, 0, 1000, &err), MP_OK);
+  const int *b = rl_trainer_best(t, 0, &after);
+  CU_ASSERT(after.reward > before.reward);
+  int next[6];
+  for (int a = 0; a < s.env->n_actions; a++)
+    if (rl_env_apply(s.env, b, a, next)) CU_ASSERT(-toy_period(&s.t, next) <= after.reward);
+  rl_trainer_free(t);
+  rl_env_free(s.env);
+}
+
+static void reward_errors_should_stop_training_with_their_message(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 2);
+  s.cfg.episodes = 400;
+  mp_error err;
+  rl_trainer *t = NULL;
+  s.t.fail_at_sum_first = 1; /* the even split [1,1,2,2] itself */
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_RUN);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing plans"));
+  CU_ASSERT_PTR_NULL(t);
+  s.t.fail_at_sum_first = 3; /* reachable in a few moves */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  mp_status st = MP_OK;
+  while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, &err);
+  CU_ASSERT_EQUAL(st, MP_RUN);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing plans"));
+  rl_trainer_free(t);
+  s.t.fail_at_sum_first = 2; /* one move from the even split [1,1,2,2] */
+  s.cfg.episodes = 0;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_trainer_polish(t, 0, 10, &err), MP_RUN);
+  rl_trainer_free(t);
+  s.t.fail_at_sum_first = -1;
+  s.t.calls = 0;
+  s.t.fail_after = 1; /* the initial plan only */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_trainer_greedy(t, 0, 10, &err), MP_RUN);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing call 2"));
+  rl_trainer_free(t);
+  rl_env_free(s.env);
+}
+
+static mp_status nan_reward(void *ctx, const int *a, rl_eval *out, mp_error *err) {
+  (void)ctx, (void)a, (void)err;
+  out->reward = NAN;
+  out->figure = 0;
+  out->feasible = 1;
+  return MP_OK;
+}
+
+static void a_non_finite_reward_should_be_an_error(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 2);
+  s.inst.reward = nan_reward;
+  mp_error err;
+  rl_trainer *t = NULL;
+  CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_RUN);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a finite number"));
+  rl_env_free(s.env);
+}
+
+static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
+  graph *g = NULL;
+  chip *c = NULL;
+  cost_model *m = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, c, &m, &err), MP_OK);
+  int n = c->n_cores, *ref = calloc((size_t)n, sizeof *ref);
+  ref[n - 1] = g->n_ops; /* everything on one group of all cores */
+  rl_cost_reward r;
+  rl_reward_weights w;
+  rl_reward_weights_default(&w);
+  CU_ASSERT_EQUAL_FATAL(rl_cost_reward_init(&r, m, n, g->n_ops, ref, &w, &err), MP_OK);
+  rl_eval ev;
+  CU_ASSERT_EQUAL_FATAL(rl_cost_reward_fn(&r, ref, &ev, &err), MP_OK);
+  plan *p = NULL;
+  plan_new(ref, n, g->n_ops, &p, &err);
+  int feasible;
+  double mem, bn = cost_model_bottleneck(m, p, &feasible, &mem);
+  CU_ASSERT_DOUBLE_EQUAL(ev.figure, 1.0 / bn, 0);
+  CU_ASSERT_EQUAL(ev.feasible, feasible);
+  CU_ASSERT_DOUBLE_EQUAL(ev.reward, -1.0 - (mem > 1 ? mem - 1 : 0), 1e-12);
+  /* The memory term: the same figures with twice the SRAM needed cost one more unit. */
+  CU_ASSERT_DOUBLE_EQUAL(rl_reward_combine(&w, 2.0, 1.0, 2.0, 0.5), -3.0, 0);
+  w.storage = 0.5, w.routing = 2;
+  CU_ASSERT_DOUBLE_EQUAL(rl_reward_combine(&w, 2.0, 1.0, 2.0, 0.5), -5.0, 0);
+  int bad[16] = {0};
+  CU_ASSERT_EQUAL(rl_cost_reward_fn(&r, bad, &ev, &err), MP_INPUT); /* sums to 0 layers */
+  plan_free(p);
+  free(ref);
+  cost_model_free(m);
+  chip_free(c);
+  graph_free(g);
+}
+
+static CU_TestInfo tests[] = {
+    {"config_check_should_name_each_bad_field", config_check_should_name_each_bad_field},
+    {"trainer_new_should_reject_inconsistent_instances_and_policies",
+     trainer_new_should_reject_inconsistent_instances_and_policies},
+    {"reinforce_should_learn_a_bandit", reinforce_should_learn_a_bandit},
+    {"training_should_find_the_brute_force_optimum_of_a_small_instance",
+     training_should_find_the_brute_force_optimum_of_a_small_instance},
+    {"the_same_seed_should_give_the_same_policy_bit_for_bit", the_same_seed_should_give_the_same_policy_bit_for_bit},
+    {"a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one",
+     a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one},
+    {"resume_should_reject_foreign_or_damaged_checkpoints", resume_should_reject_foreign_or_damaged_checkpoints},
+    {"greedy_play_should_follow_a_trained_policy_without_changing_it",
+     greedy_play_should_follow_a_trained_policy_without_changing_it},
+    {"polish_should_stop_at_a_plan_no_single_action_improves", polish_should_stop_at_a_plan_no_single_action_improves},
+    {"reward_errors_should_stop_training_with_their_message", reward_errors_should_stop_training_with_their_message},
+    {"a_non_finite_reward_should_be_an_error", a_non_finite_reward_should_be_an_error},
+    {"the_cost_reward_should_score_the_reference_plan_minus_one",
+     the_cost_reward_should_score_the_reference_plan_minus_one},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("rl_train", tests, argc, argv); }
