@@ -58,6 +58,7 @@ typedef struct opt {
   double f, S, gamma, B; /* the uniform core */
   uint64_t *reach;       /* (L + 1) * words: R(r) */
   uint64_t *tmp;         /* words */
+  int *up;               /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
   int *end_off, *end_tensor; /* tensors by last consumer (CSR over layers) */
   long checks;
 } opt;
@@ -72,40 +73,81 @@ static double compute_at(const opt *o, const figs *s, int c) {
 
 static double mem_at(const figs *s, int c) { return cost_mem_bytes((double)s->weights, (double)s->max_act, c); }
 
-/* Least c in [lo, hi] with pred true, pred monotone false..true; hi + 1 if none. */
-#define FIRST_TRUE(result, lo_, hi_, pred)         \
-  do {                                             \
-    int lo__ = (lo_), hi__ = (hi_) + 1;            \
-    while (lo__ < hi__) {                          \
-      int c = lo__ + (hi__ - lo__) / 2;            \
-      if (pred)                                    \
-        hi__ = c;                                  \
-      else                                         \
-        lo__ = c + 1;                              \
-    }                                              \
-    (result) = lo__;                               \
-  } while (0)
+/* A monotone predicate on the core count c of one stage (false..true as c grows). */
+enum { MEM_FITS, COMPUTE_WITHIN, COMPUTE_OVER };
+typedef struct pred {
+  const opt *o;
+  const figs *s;
+  int kind;
+  double bound; /* lambda for MEM_FITS, T otherwise */
+} pred;
 
-/* Core counts [*a, *b] that keep the stage within time T and memory ratio lambda.  Returns 1 if
- * non-empty, 0 if empty, -1 if empty for this stage and every longer one with the same first layer
- * (claim 3). */
-static int stage_interval(const opt *o, const figs *s, double T, double lambda, int *a, int *b) {
+static int holds(const pred *p, int c) {
+  switch (p->kind) {
+  case MEM_FITS: return mem_ok(mem_at(p->s, c), p->o->S, p->bound);
+  case COMPUTE_WITHIN: return compute_at(p->o, p->s, c) <= p->bound;
+  default: return compute_at(p->o, p->s, c) > p->bound;
+  }
+}
+
+/* Least c in [lo, hi] where p holds, or hi + 1.  Probes the closed-form guess and a few neighbours
+ * first (the guess is almost always right or one off), then bisects what is left. */
+static int first_true(const pred *p, double guess, int lo, int hi) {
+  int L = lo, H = hi + 1; /* the answer is in [L, H] */
+  int g = !(guess >= lo) ? lo : guess > hi ? hi : (int)ceil(guess); /* !(>=) also catches NaN */
+  if (holds(p, g)) {
+    H = g;
+    for (int k = 0; k < 3 && H > L; k++) {
+      if (!holds(p, H - 1)) {
+        L = H;
+        break;
+      }
+      H--;
+    }
+  } else {
+    L = g + 1;
+    for (int k = 0; k < 3 && L < H; k++) {
+      if (holds(p, L)) {
+        H = L;
+        break;
+      }
+      L++;
+    }
+  }
+  while (L < H) {
+    int m = L + (H - L) / 2;
+    if (holds(p, m))
+      H = m;
+    else
+      L = m + 1;
+  }
+  return L;
+}
+
+/* Core counts [*a, *b] that keep the stage within time T and memory ratio lambda, using at most
+ * room cores.  Returns 1 if non-empty, 0 if empty, -1 if empty for this stage and every longer one
+ * with the same first layer (claim 3). */
+static int stage_interval(const opt *o, const figs *s, double T, double lambda, int room, int *a, int *b) {
   int C = o->C;
-  if (!mem_ok(mem_at(s, C), o->S, lambda)) return -1;
-  int cmem;
-  FIRST_TRUE(cmem, 1, C, mem_ok(mem_at(s, c), o->S, lambda));
-  int lo = cmem, hi = C;
+  double W = (double)s->weights, M = (double)s->max_act;
+  if (room < 1 || !mem_ok(mem_at(s, C), o->S, lambda)) return -1;
+  double cap = (lambda <= 1 ? 1 : lambda) * o->S;
+  pred p = {o, s, MEM_FITS, lambda};
+  int cmem = first_true(&p, W / (cap - M), 1, C);
+  if (cmem > room) return -1;
+  int lo = cmem, hi = room;
   if (T < INFINITY) {
     double c1 = compute_at(o, s, 1), cC = compute_at(o, s, C);
     if ((c1 < cC ? c1 : cC) > T) return -1;
     if (cost_send_s((double)s->send, o->gamma, o->B) > T) return 0;
+    double ab = (double)s->gather / o->B, d = (double)s->flops / o->f - ab; /* compute = ab + d / c */
     if (c1 >= cC) { /* compute falls with c */
-      int first;
-      FIRST_TRUE(first, 1, C, compute_at(o, s, c) <= T);
+      pred q = {o, s, COMPUTE_WITHIN, T};
+      int first = first_true(&q, d / (T - ab), 1, C);
       if (first > lo) lo = first;
     } else { /* rises with c: the last c within T */
-      int over;
-      FIRST_TRUE(over, 1, C, compute_at(o, s, c) > T);
+      pred q = {o, s, COMPUTE_OVER, T};
+      int over = first_true(&q, -d / (ab - T), 1, C);
       if (over - 1 < hi) hi = over - 1;
     }
   }
@@ -171,31 +213,62 @@ static void or_shifted(opt *o, uint64_t *dst, const uint64_t *src, int a, int b)
 
 static int bit(const uint64_t *set, int k) { return (int)((set[k / 64] >> (k % 64)) & 1); }
 
-static int empty(const uint64_t *set, int W) {
-  for (int i = 0; i < W; i++)
-    if (set[i]) return 0;
-  return 1;
+/* Sets bits [from, C] of a set. */
+static void set_range(const opt *o, uint64_t *set, int from) {
+  for (int k = from; k <= o->C;) {
+    if (k % 64 == 0 && k + 63 <= o->C) {
+      set[k / 64] = ~UINT64_C(0);
+      k += 64;
+    } else {
+      set[k / 64] |= UINT64_C(1) << (k % 64);
+      k++;
+    }
+  }
 }
 
-/* Fills R(0..L) for (T, lambda); returns whether C is in R(L) (claim 1). */
+/* Lowest member of a set, or -1; *count receives its size. */
+static int lowest(const opt *o, const uint64_t *set, int *count) {
+  int low = -1, n = 0;
+  for (int i = 0; i < o->words; i++) {
+    if (set[i] && low < 0) low = 64 * i + __builtin_ctzll(set[i]);
+    n += __builtin_popcountll(set[i]);
+  }
+  *count = n;
+  return low;
+}
+
+/* Fills R(0..L) for (T, lambda); returns whether C is in R(L) (claim 1).  A set that holds every
+ * count from its least m up to C ("upward closed") stays so under any Minkowski sum capped at C, and
+ * R(l) (+) [a, b] is then just [m + a, C]: such contributions are kept as a least element per prefix
+ * (up[]) and merged into the bitset when the prefix is reached; only the rest needs bit shifts. */
 static int check(opt *o, double T, double lambda) {
-  int W = o->words;
+  int W = o->words, C = o->C;
   o->checks++;
   memset(o->reach, 0, (size_t)(o->L + 1) * W * sizeof *o->reach);
+  for (int r = 0; r <= o->L; r++) o->up[r] = C + 1;
   o->reach[0] = 1;
   for (int l = 0; l < o->L; l++) {
-    const uint64_t *from = o->reach + (size_t)l * W;
-    if (empty(from, W)) continue;
+    uint64_t *from = o->reach + (size_t)l * W;
+    if (o->up[l] <= C) set_range(o, from, o->up[l]);
+    int count, m = lowest(o, from, &count);
+    if (m < 0) continue;
+    int closed = count == C - m + 1;
     figs s = {0, 0, 0, 0, 0};
     for (int r = l; r < o->L; r++) {
       figs_add_right(o, &s, l, r);
-      int a, b, k = stage_interval(o, &s, T, lambda, &a, &b);
+      int a, b, k = stage_interval(o, &s, T, lambda, C - m, &a, &b);
       if (k < 0) break;
       if (k == 0) continue;
-      or_shifted(o, o->reach + (size_t)(r + 1) * W, from, a, b);
+      if (closed) {
+        if (m + a < o->up[r + 1]) o->up[r + 1] = m + a;
+      } else {
+        or_shifted(o, o->reach + (size_t)(r + 1) * W, from, a, b);
+      }
     }
   }
-  return bit(o->reach + (size_t)o->L * W, o->C);
+  uint64_t *last = o->reach + (size_t)o->L * W;
+  if (o->up[o->L] <= C) set_range(o, last, o->up[o->L]);
+  return bit(last, C);
 }
 
 /* After a successful check: the stages (last first) of one plan within (T, lambda).  Takes the
@@ -207,7 +280,7 @@ static int recover(const opt *o, double T, double lambda, int *layers, int *core
     int found = 0;
     for (int l = r - 1; l >= 0 && !found; l--) {
       figs_add_left(o, &s, l, r - 1);
-      int a, b, st = stage_interval(o, &s, T, lambda, &a, &b);
+      int a, b, st = stage_interval(o, &s, T, lambda, k, &a, &b);
       if (st < 0) break;
       if (st == 0) continue;
       const uint64_t *from = o->reach + (size_t)l * W;
@@ -265,10 +338,10 @@ static int candidates(const opt *o, int kind, double lo, double hi, double lambd
     for (int r = l; r < o->L; r++) {
       figs_add_right(o, &s, l, r);
       int a1, b1, a0 = 1, b0 = 0;
-      int k = stage_interval(o, &s, T_hi, l_hi, &a1, &b1);
+      int k = stage_interval(o, &s, T_hi, l_hi, o->C, &a1, &b1);
       if (k < 0) break;
       if (k == 0) continue;
-      if (stage_interval(o, &s, T_lo, l_lo, &a0, &b0) <= 0) a0 = 1, b0 = 0;
+      if (stage_interval(o, &s, T_lo, l_lo, o->C, &a0, &b0) <= 0) a0 = 1, b0 = 0;
       for (int c = a1; c <= b1; c++) {
         if (c >= a0 && c <= b0) {
           c = b0;
@@ -340,6 +413,7 @@ cleanup:
 static void opt_free(opt *o) {
   free(o->reach);
   free(o->tmp);
+  free(o->up);
   free(o->end_off);
   free(o->end_tensor);
 }
@@ -357,9 +431,10 @@ static mp_status opt_init(opt *o, const graph *g, const chip *c, mp_error *err) 
   o->B = c->noc_bandwidth;
   o->reach = malloc((size_t)(o->L + 1) * o->words * sizeof *o->reach);
   o->tmp = malloc((size_t)o->words * sizeof *o->tmp);
+  o->up = malloc(((size_t)o->L + 1) * sizeof *o->up);
   o->end_off = calloc((size_t)o->L + 2, sizeof *o->end_off);
   o->end_tensor = malloc(((size_t)g->n_tensors + 1) * sizeof *o->end_tensor);
-  if (!o->reach || !o->tmp || !o->end_off || !o->end_tensor) {
+  if (!o->reach || !o->tmp || !o->up || !o->end_off || !o->end_tensor) {
     opt_free(o);
     return err_nomem(err);
   }
