@@ -536,6 +536,14 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
     if (fold) t->kind = ONNX_T_CONST;
   }
   if (fold) {
+    if (strcmp(nd->op_type, "Shape") == 0 && outs[0] >= 0 && v.in[0]) { /* its values are known too */
+      onnx_tensor *t = &im->t[outs[0]];
+      int r = v.in[0]->shape.rank;
+      int64_t s = onnx_attr_int(nd, "start", 0), e = onnx_attr_int(nd, "end", r);
+      s = s < 0 ? s + r : s;
+      s = s < 0 ? 0 : s > r ? r : s;
+      for (int64_t d = s; d < (e < 0 ? e + r : e) && d < r; d++) t->ints[t->n_ints++] = v.in[0]->shape.d[d];
+    }
     im->rep.folded++;
     return MP_OK;
   }

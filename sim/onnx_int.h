@@ -27,6 +27,8 @@ typedef struct onnx_tensor {
   onnx_shape shape;
   const Onnx__TensorProto *value;     /* initializer, or a Constant's tensor (may hold no data) */
   const Onnx__AttributeProto *ivalue; /* a Constant's value_int(s) attribute */
+  int n_ints;                         /* > 0: values computed at import time (a folded Shape) */
+  int64_t ints[ONNX_MAX_RANK];
   int producer;        /* node index, -1 for graph inputs and initializers */
   int alias;           /* Identity/Dropout output: the tensor it stands for, else -1 */
   int raw_consumers;   /* nodes naming it as an input */

@@ -165,6 +165,10 @@ static int64_t le_int(const uint8_t *p, int bytes) {
 }
 
 int onnx_tensor_ints(const onnx_tensor *t, int64_t *out, int max) {
+  if (t->n_ints > 0) {
+    for (int i = 0; i < t->n_ints && i < max; i++) out[i] = t->ints[i];
+    return t->n_ints;
+  }
   if (t->ivalue) {
     const Onnx__AttributeProto *a = t->ivalue;
     if (a->n_ints || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS) {

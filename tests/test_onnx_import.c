@@ -1,0 +1,815 @@
+/* Tests of the ONNX importer: every real model of ../shared/models against its reference table
+ * (totals within 0.5 %, Conv/Gemm/MatMul MACs node by node exactly), hand counts of the operators
+ * the real models lack (ConvTranspose, LSTM, GRU, grouped/dilated Conv, Gemm, broadcast MatMul),
+ * folding, fusion, batch and dtype, and bad files — each built here as a small ModelProto with the
+ * generated protobuf-c API and written to a temporary file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "graph.h"
+#include "jsonio.h"
+#include "onnx.pb-c.h"
+#include "onnx_import.h"
+#include "testutil.h"
+
+/* ---- an arena for the hand-built models (freed after each test) ---- */
+
+static void **arena;
+static int n_arena, cap_arena;
+
+static void *amalloc(size_t n) {
+  if (n_arena == cap_arena) {
+    cap_arena = cap_arena ? 2 * cap_arena : 256;
+    arena = realloc(arena, (size_t)cap_arena * sizeof *arena);
+  }
+  void *p = calloc(1, n ? n : 1);
+  arena[n_arena++] = p;
+  return p;
+}
+
+static void afree(void) {
+  for (int i = 0; i < n_arena; i++) free(arena[i]);
+  free(arena);
+  arena = NULL;
+  n_arena = cap_arena = 0;
+}
+
+static char *astr(const char *s) {
+  char *p = amalloc(strlen(s) + 1);
+  strcpy(p, s);
+  return p;
+}
+
+/* "a,b,,c" -> {"a","b","","c"}; "" -> none. */
+static char **split(const char *csv, size_t *n) {
+  *n = 0;
+  if (!*csv) return NULL;
+  size_t k = 1;
+  for (const char *p = csv; *p; p++) k += *p == ',';
+  char **out = amalloc(k * sizeof *out);
+  const char *s = csv;
+  for (size_t i = 0; i < k; i++) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    out[i] = amalloc(len + 1);
+    memcpy(out[i], s, len);
+    s = e ? e + 1 : s + len;
+  }
+  *n = k;
+  return out;
+}
+
+typedef struct mb {
+  Onnx__ModelProto *m;
+  Onnx__GraphProto *g;
+} mb;
+
+#define MB_CAP 64
+
+static mb mb_new(void) {
+  mb b;
+  b.m = amalloc(sizeof *b.m);
+  onnx__model_proto__init(b.m);
+  b.m->has_ir_version = 1;
+  b.m->ir_version = 8;
+  Onnx__OperatorSetIdProto *op = amalloc(sizeof *op);
+  onnx__operator_set_id_proto__init(op);
+  op->domain = astr("");
+  op->has_version = 1;
+  op->version = 13;
+  b.m->n_opset_import = 1;
+  b.m->opset_import = amalloc(sizeof *b.m->opset_import);
+  b.m->opset_import[0] = op;
+  b.g = amalloc(sizeof *b.g);
+  onnx__graph_proto__init(b.g);
+  b.g->name = astr("hand");
+  b.g->node = amalloc(MB_CAP * sizeof *b.g->node);
+  b.g->initializer = amalloc(MB_CAP * sizeof *b.g->initializer);
+  b.g->input = amalloc(MB_CAP * sizeof *b.g->input);
+  b.g->output = amalloc(MB_CAP * sizeof *b.g->output);
+  b.g->value_info = amalloc(MB_CAP * sizeof *b.g->value_info);
+  b.m->graph = b.g;
+  return b;
+}
+
+static Onnx__ValueInfoProto *vinfo(const char *name, int rank, const int64_t *dims) {
+  Onnx__ValueInfoProto *v = amalloc(sizeof *v);
+  onnx__value_info_proto__init(v);
+  v->name = astr(name);
+  Onnx__TypeProto *t = amalloc(sizeof *t);
+  onnx__type_proto__init(t);
+  Onnx__TypeProto__Tensor *tt = amalloc(sizeof *tt);
+  onnx__type_proto__tensor__init(tt);
+  tt->has_elem_type = 1;
+  tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  Onnx__TensorShapeProto *s = amalloc(sizeof *s);
+  onnx__tensor_shape_proto__init(s);
+  s->n_dim = (size_t)rank;
+  s->dim = amalloc((size_t)rank * sizeof *s->dim);
+  for (int i = 0; i < rank; i++) {
+    s->dim[i] = amalloc(sizeof *s->dim[i]);
+    onnx__tensor_shape_proto__dimension__init(s->dim[i]);
+    s->dim[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    s->dim[i]->dim_value = dims[i];
+  }
+  tt->shape = s;
+  t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  t->tensor_type = tt;
+  v->type = t;
+  return v;
+}
+
+#define DIMS(...) (sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+
+static Onnx__ValueInfoProto *mb_input(mb *b, const char *name, size_t rank, const int64_t *dims) {
+  return b->g->input[b->g->n_input++] = vinfo(name, (int)rank, dims);
+}
+static void mb_output(mb *b, const char *name, size_t rank, const int64_t *dims) {
+  b->g->output[b->g->n_output++] = vinfo(name, (int)rank, dims);
+}
+static void mb_value_info(mb *b, const char *name, size_t rank, const int64_t *dims) {
+  b->g->value_info[b->g->n_value_info++] = vinfo(name, (int)rank, dims);
+}
+
+static Onnx__TensorProto *mb_init(mb *b, const char *name, size_t rank, const int64_t *dims) {
+  Onnx__TensorProto *t = amalloc(sizeof *t);
+  onnx__tensor_proto__init(t);
+  t->name = astr(name);
+  t->n_dims = rank;
+  t->dims = amalloc(rank * sizeof *t->dims);
+  memcpy(t->dims, dims, rank * sizeof *dims);
+  t->has_data_type = 1;
+  t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  b->g->initializer[b->g->n_initializer++] = t;
+  return t;
+}
+
+static Onnx__NodeProto *mb_node(mb *b, const char *type, const char *name, const char *ins, const char *outs) {
+  Onnx__NodeProto *n = amalloc(sizeof *n);
+  onnx__node_proto__init(n);
+  n->op_type = astr(type);
+  n->name = astr(name);
+  n->input = split(ins, &n->n_input);
+  n->output = split(outs, &n->n_output);
+  n->attribute = amalloc(16 * sizeof *n->attribute);
+  b->g->node[b->g->n_node++] = n;
+  return n;
+}
+
+static Onnx__AttributeProto *attr(Onnx__NodeProto *n, const char *name, Onnx__AttributeProto__AttributeType type) {
+  Onnx__AttributeProto *a = amalloc(sizeof *a);
+  onnx__attribute_proto__init(a);
+  a->name = astr(name);
+  a->has_type = 1;
+  a->type = type;
+  n->attribute[n->n_attribute++] = a;
+  return a;
+}
+static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v) {
+  Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  a->has_i = 1;
+  a->i = v;
+}
+static void attr_float(Onnx__NodeProto *n, const char *name, float v) {
+  Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  a->has_f = 1;
+  a->f = v;
+}
+static void attr_ints(Onnx__NodeProto *n, const char *name, size_t k, const int64_t *v) {
+  Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  a->n_ints = k;
+  a->ints = amalloc(k * sizeof *v);
+  memcpy(a->ints, v, k * sizeof *v);
+}
+static void attr_str(Onnx__NodeProto *n, const char *name, const char *s) {
+  Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  a->has_s = 1;
+  a->s.data = (uint8_t *)astr(s);
+  a->s.len = strlen(s);
+}
+/* A Constant node's int64 tensor value. */
+static void attr_int_tensor(Onnx__NodeProto *n, size_t k, const int64_t *v) {
+  Onnx__AttributeProto *a = attr(n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+  Onnx__TensorProto *t = amalloc(sizeof *t);
+  onnx__tensor_proto__init(t);
+  t->n_dims = 1;
+  t->dims = amalloc(sizeof *t->dims);
+  t->dims[0] = (int64_t)k;
+  t->has_data_type = 1;
+  t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+  t->n_int64_data = k;
+  t->int64_data = amalloc(k * sizeof *v);
+  memcpy(t->int64_data, v, k * sizeof *v);
+  a->t = t;
+}
+
+static const char *mb_write(const mb *b, const char *fname) {
+  size_t len = onnx__model_proto__get_packed_size(b->m);
+  uint8_t *buf = malloc(len);
+  onnx__model_proto__pack(b->m, buf);
+  const char *path = testutil_temp_path(fname);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fwrite(buf, 1, len, f);
+    fclose(f);
+  }
+  free(buf);
+  return path;
+}
+
+static mp_status import(const char *path, const char *dtype, int batch, int no_fuse, graph **g, onnx_report *rep,
+                        mp_error *err) {
+  onnx_options o = {dtype, batch, no_fuse};
+  *g = NULL;
+  err_clear(err);
+  return onnx_import(path, &o, g, rep, err);
+}
+
+static const graph_op *op_named(const graph *g, const char *name) {
+  int i = graph_find_op(g, name);
+  return i >= 0 ? &g->ops[i] : NULL;
+}
+
+/* ---- the real models ---- */
+
+static const char *const models[] = {"alexnet", "googlenet", "mobilenet_v2", "resnet18", "resnet50",
+                                     "squeezenet1_0", "transformer_encoder", "vgg16", "vit_b_16"};
+
+static void check_model(const char *model) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "models/%s.reference.json", model);
+  cJSON *ref = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(jsonio_load(testutil_shared(rel), &ref, &err), MP_OK);
+  snprintf(rel, sizeof rel, "models/%s.onnx", model);
+  graph *g = NULL;
+  onnx_report rep;
+  mp_status st = import(testutil_shared(rel), "fp32", 0, 1, &g, &rep, &err);
+  if (st != MP_OK) fprintf(stderr, "\n%s: %s\n", model, err.msg);
+  CU_ASSERT_EQUAL_FATAL(st, MP_OK);
+  double ref_macs = cJSON_GetObjectItem(ref, "total_macs")->valuedouble;
+  double ref_params = cJSON_GetObjectItem(ref, "total_params")->valuedouble;
+  graph_totals t;
+  graph_get_totals(g, &t);
+  CU_ASSERT(fabs((double)t.macs - ref_macs) <= 0.005 * ref_macs);
+  CU_ASSERT(fabs((double)t.weight_bytes / 4.0 - ref_params) <= 0.005 * ref_params);
+  CU_ASSERT_EQUAL((double)rep.params, ref_params); /* the same definition: exact */
+  CU_ASSERT_EQUAL(rep.nodes, cJSON_GetObjectItem(ref, "num_nodes")->valueint);
+  CU_ASSERT_EQUAL(rep.n_unknown, 0);
+  int compared = 0, mismatched = 0;
+  const cJSON *n;
+  cJSON_ArrayForEach(n, cJSON_GetObjectItem(ref, "nodes")) {
+    const char *type = cJSON_GetObjectItem(n, "op_type")->valuestring;
+    if (strcmp(type, "Conv") && strcmp(type, "Gemm") && strcmp(type, "MatMul")) continue;
+    const graph_op *op = op_named(g, cJSON_GetObjectItem(n, "name")->valuestring);
+    double macs = cJSON_GetObjectItem(n, "macs")->valuedouble;
+    if (!op || (double)op->macs != macs) {
+      if (mismatched++ < 3)
+        fprintf(stderr, "\n%s: node %s: %s %.0f\n", model, cJSON_GetObjectItem(n, "name")->valuestring,
+                op ? "macs" : "missing, reference macs", op ? (double)op->macs : macs);
+    }
+    compared++;
+  }
+  CU_ASSERT(compared > 0);
+  CU_ASSERT_EQUAL(mismatched, 0);
+  graph_free(g);
+  onnx_report_free(&rep);
+
+  /* fused: the same work in fewer layers */
+  st = import(testutil_shared(rel), "fp32", 0, 0, &g, &rep, &err);
+  CU_ASSERT_EQUAL_FATAL(st, MP_OK);
+  graph_totals f;
+  graph_get_totals(g, &f);
+  CU_ASSERT_EQUAL(f.macs, t.macs);
+  CU_ASSERT_EQUAL(f.flops, t.flops);
+  CU_ASSERT_EQUAL(f.weight_bytes, t.weight_bytes);
+  CU_ASSERT(f.layers < t.layers);
+  CU_ASSERT_EQUAL(rep.layers, f.layers);
+  graph_free(g);
+  onnx_report_free(&rep);
+  cJSON_Delete(ref);
+}
+
+static void onnx_import_should_match_every_reference_table(void) {
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_model(models[i]);
+}
+
+static void onnx_import_should_give_resnet50_the_published_size(void) {
+  graph *g;
+  onnx_report rep;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(import(testutil_shared("models/resnet50.onnx"), NULL, 0, 0, &g, &rep, &err), MP_OK);
+  CU_ASSERT(rep.macs > 4.08e9 && rep.macs < 4.10e9);     /* torchvision: 4.09 GMACs */
+  CU_ASSERT(rep.params > 25.4e6 && rep.params < 25.6e6); /* 25.56 M less the folded BN shifts */
+  CU_ASSERT_EQUAL(rep.dtype_bytes, 2);
+  CU_ASSERT_EQUAL(rep.weight_bytes, 2 * rep.params); /* fp16, no integer constants */
+  CU_ASSERT_EQUAL(rep.nodes, 122);
+  CU_ASSERT_EQUAL(rep.layers, g->n_ops);
+  /* the input 1x3x224x224 at fp16 */
+  CU_ASSERT_EQUAL(g->tensors[0].bytes, 2u * 3 * 224 * 224);
+  graph_free(g);
+  onnx_report_free(&rep);
+}
+
+/* ---- hand counts ---- */
+
+static graph *import_hand(const mb *b, const char *dtype, int batch, int no_fuse, onnx_report *rep) {
+  graph *g = NULL;
+  mp_error err;
+  mp_status st = import(mb_write(b, "hand.onnx"), dtype, batch, no_fuse, &g, rep, &err);
+  if (st != MP_OK) fprintf(stderr, "\n%s\n", err.msg);
+  return g;
+}
+
+/* ConvTranspose, group 2: X 1x4x3x3, W 4x2x3x3 (Cout/group = 2), stride 2, pads 1:
+ * out = 2*(3-1) + 3 - 1 - 1 = 5 -> Y 1x4x5x5 (100 elements).  Each of the 36 input elements is
+ * scattered to 2 output channels x 9 taps: MACs 36*18 = 648; flops 2*648 + 100 bias adds = 1396;
+ * weights (72 + 4) * 4 B = 304 B at fp32. */
+static void onnx_import_should_cost_conv_transpose_by_hand_count(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4, 3, 3));
+  mb_init(&b, "W", DIMS(4, 2, 3, 3));
+  mb_init(&b, "B", DIMS(4));
+  Onnx__NodeProto *n = mb_node(&b, "ConvTranspose", "up", "X,W,B", "Y");
+  attr_int(n, "group", 2);
+  attr_ints(n, "strides", DIMS(2, 2));
+  attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 648);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 1396);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 304);
+  CU_ASSERT_EQUAL(g->ops[0].out_bytes, 100 * 4);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* Conv, group 2, stride 2, pads 1, dilation 2, bias: X 1x4x9x9, W 6x2x3x3.  Effective kernel
+ * (3-1)*2+1 = 5, out = (9+2-5)/2 + 1 = 4 -> Y 1x6x4x4 (96).  MACs 96 * 2*9 = 1728; flops 3456 + 96. */
+static void onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4, 9, 9));
+  mb_init(&b, "W", DIMS(6, 2, 3, 3));
+  mb_init(&b, "B", DIMS(6));
+  Onnx__NodeProto *n = mb_node(&b, "Conv", "conv", "X,W,B", "Y");
+  attr_int(n, "group", 2);
+  attr_ints(n, "strides", DIMS(2, 2));
+  attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+  attr_ints(n, "dilations", DIMS(2, 2));
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp16", 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 1728);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 3552);
+  CU_ASSERT_EQUAL(g->ops[0].out_bytes, 96 * 2);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, (108 + 6) * 2);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* LSTM, forward, T=5, batch 1, input 10, hidden 20, with bias:
+ * MACs = 5 steps * 1 * 4*20 gates * (10 + 20) = 12,000.  Elementwise per step and hidden unit:
+ * 4 gate sums + 8 bias adds + 3 sigmoids * 6 + 2 tanh * 4 + 3 for the cell + 1 for o*tanh(c) = 42,
+ * so flops = 24,000 + 5*20*42 = 28,200.  Weights W 80x10 + R 80x20 + B 160 = 2,560 floats. */
+static void onnx_import_should_cost_lstm_by_hand_count(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(5, 1, 10));
+  mb_init(&b, "W", DIMS(1, 80, 10));
+  mb_init(&b, "R", DIMS(1, 80, 20));
+  mb_init(&b, "B", DIMS(1, 160));
+  Onnx__NodeProto *n = mb_node(&b, "LSTM", "lstm", "X,W,R,B", "Y,Y_h");
+  attr_int(n, "hidden_size", 20);
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 12000);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 28200);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 2560 * 4);
+  CU_ASSERT_EQUAL(rep.params, 2560);
+  CU_ASSERT_EQUAL(g->ops[0].n_outputs, 2);
+  CU_ASSERT_EQUAL(g->ops[0].out_bytes, (5 * 20 + 20) * 4); /* Y 5x1x1x20, Y_h 1x1x20 */
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* GRU, bidirectional, T=5, batch 2, input 10, hidden 20, no bias:
+ * MACs = 2 directions * 5 * 2 * 3*20 * (10 + 20) = 36,000.  Elementwise per step and unit:
+ * 3 gate sums + 1 for r*h + 2 sigmoids * 6 + 1 tanh * 4 + 4 for (1-z)*h~ + z*h = 24, so
+ * flops = 72,000 + 2*5*2*20*24 = 81,600. */
+static void onnx_import_should_cost_gru_by_hand_count(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(5, 2, 10));
+  mb_init(&b, "W", DIMS(2, 60, 10));
+  mb_init(&b, "R", DIMS(2, 60, 20));
+  Onnx__NodeProto *n = mb_node(&b, "GRU", "gru", "X,W,R", "Y");
+  attr_int(n, "hidden_size", 20);
+  attr_str(n, "direction", "bidirectional");
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 36000);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 81600);
+  CU_ASSERT_EQUAL(g->ops[0].out_bytes, 5 * 2 * 2 * 20 * 4); /* Y 5x2x2x20 */
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* Gemm A 3x5, B 4x5 transposed, C 4, beta 0.5: MACs 3*4*5 = 60; flops 120 + 12 (C) + 12 (beta).
+ * MatMul [2,1,3,4] x [5,4,6] broadcasts to [2,5,3,6] (180 outputs) * K 4 = 720 MACs. */
+static void onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count(void) {
+  mb b = mb_new();
+  mb_input(&b, "A", DIMS(3, 5));
+  mb_input(&b, "P", DIMS(2, 1, 3, 4));
+  mb_input(&b, "Q", DIMS(5, 4, 6));
+  mb_init(&b, "B", DIMS(4, 5));
+  mb_init(&b, "C", DIMS(4));
+  Onnx__NodeProto *n = mb_node(&b, "Gemm", "fc", "A,B,C", "Y");
+  attr_int(n, "transB", 1);
+  attr_float(n, "beta", 0.5f);
+  mb_node(&b, "MatMul", "mm", "P,Q", "Z");
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  const graph_op *fc = op_named(g, "fc"), *mm = op_named(g, "mm");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mm);
+  CU_ASSERT_EQUAL(fc->macs, 60);
+  CU_ASSERT_EQUAL(fc->flops, 144);
+  CU_ASSERT_EQUAL(fc->out_bytes, 12 * 4);
+  CU_ASSERT_EQUAL(mm->macs, 720);
+  CU_ASSERT_EQUAL(mm->flops, 1440);
+  CU_ASSERT_EQUAL(mm->out_bytes, 180 * 4);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* ---- fusion, folding, batch ---- */
+
+/* conv (X 1x3x8x8, W 4x3x3x3, pads 1, no bias) -> BatchNormalization -> Relu.
+ * conv: 256 outputs * 27 = 6,912 MACs, 13,824 flops; BN 2 * 256; Relu 256: 14,592 flops fused.
+ * Weights at fp16: (108 + 4*4) * 2 = 248 B; params 108 + 8 (BN mean/var are not params). */
+static mb conv_bn_relu(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 3, 8, 8));
+  mb_init(&b, "W", DIMS(4, 3, 3, 3));
+  mb_init(&b, "s", DIMS(4));
+  mb_init(&b, "o", DIMS(4));
+  mb_init(&b, "m", DIMS(4));
+  mb_init(&b, "v", DIMS(4));
+  attr_ints(mb_node(&b, "Conv", "conv", "X,W", "c"), "pads", DIMS(1, 1, 1, 1));
+  mb_node(&b, "BatchNormalization", "bn", "c,s,o,m,v", "n");
+  mb_node(&b, "Relu", "relu", "n", "Y");
+  mb_output(&b, "Y", DIMS(1, 4, 8, 8));
+  return b;
+}
+
+static void onnx_import_should_fuse_conv_bn_relu_into_one_layer(void) {
+  mb b = conv_bn_relu();
+  onnx_report rep;
+  graph *g = import_hand(&b, NULL, 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->n_ops, 1);
+  CU_ASSERT_STRING_EQUAL(g->ops[0].name, "conv");
+  CU_ASSERT_STRING_EQUAL(g->ops[0].type, "Conv");
+  CU_ASSERT_EQUAL(g->ops[0].macs, 6912);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 14592);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 248);
+  CU_ASSERT_STRING_EQUAL(g->tensors[g->ops[0].outputs[0]].name, "Y");
+  CU_ASSERT_EQUAL(rep.params, 116);
+  CU_ASSERT_EQUAL(rep.fused, 2);
+  CU_ASSERT_EQUAL(rep.nodes, 3);
+  CU_ASSERT_EQUAL(rep.layers, 1);
+  graph_free(g);
+  onnx_report_free(&rep);
+  g = import_hand(&b, NULL, 0, 1, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->n_ops, 3);
+  CU_ASSERT_EQUAL(op_named(g, "bn")->flops, 512);
+  CU_ASSERT_EQUAL(op_named(g, "relu")->flops, 256);
+  CU_ASSERT_EQUAL(rep.fused, 0);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+/* conv's output feeds both relu and the add: relu is not fused into conv (conv has another
+ * consumer), but the add is fused into relu (relu's output has no other reader). */
+static void onnx_import_should_not_fuse_into_an_op_with_other_consumers(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 3, 8, 8));
+  mb_init(&b, "W", DIMS(3, 3, 1, 1));
+  mb_node(&b, "Conv", "conv", "X,W", "c");
+  mb_node(&b, "Relu", "relu", "c", "r");
+  mb_node(&b, "Add", "add", "c,r", "Y");
+  onnx_report rep;
+  graph *g = import_hand(&b, NULL, 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->n_ops, 2);
+  const graph_op *relu = op_named(g, "relu");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(relu);
+  CU_ASSERT_EQUAL(relu->n_inputs, 1); /* c, once */
+  CU_ASSERT_EQUAL(relu->flops, 192 + 192);
+  CU_ASSERT_PTR_NULL(op_named(g, "add"));
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+static void onnx_import_should_scale_work_and_activations_with_the_batch(void) {
+  mb b = conv_bn_relu();
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 4, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 4 * 6912);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 4 * 14592);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 124 * 4); /* weights do not grow with the batch */
+  CU_ASSERT_EQUAL(g->tensors[0].bytes, 4u * 3 * 64 * 4);
+  CU_ASSERT_EQUAL(rep.batch, 4);
+  CU_ASSERT_EQUAL(rep.model_batch, 1);
+  graph_free(g);
+  onnx_report_free(&rep);
+
+  /* a symbolic batch dimension counts as 1 */
+  b.g->input[0]->type->tensor_type->shape->dim[0]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+  b.g->input[0]->type->tensor_type->shape->dim[0]->dim_param = astr("N");
+  b.g->output[0]->type->tensor_type->shape->dim[0]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+  b.g->output[0]->type->tensor_type->shape->dim[0]->dim_param = astr("N");
+  g = import_hand(&b, "fp32", 3, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->ops[0].macs, 3 * 6912);
+  graph_free(g);
+  onnx_report_free(&rep);
+
+  /* a static batch of 2 cannot become 3 */
+  b.g->input[0]->type->tensor_type->shape->dim[0]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+  b.g->input[0]->type->tensor_type->shape->dim[0]->dim_value = 2;
+  b.g->n_output = 0;
+  mp_error err;
+  CU_ASSERT_EQUAL(import(mb_write(&b, "b2.onnx"), NULL, 3, 0, &g, &rep, &err), MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--batch 3"));
+  afree();
+}
+
+/* Constant and Shape fold away; Identity is removed; Reshape takes its target from a Constant. */
+static void onnx_import_should_fold_constants_and_remove_identities(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(2, 6));
+  attr_int_tensor(mb_node(&b, "Constant", "k", "", "shape"), DIMS(3, 4));
+  mb_node(&b, "Identity", "id", "X", "x2");
+  mb_node(&b, "Reshape", "reshape", "x2,shape", "r");
+  mb_node(&b, "Shape", "shp", "r", "s");
+  mb_node(&b, "Relu", "relu", "r", "y");
+  mb_node(&b, "Reshape", "back", "y,s", "z");
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 1, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(rep.folded, 2); /* Constant, Shape */
+  CU_ASSERT_EQUAL(rep.removed, 1);
+  CU_ASSERT_EQUAL(g->n_ops, 3);
+  const graph_op *r = op_named(g, "reshape");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  CU_ASSERT_STRING_EQUAL(g->tensors[r->inputs[0]].name, "X");
+  CU_ASSERT_EQUAL(r->weight_bytes, 2 * 8); /* the int64 target shape [3, 4] */
+  CU_ASSERT_EQUAL(op_named(g, "back")->weight_bytes, 2 * 8); /* the folded Shape [3, 4] */
+  CU_ASSERT_EQUAL(r->flops, 0);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
+static void onnx_import_should_keep_unknown_operators_at_zero_cost_and_report_them(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 16));
+  mb_node(&b, "FancyOp", "f1", "X", "a");
+  mb_node(&b, "FancyOp", "f2", "a", "c");
+  mb_node(&b, "Relu", "relu", "c", "y");
+  mb_value_info(&b, "a", DIMS(1, 16));
+  mb_value_info(&b, "c", DIMS(1, 8));
+  onnx_report rep;
+  graph *g = import_hand(&b, NULL, 0, 0, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(rep.n_unknown, 1);
+  CU_ASSERT_STRING_EQUAL(rep.unknown[0].type, "FancyOp");
+  CU_ASSERT_EQUAL(rep.unknown[0].count, 2);
+  CU_ASSERT_EQUAL(op_named(g, "f1")->flops, 0);
+  CU_ASSERT_EQUAL(op_named(g, "f2")->flops, 8); /* the fused Relu */
+  char line[256];
+  CU_ASSERT_EQUAL(onnx_report_warning(&rep, line, sizeof line), 1);
+  CU_ASSERT_STRING_EQUAL(line, "2 nodes of types outside the cost model kept with zero cost: FancyOp x2");
+  graph_free(g);
+  onnx_report_free(&rep);
+  /* without a value_info shape the unknown operator's output cannot be known */
+  b.g->n_value_info = 0;
+  mp_error err;
+  CU_ASSERT_EQUAL(import(mb_write(&b, "unk.onnx"), NULL, 0, 0, &g, &rep, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 'f1' (FancyOp)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no value_info"));
+  afree();
+}
+
+/* ---- bad input ---- */
+
+/* Imports path expecting MP_INPUT; the message must be one line naming the file and contain want. */
+static void expect_bad(const char *path, const char *want) {
+  graph *g = NULL;
+  onnx_report rep;
+  mp_error err;
+  mp_status st = import(path, NULL, 0, 0, &g, &rep, &err);
+  CU_ASSERT_EQUAL(st, MP_INPUT);
+  CU_ASSERT_PTR_NULL(g);
+  CU_ASSERT_EQUAL(rep.n_unknown, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
+  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+  if (!strstr(err.msg, want)) fprintf(stderr, "\nexpected '%s' in: %s\n", want, err.msg);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+  graph_free(g);
+}
+
+static void onnx_import_should_reject_truncated_and_non_protobuf_files(void) {
+  char *buf;
+  size_t len;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_shared("models/resnet18.onnx"), &buf, &len, &err), MP_OK);
+  const size_t cuts[] = {1, 7, len / 10, len / 2, len - 100, len - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    const char *path = testutil_temp_path("cut.onnx");
+    CU_ASSERT_EQUAL(fileio_write_atomic(path, buf, cuts[i], &err), MP_OK);
+    expect_bad(path, "not an ONNX model");
+  }
+  free(buf);
+  expect_bad(testutil_write_temp("text.onnx", "this is plain text, not a protobuf message\n"), "not an ONNX model");
+  expect_bad(testutil_src("traces/tiny_resnet.json"), "not an ONNX model");
+  expect_bad(testutil_temp_path("absent.onnx"), "absent.onnx");
+}
+
+static void onnx_import_should_reject_a_cycle(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4));
+  mb_node(&b, "Relu", "head", "X", "h");
+  mb_node(&b, "Add", "a", "h,d", "c");
+  mb_node(&b, "Relu", "b", "c", "d");
+  expect_bad(mb_write(&b, "cycle.onnx"), "the graph has a cycle through this node");
+  /* it names a node on the cycle (a or b), not 'head' which only feeds it */
+  graph *g;
+  onnx_report rep;
+  mp_error err;
+  CU_ASSERT_EQUAL(import(mb_write(&b, "cycle.onnx"), NULL, 0, 0, &g, &rep, &err), MP_INPUT);
+  CU_ASSERT(strstr(err.msg, "node 'a' (Add)") || strstr(err.msg, "node 'b' (Relu)"));
+  afree();
+}
+
+static void onnx_import_should_reject_an_initializer_without_dims(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4));
+  mb_init(&b, "W", 0, NULL);
+  mb_node(&b, "MatMul", "mm", "X,W", "Y");
+  expect_bad(mb_write(&b, "nodims.onnx"), "initializer 'W' has no dims");
+  afree();
+}
+
+static void onnx_import_should_reject_an_op_whose_inputs_are_missing(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4));
+  mb_node(&b, "Relu", "r", "X", "a");
+  mb_node(&b, "Add", "sum", "a,ghost", "Y");
+  expect_bad(mb_write(&b, "missing.onnx"), "node 'sum' (Add): input 'ghost' is not produced by any node");
+  afree();
+}
+
+static void onnx_import_should_reject_zero_and_negative_dimensions(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(1, 0));
+  mb_node(&b, "Relu", "r", "X", "Y");
+  expect_bad(mb_write(&b, "zero.onnx"), "graph input 'X': dimension 1 is 0");
+  afree();
+
+  b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4));
+  mb_init(&b, "W", DIMS(4, -3));
+  mb_node(&b, "MatMul", "mm", "X,W", "Y");
+  expect_bad(mb_write(&b, "neg.onnx"), "initializer 'W': dimension 1 is -3");
+  afree();
+
+  b = mb_new();
+  mb_input(&b, "X", DIMS(1, 4));
+  mb_node(&b, "Relu", "r", "X", "Y");
+  mb_value_info(&b, "Y", DIMS(1, -4));
+  expect_bad(mb_write(&b, "negvi.onnx"), "node 'r' (Relu): value_info of output 'Y': dimension 1 is -4");
+  afree();
+
+  /* a 5x5 kernel on a 3x3 map without padding leaves nothing */
+  b = mb_new();
+  mb_input(&b, "X", DIMS(1, 1, 3, 3));
+  mb_init(&b, "W", DIMS(1, 1, 5, 5));
+  mb_node(&b, "Conv", "big", "X,W", "Y");
+  expect_bad(mb_write(&b, "empty.onnx"), "node 'big' (Conv): output 'Y' would have dimension 2 = 0");
+  afree();
+}
+
+static void onnx_import_should_reject_shapes_it_cannot_know(void) {
+  mb b = mb_new();
+  mb_input(&b, "X", DIMS(2, 6));
+  mb_input(&b, "S", DIMS(2));
+  mb_node(&b, "Reshape", "rs", "X,S", "Y");
+  expect_bad(mb_write(&b, "dyn.onnx"), "node 'rs' (Reshape): the values of input 'S' are not known");
+  afree();
+
+  b = mb_new();
+  mb_input(&b, "X", DIMS(2, 6));
+  mb_init(&b, "W", DIMS(5, 3));
+  mb_node(&b, "MatMul", "mm", "X,W", "Y");
+  expect_bad(mb_write(&b, "inner.onnx"), "node 'mm' (MatMul): inner dimensions differ (6 and 5)");
+  afree();
+
+  b = mb_new();
+  mb_input(&b, "X", DIMS(2, 6));
+  mb_node(&b, "Relu", "r", "X", "Y");
+  mb_node(&b, "Relu", "again", "X", "Y");
+  expect_bad(mb_write(&b, "twice.onnx"), "node 'again' (Relu): output 'Y' is already r");
+  afree();
+}
+
+static void onnx_import_should_refuse_a_bad_dtype(void) {
+  graph *g;
+  onnx_report rep;
+  mp_error err;
+  CU_ASSERT_EQUAL(import(testutil_shared("models/alexnet.onnx"), "fp64", 0, 0, &g, &rep, &err), MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fp64"));
+  CU_ASSERT_EQUAL(onnx_dtype_bytes("bf16"), 2);
+  CU_ASSERT_EQUAL(onnx_dtype_bytes("int8"), 1);
+  CU_ASSERT_EQUAL(onnx_dtype_bytes("fp32"), 4);
+  CU_ASSERT_EQUAL(onnx_dtype_bytes("fp8"), 0);
+}
+
+/* ---- the command ---- */
+
+static void meshpipe_import_should_write_a_graph_or_nothing(void) {
+  char cmd[4096], *out = NULL, *errout = NULL;
+  const char *dst = testutil_temp_path("r18.json");
+  snprintf(cmd, sizeof cmd, "import '%s' -o '%s' --dtype int8", testutil_shared("models/resnet18.onnx"), dst);
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "49 nodes -> 24 layers"));
+  free(out);
+  free(errout);
+  graph *g = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(dst, &g, &err), MP_OK);
+  CU_ASSERT_EQUAL(g->n_ops, 24);
+  graph_free(g);
+
+  const char *bad = testutil_write_temp("bad.onnx", "garbage");
+  const char *none = testutil_temp_path("none.json");
+  snprintf(cmd, sizeof cmd, "import '%s' -o '%s'", bad, none);
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "not an ONNX model"));
+  CU_ASSERT_FALSE(testutil_exists(none));
+  free(out);
+  free(errout);
+
+  snprintf(cmd, sizeof cmd, "import '%s' --dtype fp64", testutil_shared("models/resnet18.onnx"));
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 2);
+  free(out);
+  free(errout);
+}
+
+static CU_TestInfo tests[] = {
+    {"onnx_import_should_match_every_reference_table", onnx_import_should_match_every_reference_table},
+    {"onnx_import_should_give_resnet50_the_published_size", onnx_import_should_give_resnet50_the_published_size},
+    {"onnx_import_should_cost_conv_transpose_by_hand_count", onnx_import_should_cost_conv_transpose_by_hand_count},
+    {"onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count",
+     onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count},
+    {"onnx_import_should_cost_lstm_by_hand_count", onnx_import_should_cost_lstm_by_hand_count},
+    {"onnx_import_should_cost_gru_by_hand_count", onnx_import_should_cost_gru_by_hand_count},
+    {"onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count",
+     onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count},
+    {"onnx_import_should_fuse_conv_bn_relu_into_one_layer", onnx_import_should_fuse_conv_bn_relu_into_one_layer},
+    {"onnx_import_should_not_fuse_into_an_op_with_other_consumers",
+     onnx_import_should_not_fuse_into_an_op_with_other_consumers},
+    {"onnx_import_should_scale_work_and_activations_with_the_batch",
+     onnx_import_should_scale_work_and_activations_with_the_batch},
+    {"onnx_import_should_fold_constants_and_remove_identities", onnx_import_should_fold_constants_and_remove_identities},
+    {"onnx_import_should_keep_unknown_operators_at_zero_cost_and_report_them",
+     onnx_import_should_keep_unknown_operators_at_zero_cost_and_report_them},
+    {"onnx_import_should_reject_truncated_and_non_protobuf_files",
+     onnx_import_should_reject_truncated_and_non_protobuf_files},
+    {"onnx_import_should_reject_a_cycle", onnx_import_should_reject_a_cycle},
+    {"onnx_import_should_reject_an_initializer_without_dims", onnx_import_should_reject_an_initializer_without_dims},
+    {"onnx_import_should_reject_an_op_whose_inputs_are_missing",
+     onnx_import_should_reject_an_op_whose_inputs_are_missing},
+    {"onnx_import_should_reject_zero_and_negative_dimensions", onnx_import_should_reject_zero_and_negative_dimensions},
+    {"onnx_import_should_reject_shapes_it_cannot_know", onnx_import_should_reject_shapes_it_cannot_know},
+    {"onnx_import_should_refuse_a_bad_dtype", onnx_import_should_refuse_a_bad_dtype},
+    {"meshpipe_import_should_write_a_graph_or_nothing", meshpipe_import_should_write_a_graph_or_nothing},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("onnx_import", tests, argc, argv); }
