@@ -69,6 +69,7 @@ typedef struct layer {
   int node;
   char *name; /* owned, unique */
   const char *type;
+  char *fused_type; /* owned "Conv+BatchNormalization+Relu" once something is fused in, else NULL */
   int n_in, cap_in;
   int *in; /* activation tensors, distinct */
   int n_out;
@@ -602,6 +603,13 @@ static mp_status fuse(importer *im, mp_error *err) {
       if (p->n_out != 1 || p->out[0] != l->in[k]) continue;
       for (int j = 0; j < l->n_in; j++)
         if (j != k && add_input(p, l->in[j]) != MP_OK) return err_nomem(err);
+      const char *pt = p->fused_type ? p->fused_type : p->type;
+      size_t len = strlen(pt) + strlen(l->type) + 2;
+      char *ft = malloc(len);
+      if (!ft) return err_nomem(err);
+      snprintf(ft, len, "%s+%s", pt, l->type);
+      free(p->fused_type);
+      p->fused_type = ft;
       p->macs += l->macs;
       p->flops += l->flops;
       p->wbytes += l->wbytes;
@@ -671,8 +679,10 @@ static mp_status build_document(importer *im, const onnx_options *o, uint64_t ha
   uint64_t k = (uint64_t)(im->rep.batch / im->model_batch);
   mp_status st = MP_OK;
   cJSON *root = cJSON_CreateObject(), *inputs, *ops, *src, *unk;
+  /* the graph is named after the file: exporters' graph names ("torch_jit", "main_graph") say little */
   char name[256];
-  snprintf(name, sizeof name, "%s", im->g->name && *im->g->name ? im->g->name : base_name(im->path));
+  snprintf(name, sizeof name, "%s", base_name(im->path));
+  if (fileio_has_suffix(name, ".onnx") && strlen(name) > 5) name[strlen(name) - 5] = 0;
   if (!root || !cJSON_AddStringToObject(root, "format", GRAPH_FORMAT) ||
       !jsonio_add_u64(root, "version", GRAPH_VERSION) || !cJSON_AddStringToObject(root, "name", name) ||
       !(inputs = cJSON_AddArrayToObject(root, "inputs")) || !(ops = cJSON_AddArrayToObject(root, "ops")) ||
@@ -699,7 +709,7 @@ static mp_status build_document(importer *im, const onnx_options *o, uint64_t ha
         (st = scaled(im, l->flops, k, "flops", l->name, &flops, err)) != MP_OK ||
         (st = scaled(im, l->wbytes, 1, "weight bytes", l->name, &wbytes, err)) != MP_OK)
       goto fail;
-    if (!cJSON_AddStringToObject(op, "name", l->name) || !cJSON_AddStringToObject(op, "type", l->type) ||
+    if (!cJSON_AddStringToObject(op, "name", l->name) || !cJSON_AddStringToObject(op, "type", l->fused_type ? l->fused_type : l->type) ||
         !(ins = cJSON_AddArrayToObject(op, "inputs")) || !(outs = cJSON_AddArrayToObject(op, "outputs")) ||
         !jsonio_add_u64(op, "macs", macs) || !jsonio_add_u64(op, "flops", flops) ||
         !jsonio_add_u64(op, "weight_bytes", wbytes))
@@ -728,6 +738,7 @@ static mp_status build_document(importer *im, const onnx_options *o, uint64_t ha
   }
   char hex[17];
   if (!cJSON_AddStringToObject(src, "onnx", base_name(im->path)) ||
+      !cJSON_AddStringToObject(src, "onnx_graph", im->g->name ? im->g->name : "") ||
       !cJSON_AddStringToObject(src, "hash", fileio_hash_hex(hash, hex)) ||
       !jsonio_add_u64(src, "nodes", (uint64_t)im->rep.nodes) || !jsonio_add_u64(src, "layers", (uint64_t)im->rep.layers) ||
       !cJSON_AddBoolToObject(src, "fused", !(o && o->no_fuse)) ||
@@ -843,6 +854,7 @@ mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out,
 cleanup:
   for (int li = 0; li < im.n_layers; li++) {
     free(im.layers[li].name);
+    free(im.layers[li].fused_type);
     free(im.layers[li].in);
     if (im.layers[li].out_owned) free(im.layers[li].out);
   }

@@ -479,7 +479,7 @@ static void onnx_import_should_fuse_conv_bn_relu_into_one_layer(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->n_ops, 1);
   CU_ASSERT_STRING_EQUAL(g->ops[0].name, "conv");
-  CU_ASSERT_STRING_EQUAL(g->ops[0].type, "Conv");
+  CU_ASSERT_STRING_EQUAL(g->ops[0].type, "Conv+BatchNormalization+Relu");
   CU_ASSERT_EQUAL(g->ops[0].macs, 6912);
   CU_ASSERT_EQUAL(g->ops[0].flops, 14592);
   CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 248);
@@ -518,6 +518,7 @@ static void onnx_import_should_not_fuse_into_an_op_with_other_consumers(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(relu);
   CU_ASSERT_EQUAL(relu->n_inputs, 1); /* c, once */
   CU_ASSERT_EQUAL(relu->flops, 192 + 192);
+  CU_ASSERT_STRING_EQUAL(relu->type, "Relu+Add");
   CU_ASSERT_PTR_NULL(op_named(g, "add"));
   graph_free(g);
   onnx_report_free(&rep);
