@@ -549,7 +549,8 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
     return MP_OK;
   }
 
-  layer *l = &im->layers[im->n_layers];
+  int li = im->n_layers++; /* counted at once, so the cleanup frees it whatever fails below */
+  layer *l = &im->layers[li];
   memset(l, 0, sizeof *l);
   l->node = idx;
   l->type = nd->op_type;
@@ -576,10 +577,9 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
   for (int i = 0; i < v.n_out; i++)
     if (outs[i] >= 0) {
       l->out[l->n_out++] = outs[i];
-      im->t[outs[i]].layer = im->n_layers;
+      im->t[outs[i]].layer = li;
     }
   if (l->n_out == 0) return fail(im, err, nd, idx, "the node has no outputs");
-  im->n_layers++;
   return MP_OK;
 }
 

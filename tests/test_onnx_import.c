@@ -140,7 +140,7 @@ static Onnx__TensorProto *mb_init(mb *b, const char *name, size_t rank, const in
   t->name = astr(name);
   t->n_dims = rank;
   t->dims = amalloc(rank * sizeof *t->dims);
-  memcpy(t->dims, dims, rank * sizeof *dims);
+  if (rank) memcpy(t->dims, dims, rank * sizeof *dims);
   t->has_data_type = 1;
   t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
   b->g->initializer[b->g->n_initializer++] = t;
@@ -218,6 +218,86 @@ static const char *mb_write(const mb *b, const char *fname) {
   }
   free(buf);
   return path;
+}
+
+/* A model from a few lines of text (';' separates lines), for the tables of small cases:
+ *   in NAME DIMS         graph input; DIMS "1,3,8,8", a dimension N is symbolic ("N"), '-' is rank 0
+ *   init NAME [DIMS]     float initializer without data (no DIMS: no dims at all)
+ *   vi NAME DIMS / out NAME DIMS    value_info / graph output
+ *   const NAME V,V...    a Constant node (named NAME_c) with an int64 value
+ *   node TYPE NAME INS OUTS [ATTR...]   INS/OUTS comma lists ('-' none, empty items allowed);
+ *                        ATTR is a=[1,2] (ints), a=3 (int), a=f0.5 (float) or a='text' (string) */
+static size_t parse_dims(const char *text, int64_t *d, const char **param) {
+  size_t n = 0;
+  if (strcmp(text, "-") == 0) return 0;
+  for (const char *p = text; *p && n < 16;) {
+    if (*p == 'N') {
+      param[n] = "N";
+      d[n++] = 0;
+      p++;
+    } else {
+      param[n] = NULL;
+      d[n++] = strtoll(p, (char **)&p, 10);
+    }
+    if (*p == ',') p++;
+  }
+  return n;
+}
+
+static Onnx__ValueInfoProto *dsl_vinfo(const char *name, const char *dims) {
+  int64_t d[16];
+  const char *param[16];
+  size_t n = parse_dims(dims, d, param);
+  Onnx__ValueInfoProto *v = vinfo(name, (int)n, d);
+  for (size_t i = 0; i < n; i++)
+    if (param[i]) {
+      v->type->tensor_type->shape->dim[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+      v->type->tensor_type->shape->dim[i]->dim_param = astr(param[i]);
+    }
+  return v;
+}
+
+static mb mb_text(const char *text) {
+  mb b = mb_new();
+  char *copy = astr(text), *line_save = NULL;
+  for (char *line = strtok_r(copy, ";", &line_save); line; line = strtok_r(NULL, ";", &line_save)) {
+    char *w[16], *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(line, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save)) w[n++] = t;
+    if (n == 0) continue;
+    int64_t d[16];
+    const char *param[16];
+    if (strcmp(w[0], "in") == 0) b.g->input[b.g->n_input++] = dsl_vinfo(w[1], w[2]);
+    else if (strcmp(w[0], "vi") == 0) b.g->value_info[b.g->n_value_info++] = dsl_vinfo(w[1], w[2]);
+    else if (strcmp(w[0], "out") == 0) b.g->output[b.g->n_output++] = dsl_vinfo(w[1], w[2]);
+    else if (strcmp(w[0], "init") == 0) mb_init(&b, w[1], n > 2 ? parse_dims(w[2], d, param) : 0, d);
+    else if (strcmp(w[0], "const") == 0) {
+      char cname[64];
+      snprintf(cname, sizeof cname, "%s_c", w[1]);
+      attr_int_tensor(mb_node(&b, "Constant", cname, "", w[1]), parse_dims(w[2], d, param), d);
+    } else if (strcmp(w[0], "node") == 0) {
+      Onnx__NodeProto *nd = mb_node(&b, w[1], w[2], strcmp(w[3], "-") ? w[3] : "", strcmp(w[4], "-") ? w[4] : "");
+      for (int i = 5; i < n; i++) {
+        char *eq = strchr(w[i], '=');
+        *eq = 0;
+        const char *v = eq + 1;
+        if (*v == '[') {
+          char inner[128];
+          snprintf(inner, sizeof inner, "%.*s", (int)strlen(v) - 2, v + 1);
+          attr_ints(nd, w[i], parse_dims(inner, d, param), d);
+        } else if (*v == 'f') {
+          attr_float(nd, w[i], strtof(v + 1, NULL));
+        } else if (*v == '\'') {
+          char inner[128];
+          snprintf(inner, sizeof inner, "%.*s", (int)strlen(v) - 2, v + 1);
+          attr_str(nd, w[i], inner);
+        } else {
+          attr_int(nd, w[i], strtoll(v, NULL, 10));
+        }
+      }
+    }
+  }
+  return b;
 }
 
 static mp_status import(const char *path, const char *dtype, int batch, int no_fuse, graph **g, onnx_report *rep,
@@ -739,6 +819,130 @@ static void onnx_import_should_reject_shapes_it_cannot_know(void) {
   afree();
 }
 
+/* Every way a node can be wrong that the operator rules check: one line each, naming the node. */
+static const struct bad_case {
+  const char *model, *want;
+} bad_cases[] = {
+    {"in X 1,4;init W 4,4;init W 4,4;node MatMul m X,W Y", "initializer 'W' is defined twice"},
+    {"in X 1,4;init W 1,1,1,1,1,1,1,1,1;node MatMul m X,W Y", "initializer 'W' has rank 9"},
+    {"in X 1,4;init W 1048576,1048576,1048576;node MatMul m X,W Y", "initializer 'W' has too many elements"},
+    {"in X 1,4;in X 1,4;node Relu r X Y", "graph input 'X' is listed twice"},
+    {"in X 1,N;node Relu r X Y", "graph input 'X' has no static shape"},
+    {"in X 1048576,1048576,1048576;node Relu r X Y", "graph input 'X': the rank (at most 8) or the number of elements"},
+    {"in X 1,4;node Relu r X X", "node 'r' (Relu): output 'X' is already a graph input"},
+    {"in X 1,4;init W 4;node Relu r X W", "node 'r' (Relu): output 'W' is already an initializer"},
+    {"in X 1,4;node Constant k - c;node Add a X,c Y", "node 'k' (Constant): a Constant needs a value"},
+    {"in X 1,4;node Identity i - Y", "node 'i' (Identity): needs an input and an output"},
+    {"in X 1,4;node Dropout d X Y,M;node Add a Y,M Z", "node 'd' (Dropout): output 'M' (the mask) is used"},
+    {"in X 1,4;node Relu r X ,", "node 'r' (Relu): the node has no outputs"},
+    {"in X 1,4;node Identity i X Y", "no node does any work"},
+    {"in X 1,4;node Add a , Y", "node 'a' (Add): no inputs"},
+    {"in X 1,4;in Z 1,3;node Add a X,Z Y", "node 'a' (Add): input 'Z' does not broadcast"},
+    {"in X 1,3,8,8;node Conv c X Y", "node 'c' (Conv): input 1 is missing"},
+    {"in X 1,3;init W 4,3,3,3;node Conv c X,W Y", "node 'c' (Conv): input 'X' has rank 2, expected at least 3"},
+    {"in X 1,3,8,8;init W 4,3,3;node Conv c X,W Y", "node 'c' (Conv): weight rank 3 differs from input rank 4"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y kernel_shape=[3]", "kernel_shape has 1 values for 2 spatial axes"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y strides=[1]", "strides has 1 values for 2 spatial axes"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y dilations=[1]", "dilations has 1 values for 2 spatial axes"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y pads=[1,1]", "pads has 2 values for 2 spatial axes"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y strides=[0,1]", "kernel, strides and dilations must be positive"},
+    {"in X 1,3,8,8;init W 4,3,3,3;node Conv c X,W Y group=2", "group 2 does not divide the input channels 3"},
+    {"in X 1,4,8,8;init W 4,3,3,3;node Conv c X,W Y", "weight expects 3 input channels, the input has 4"},
+    {"in X 1,4,8,8;init W 3,3,3,3;node ConvTranspose c X,W Y", "weight expects 3 input channels, the input has 4"},
+    {"in X 1,3,8,8;init W 3,3,3,3;node ConvTranspose c X,W Y output_padding=[1]", "output_padding has 1 values"},
+    {"in X 1,3,8,8;init W 3,3,3,3;node ConvTranspose c X,W Y output_shape=[9]", "output_shape has 1 values"},
+    {"in X 1,3,8,8;node MaxPool p X Y", "node 'p' (MaxPool): kernel_shape is missing"},
+    {"in X 2,3,4;init W 4,5;node Gemm g X,W Y", "node 'g' (Gemm): Gemm needs two matrices"},
+    {"in X 2,3;init W 4,5;node Gemm g X,W Y", "node 'g' (Gemm): inner dimensions differ (3 and 4)"},
+    {"in X 2,3,4;in Z 5,4,6;node MatMul m X,Z Y", "node 'm' (MatMul): batch dimensions do not broadcast"},
+    {"in X 5,1,10;init W 1,80,11;init R 1,80,20;node LSTM l X,W,R Y hidden_size=20", "node 'l' (LSTM): weight W is not [1, 80, 10]"},
+    {"in X 5,1,10;init W 1,60,10;init R 1,60,20;node GRU l X,W,R Y direction='bidirectional' hidden_size=20",
+     "node 'l' (GRU): weight W is not [2, 60, 10]"},
+    {"in X 2,6;const s -1,-1;node Reshape r X,s Y", "the target shape has two -1 entries"},
+    {"in X 2,6;const s -2,6;node Reshape r X,s Y", "the target shape has a dimension -2"},
+    {"in X 2,6;const s 5,-1;node Reshape r X,s Y", "cannot reshape 12 elements"},
+    {"in X 2,6;const s 5,2;node Reshape r X,s Y", "cannot reshape 12 elements into 10"},
+    {"in X 2,6;const s 1,1,1,1,1,1,1,1,1,12;node Reshape r X,s Y", "input 's' has 10 values, more than 8"},
+    {"in X 2,6;node Unsqueeze u X Y", "node 'u' (Unsqueeze): axes are missing"},
+    {"in X 2,6;node Unsqueeze u X Y axes=[5]", "node 'u' (Unsqueeze): bad axis 5"},
+    {"in X 1,1,1,1,1,1,1;node Unsqueeze u X Y axes=[0,1]", "node 'u' (Unsqueeze): rank too large"},
+    {"in X 2,6;node Squeeze q X Y axes=[0]", "node 'q' (Squeeze): cannot squeeze axis 0"},
+    {"in X 2,6;node Squeeze q X Y axes=[1,2,3,4,5,6,7,8,9]", "node 'q' (Squeeze): too many axes"},
+    {"in X 2,6;const a 0;const b 1,2;node Slice s X,a,b Y", "starts, ends, axes and steps differ in length"},
+    {"in X 2,6;const a 0;const b 1;const c 0;const d 0;node Slice s X,a,b,c,d Y", "node 's' (Slice): bad axis or step"},
+    {"in X 2,6;node Split s X A,B axis=2", "node 's' (Split): bad axis"},
+    {"in X 2,6;node Split s X A,B split=[1,2,3]", "node 's' (Split): 3 split sizes for 2 outputs"},
+    {"in X 2,6;in S 2;node ConstantOfShape c S Y", "node 'c' (ConstantOfShape): the values of input 'S' are not known"},
+    {"in X 2,6;in Z 2,6,1;node Concat c X,Z Y axis=0", "node 'c' (Concat): inputs differ in rank"},
+    {"in X 2,6;node Concat c X,X Y axis=3", "node 'c' (Concat): bad axis"},
+    {"in X 2,6;const i 0;node Gather g X,i Y axis=2", "node 'g' (Gather): bad axis or rank"},
+    {"in X 2,6;node Transpose t X Y perm=[0]", "node 't' (Transpose): perm has 1 values for rank 2"},
+    {"in X 2,6;node Transpose t X Y perm=[0,2]", "node 't' (Transpose): bad perm"},
+    {"in X 2,6;node Flatten f X Y axis=3", "node 'f' (Flatten): bad axis"},
+    {"in X 2,6;const s 3,6;node Expand e X,s Y", "node 'e' (Expand): the shape does not broadcast"},
+    {"in X 2,6;const r 2;node Tile t X,r Y", "node 't' (Tile): repeats has 1 values for rank 2"},
+    {"in X 2,6;node Pad p X Y pads=[1,1]", "node 'p' (Pad): pads has 2 values for rank 2"},
+    {"in X 1,3,4,4;node DepthToSpace d X Y blocksize=2", "node 'd' (DepthToSpace): blocksize does not divide"},
+    {"in X 1,3,4;node SpaceToDepth d X Y blocksize=2", "node 'd' (SpaceToDepth): needs a 4-d input"},
+    {"in X 2,6;node ReduceMean r X Y axes=[2]", "node 'r' (ReduceMean): bad axis 2"},
+    {"in X 2,6;init s 6;node LayerNormalization n X,s Y axis=2", "node 'n' (LayerNormalization): bad axis"},
+    {"in X 33554432,1;in Z 1,67108864;node MatMul m X,Z Y", "node 'm' (MatMul): output 'Y' has too many elements"},
+    {"in X 33554432,33554432;in Z 33554432,33554432;node MatMul m X,Z Y", "node 'm' (MatMul): its cost overflows 64 bits"},
+};
+
+static void onnx_import_should_reject_each_bad_node_with_its_name(void) {
+  for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    mb b = mb_text(bad_cases[i].model);
+    expect_bad(mb_write(&b, "case.onnx"), bad_cases[i].want);
+    afree();
+  }
+}
+
+static void onnx_import_should_reject_files_without_a_usable_graph(void) {
+  mb b = mb_text("in X 1,4;node Relu r X Y");
+  b.m->n_opset_import = 0;
+  expect_bad(mb_write(&b, "noopset.onnx"), "no opset_import");
+  b.m->n_opset_import = 1;
+  b.m->graph = NULL;
+  expect_bad(mb_write(&b, "nograph.onnx"), "no graph");
+  afree();
+  b = mb_text("in X 1,4");
+  expect_bad(mb_write(&b, "nonodes.onnx"), "the graph has no nodes");
+  afree();
+  b = mb_text("in X 1,4;node Relu r X Y");
+  b.g->node[0]->op_type = astr("");
+  expect_bad(mb_write(&b, "notype.onnx"), "the node has no op_type");
+  afree();
+  b = mb_text("in X 1,4;init W 4;node Relu r X Y");
+  b.g->initializer[0]->name = astr("");
+  expect_bad(mb_write(&b, "noname.onnx"), "initializer 0 has no name");
+  b.g->initializer[0]->name = astr("W");
+  b.g->input[0]->name = astr("");
+  expect_bad(mb_write(&b, "noname.onnx"), "graph input 0 has no name");
+  afree();
+  /* more inputs than a node may have */
+  char text[1024] = "in X 1,4;node Sum s ";
+  for (int i = 0; i < 65; i++) strcat(text, i ? ",X" : "X");
+  strcat(text, " Y");
+  b = mb_text(text);
+  expect_bad(mb_write(&b, "many.onnx"), "more than 64 inputs or outputs");
+  afree();
+}
+
+/* Overflowing the JSON range only at a large batch is an input error, not a wrong number. */
+static void onnx_import_should_refuse_numbers_json_cannot_carry(void) {
+  mb b = mb_text("in X 1,1048576,1024;in Z 1024,1048576;node MatMul m X,Z Y");
+  graph *g;
+  onnx_report rep;
+  mp_error err;
+  CU_ASSERT_EQUAL(import(mb_write(&b, "big.onnx"), NULL, 0, 0, &g, &rep, &err), MP_OK); /* 2^50 MACs */
+  graph_free(g);
+  onnx_report_free(&rep);
+  CU_ASSERT_EQUAL(import(mb_write(&b, "big.onnx"), NULL, 1 << 10, 0, &g, &rep, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "exceeds 2^53 at this batch size"));
+  afree();
+}
+
 static void onnx_import_should_refuse_a_bad_dtype(void) {
   graph *g;
   onnx_report rep;
@@ -808,6 +1012,9 @@ static CU_TestInfo tests[] = {
      onnx_import_should_reject_an_op_whose_inputs_are_missing},
     {"onnx_import_should_reject_zero_and_negative_dimensions", onnx_import_should_reject_zero_and_negative_dimensions},
     {"onnx_import_should_reject_shapes_it_cannot_know", onnx_import_should_reject_shapes_it_cannot_know},
+    {"onnx_import_should_reject_each_bad_node_with_its_name", onnx_import_should_reject_each_bad_node_with_its_name},
+    {"onnx_import_should_reject_files_without_a_usable_graph", onnx_import_should_reject_files_without_a_usable_graph},
+    {"onnx_import_should_refuse_numbers_json_cannot_carry", onnx_import_should_refuse_numbers_json_cannot_carry},
     {"onnx_import_should_refuse_a_bad_dtype", onnx_import_should_refuse_a_bad_dtype},
     {"meshpipe_import_should_write_a_graph_or_nothing", meshpipe_import_should_write_a_graph_or_nothing},
     CU_TEST_INFO_NULL,
