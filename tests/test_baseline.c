@@ -1,0 +1,240 @@
+/* Tests of baseline.c (even, balanced) and of the method table (method.c): hand-worked splits, the
+ * balanced split against a brute force over every contiguous split, core shares, unknown names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip.h"
+#include "graph.h"
+#include "jsonio.h"
+#include "method.h"
+#include "method_int.h"
+#include "plan.h"
+#include "testutil.h"
+
+/* A chain of n layers with the given flops (bytes small), on a w x 1 chip. */
+static graph *chain(int n, const unsigned long long *flops) {
+  char text[8192];
+  int len = snprintf(text, sizeof text, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"c\",\"inputs\":[],\"ops\":[");
+  for (int j = 0; j < n; j++) {
+    char in[32] = "";
+    if (j) snprintf(in, sizeof in, "\"t%d\"", j - 1);
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "%s{\"name\":\"l%d\",\"type\":\"X\",\"inputs\":[%s],\"outputs\":[{\"name\":\"t%d\",\"bytes\":8}],"
+                    "\"macs\":0,\"flops\":%llu,\"weight_bytes\":0}",
+                    j ? "," : "", j, in, j, flops[j]);
+  }
+  snprintf(text + len, sizeof text - (size_t)len, "]}");
+  cJSON *root = NULL;
+  mp_error err;
+  graph *g = NULL;
+  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
+  if (!g) fprintf(stderr, "%s\n", err.msg);
+  cJSON_Delete(root);
+  return g;
+}
+
+static chip *row(int w) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":1},"
+           "\"core\":{\"flops\":1e9,\"sram_bytes\":1000000},\"noc\":{\"bandwidth\":1e9,\"latency\":0}}",
+           w);
+  cJSON *root = NULL;
+  mp_error err;
+  chip *c = NULL;
+  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
+  cJSON_Delete(root);
+  return c;
+}
+
+static plan *run(const char *method, const graph *g, const chip *c) {
+  method_options o;
+  method_options_default(&o);
+  method_report rep;
+  plan *p = NULL;
+  mp_error err;
+  return method_run(method, g, c, &o, &p, &rep, &err) == MP_OK ? p : NULL;
+}
+
+static int arranged_is(const plan *p, const int *want) {
+  for (int i = 0; i < p->n_cores; i++)
+    if (p->arranged[i] != want[i]) return 0;
+  return 1;
+}
+
+/* 5 layers on 2 cores: 3 + 2.  2 layers on 5 cores: one layer per stage on 3 + 2 cores. */
+static void even_should_split_layers_and_cores_equally(void) {
+  unsigned long long f[5] = {1, 1, 1, 1, 1};
+  graph *g5 = chain(5, f), *g2 = chain(2, f);
+  chip *c2 = row(2), *c5 = row(5);
+  CU_ASSERT_FATAL(g5 && g2 && c2 && c5);
+  plan *p = run("even", g5, c2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT(arranged_is(p, (int[]){3, 2}));
+  plan_free(p);
+  p = run("even", g2, c5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT(arranged_is(p, (int[]){0, 0, 1, 0, 1}));
+  plan_free(p);
+  graph_free(g5);
+  graph_free(g2);
+  chip_free(c2);
+  chip_free(c5);
+}
+
+/* Flops 1, 1, 1, 1, 4 on 2 cores: the best two blocks are the first four (4) and the last (4). */
+static void balanced_should_balance_flops_over_contiguous_blocks(void) {
+  unsigned long long f[5] = {1000, 1000, 1000, 1000, 4000};
+  graph *g = chain(5, f);
+  chip *c = row(2);
+  CU_ASSERT_FATAL(g && c);
+  plan *p = run("balanced", g, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT(arranged_is(p, (int[]){4, 1}));
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+}
+
+/* 2 layers of 1 and 3 Mflop on 6 cores: two stages, 6 cores shared 1:3 after one each: 2 + 4. */
+static void balanced_should_share_cores_by_flops_when_cores_outnumber_layers(void) {
+  unsigned long long f[2] = {1000000, 3000000};
+  graph *g = chain(2, f);
+  chip *c = row(6);
+  CU_ASSERT_FATAL(g && c);
+  plan *p = run("balanced", g, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL(p->n_stages, 2);
+  CU_ASSERT_EQUAL(p->stages[0].n_cores, 2);
+  CU_ASSERT_EQUAL(p->stages[1].n_cores, 4);
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+}
+
+/* The least largest block over every split into k blocks, by enumerating cut sets. */
+static unsigned long long brute_balance(int n, const unsigned long long *f, int k) {
+  unsigned long long best = ~0ULL;
+  for (unsigned mask = 0; mask < (1u << (n - 1)); mask++) {
+    if (__builtin_popcount(mask) != k - 1) continue;
+    unsigned long long cur = 0, worst = 0;
+    for (int j = 0; j < n; j++) {
+      cur += f[j];
+      if (j == n - 1 || (mask >> j & 1)) {
+        if (cur > worst) worst = cur;
+        cur = 0;
+      }
+    }
+    if (worst < best) best = worst;
+  }
+  return best;
+}
+
+static void balanced_should_equal_brute_force_on_random_chains(void) {
+  unsigned seed = 7;
+  for (int trial = 0; trial < 200; trial++) {
+    int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 10;
+    int w = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 5;
+    unsigned long long f[10];
+    for (int j = 0; j < n; j++) f[j] = 1 + ((seed = seed * 1103515245u + 12345u) >> 16) % 50;
+    graph *g = chain(n, f);
+    chip *c = row(w);
+    CU_ASSERT_FATAL(g && c);
+    plan *p = run("balanced", g, c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    int k = n < w ? n : w;
+    CU_ASSERT_EQUAL(p->n_stages, k);
+    unsigned long long worst = 0;
+    for (int s = 0; s < p->n_stages; s++) {
+      unsigned long long sum = 0;
+      for (int j = p->stages[s].first_layer; j < p->stages[s].first_layer + p->stages[s].n_layers; j++) sum += f[j];
+      if (sum > worst) worst = sum;
+    }
+    CU_ASSERT_EQUAL(worst, brute_balance(n, f, k));
+    plan_free(p);
+    graph_free(g);
+    chip_free(c);
+  }
+}
+
+static void share_cores_should_give_largest_remainders_and_one_core_at_least(void) {
+  int out[3];
+  method_share_cores((double[]){1, 3}, 2, 6, out); /* 4 spare: 1 and 3 */
+  CU_ASSERT_EQUAL(out[0], 2);
+  CU_ASSERT_EQUAL(out[1], 4);
+  method_share_cores((double[]){0, 0, 0}, 3, 5, out); /* no weight: equal, remainder to the first */
+  CU_ASSERT_EQUAL(out[0] + out[1] + out[2], 5);
+  CU_ASSERT_EQUAL(out[0], 2);
+  CU_ASSERT_EQUAL(out[1], 2);
+  CU_ASSERT_EQUAL(out[2], 1);
+  method_share_cores((double[]){1, 1, 1}, 3, 10, out); /* 7 spare: 2.33 each, one extra to the first */
+  CU_ASSERT_EQUAL(out[0], 4);
+  CU_ASSERT_EQUAL(out[1], 3);
+  CU_ASSERT_EQUAL(out[2], 3);
+  method_share_cores((double[]){1e-9, 1e9}, 2, 2, out); /* no spare: one each */
+  CU_ASSERT_EQUAL(out[0], 1);
+  CU_ASSERT_EQUAL(out[1], 1);
+}
+
+static void method_run_should_refuse_an_unknown_name_listing_the_known(void) {
+  unsigned long long f[1] = {1};
+  graph *g = chain(1, f);
+  chip *c = row(1);
+  CU_ASSERT_FATAL(g && c);
+  method_options o;
+  method_options_default(&o);
+  method_report rep;
+  plan *p = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL(method_run("magic", g, c, &o, &p, &rep, &err), MP_USAGE);
+  CU_ASSERT_PTR_NULL(p);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no method 'magic'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "optimal, seed-split, greedy, even, balanced"));
+  CU_ASSERT_PTR_NULL(method_find("magic"));
+  CU_ASSERT_PTR_NULL(method_at(method_count()));
+  CU_ASSERT_STRING_EQUAL(method_at(0)->name, "optimal");
+  graph_free(g);
+  chip_free(c);
+}
+
+/* Every method yields a valid plan covering every layer and core, the same one twice, with a note. */
+static void every_method_should_return_a_canonical_deterministic_plan(void) {
+  unsigned long long f[7] = {5, 1, 8, 2, 2, 9, 3};
+  graph *g = chain(7, f);
+  chip *c = row(4);
+  CU_ASSERT_FATAL(g && c);
+  for (int i = 0; i < method_count(); i++) {
+    method_options o;
+    method_options_default(&o);
+    method_report r1, r2;
+    plan *p = NULL, *q = NULL;
+    mp_error err;
+    CU_ASSERT_EQUAL_FATAL(method_run(method_at(i)->name, g, c, &o, &p, &r1, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(method_run(method_at(i)->name, g, c, &o, &q, &r2, &err), MP_OK);
+    CU_ASSERT_EQUAL(plan_validate(p->arranged, p->n_cores, g->n_ops, "p", &err), MP_OK);
+    CU_ASSERT(plan_equal(p, q));
+    CU_ASSERT(strlen(r1.notes) > 0);
+    CU_ASSERT(r1.solve_s >= 0);
+    CU_ASSERT_EQUAL(r1.feasible, 1);
+    plan_free(p);
+    plan_free(q);
+  }
+  graph_free(g);
+  chip_free(c);
+}
+
+static CU_TestInfo tests[] = {
+    {"even_should_split_layers_and_cores_equally", even_should_split_layers_and_cores_equally},
+    {"balanced_should_balance_flops_over_contiguous_blocks", balanced_should_balance_flops_over_contiguous_blocks},
+    {"balanced_should_share_cores_by_flops_when_cores_outnumber_layers",
+     balanced_should_share_cores_by_flops_when_cores_outnumber_layers},
+    {"balanced_should_equal_brute_force_on_random_chains", balanced_should_equal_brute_force_on_random_chains},
+    {"share_cores_should_give_largest_remainders_and_one_core_at_least",
+     share_cores_should_give_largest_remainders_and_one_core_at_least},
+    {"method_run_should_refuse_an_unknown_name_listing_the_known", method_run_should_refuse_an_unknown_name_listing_the_known},
+    {"every_method_should_return_a_canonical_deterministic_plan", every_method_should_return_a_canonical_deterministic_plan},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("baseline", tests, argc, argv); }
