@@ -424,7 +424,6 @@ static mp_status rnn_read(const onnx_node_view *v, int gates, rnn_dims *r, mp_er
   if (w->rank != 3 || w->d[0] != r->d || w->d[1] != gates * r->h || w->d[2] != r->i)
     return node_fail(v, err, "weight W is not [%lld, %lld, %lld]", (long long)r->d, (long long)(gates * r->h),
                      (long long)r->i);
-  if (r->h <= 0) return node_fail(v, err, "hidden_size must be positive");
   return MP_OK;
 }
 

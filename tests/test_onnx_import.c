@@ -532,6 +532,106 @@ static void onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count(void
   afree();
 }
 
+/* Shape rules and costs of single operators, no value_info, fp32, no fusion: the op named,
+ * its output bytes (sum over outputs), MACs and flops, each counted by hand in the comment. */
+static const struct shape_case {
+  const char *model, *op;
+  long long out_bytes, macs, flops;
+} shape_cases[] = {
+    /* SAME_UPPER, stride 2 on 7: ceil(7/2) = 4 -> 1x2x4x4 = 32; MACs 32*9 */
+    {"in X 1,1,7,7;init W 2,1,3,3;node Conv c X,W Y auto_pad='SAME_UPPER' strides=[2,2]", "c", 128, 288, 576},
+    /* VALID, k 3, stride 2 on 7: (7-3)/2+1 = 3 -> 1x2x3x3 = 18 */
+    {"in X 1,1,7,7;init W 2,1,3,3;node Conv c X,W Y auto_pad='VALID' strides=[2,2]", "c", 72, 162, 324},
+    /* ceil_mode: ceil((8-3)/2)+1 = 4 -> 16 outputs * 9 compares; floor: 3 -> 9 * 9 */
+    {"in X 1,1,8,8;node MaxPool p X Y kernel_shape=[3,3] strides=[2,2] ceil_mode=1", "p", 16 * 4, 0, 144},
+    {"in X 1,1,8,8;node MaxPool p X Y kernel_shape=[3,3] strides=[2,2]", "p", 9 * 4, 0, 81},
+    /* pads 1: 5+2-2+1 = 6 -> 1x2x6x6 = 72, 4 adds each */
+    {"in X 1,2,5,5;node AveragePool p X Y kernel_shape=[2,2] pads=[1,1,1,1]", "p", 288, 0, 288},
+    /* 36 adds + 4 divides */
+    {"in X 1,4,3,3;node GlobalAveragePool g X Y", "g", 16, 0, 40},
+    /* Flatten axis 2: [6,20] x [20,2] -> 12 outputs * 20 */
+    {"in X 2,3,4,5;node Flatten f X Y axis=2;init W 20,2;node MatMul m Y,W Z", "m", 48, 240, 480},
+    /* [2,3,4] perm (2,0,1) -> [4,2,3] x [3,5] -> [4,2,5] = 40 * 3; default perm -> [4,3,2] x [2,5] */
+    {"in X 2,3,4;node Transpose t X Y perm=[2,0,1];init W 3,5;node MatMul m Y,W Z", "m", 160, 120, 240},
+    {"in X 2,3,4;node Transpose t X Y;init W 2,5;node MatMul m Y,W Z", "m", 240, 120, 240},
+    {"in X 1,2,4;in Z 1,3,4;node Concat c X,Z Y axis=1", "c", 80, 0, 0},
+    /* 7 split three ways: 3,3,1; the last [2,1] x [1,4] */
+    {"in X 2,7;node Split s X A,B,C axis=1;init W 1,4;node MatMul m C,W Z", "m", 32, 8, 16},
+    {"in X 2,7;node Split s X A,B,C axis=1", "s", 56, 0, 0},
+    /* start -1 -> 9, end -11 -> clamped -1, step -2: rows 9,7,5,3,1 */
+    {"in X 10,4;const a -1;const b -11;const ax 0;const st -2;node Slice s X,a,b,ax,st Y", "s", 80, 0, 0},
+    /* columns 1,4,7 of 10 (end past the end is clamped) */
+    {"in X 2,10;const a 1;const b 9223372036854775807;const ax 1;const st 3;node Slice s X,a,b,ax,st Y", "s", 24, 0, 0},
+    {"in X 5,6;const i 0,2,4;node Gather g X,i Y axis=1", "g", 60, 0, 0},
+    /* [3,4] -> [1,3,4,1] -> squeezed back to [3,4] x [4,2] */
+    {"in X 3,4;node Unsqueeze u X Y axes=[0,-1];node Squeeze q Y Z;init W 4,2;node MatMul m Z,W V", "m", 24, 24, 48},
+    /* 24 adds + 8 divides */
+    {"in X 2,3,4;node ReduceMean r X Y axes=[1] keepdims=0", "r", 32, 0, 32},
+    {"in X 2,5;node Softmax s X Y", "s", 40, 0, 80},
+    /* 24 elements * (5 + scale + bias) + 8 per row * 6 rows */
+    {"in X 2,3,4;init g 4;init b 4;node LayerNormalization n X,g,b Y", "n", 96, 0, 216},
+    {"in X 2,3;node Pad p X Y pads=[1,0,1,2]", "p", 80, 0, 0},
+    {"in X 2,3;const r 2,3;node Tile t X,r Y", "t", 144, 0, 0},
+    {"in X 3,1;const s 2,1,4;node Expand e X,s Y", "e", 96, 0, 0},
+    /* [1,8,2,3] -> [1,2,4,6] x [6,1] -> 8 outputs * 6 */
+    {"in X 1,8,2,3;node DepthToSpace d X Y blocksize=2;init W 6,1;node MatMul m Y,W Z", "m", 32, 48, 96},
+    /* [1,2,4,6] -> [1,8,2,3] x [3,1] -> 16 outputs * 3 */
+    {"in X 1,2,4,6;node SpaceToDepth d X Y blocksize=2;init W 3,1;node MatMul m Y,W Z", "m", 64, 48, 96},
+    {"in C 4,1;in X 1,5;in Y 4,5;node Where w C,X,Y Z", "w", 80, 0, 20},
+    /* Cast to int64 keeps 8 bytes per element whatever the dtype */
+    {"in X 2,3;node Cast c X Y to=7", "c", 48, 0, 6},
+    /* Shape from axis 1 of [1,3,4] is [3,4]: Z reshaped to 3x4, times 4x2 */
+    {"in X 1,3,4;in Z 12;node Shape s X S start=1;node Reshape r Z,S Y;init W 4,2;node MatMul m Y,W V", "m", 24, 24, 48},
+    /* a vector times a matrix, a matrix times a vector */
+    {"in X 4;init W 4,3;node MatMul m X,W Y", "m", 12, 12, 24},
+    {"in X 2,4;init W 4;node MatMul m X,W Y", "m", 8, 8, 16},
+    /* A transposed: M 3, K 5, N 4; alpha 2 costs one multiply per output */
+    {"in A 5,3;init B 5,4;node Gemm g A,B Y transA=1 alpha=f2.0", "g", 48, 60, 132},
+    /* LSTM, batch-first layout, peepholes, no bias: MACs 5*80*30; flops 24000 + 5*20*(34 + 6);
+       outputs Y [1,5,1,20] and Y_h [1,1,20] */
+    {"in X 1,5,10;init W 1,80,10;init R 1,80,20;init P 1,60;node LSTM l X,W,R,,,,,P Y,Y_h hidden_size=20 layout=1",
+     "l", 480, 12000, 28000},
+    /* RNN: MACs 4 steps * 5 * (3 + 5); flops 320 + 4*5*(5 + 2) */
+    {"in X 4,1,3;init W 1,5,3;init R 1,5,5;init B 1,10;node RNN r X,W,R,B Y hidden_size=5", "r", 80, 160, 460},
+    /* n inputs: (n-1) adds per element for Sum, n for Mean */
+    {"in X 2,3;node Sum s X,X,X Y", "s", 24, 0, 12},
+    {"in X 2,3;node Mean s X,X,X Y", "s", 24, 0, 18},
+    {"in X 2,3;node Gelu g X Y", "g", 24, 0, 48},
+    {"in X 2,3;node HardSwish g X Y", "g", 24, 0, 30},
+    {"in X 2,3;in Z 3;node PRelu g X,Z Y", "g", 24, 0, 12},
+};
+
+static void onnx_import_should_infer_shapes_and_costs_of_single_operators(void) {
+  for (size_t i = 0; i < sizeof shape_cases / sizeof shape_cases[0]; i++) {
+    const struct shape_case *c = &shape_cases[i];
+    mb b = mb_text(c->model);
+    onnx_report rep;
+    graph *g = import_hand(&b, "fp32", 0, 1, &rep);
+    const graph_op *op = g ? op_named(g, c->op) : NULL;
+    int ok = op && (long long)op->out_bytes == c->out_bytes && (long long)op->macs == c->macs &&
+             (long long)op->flops == c->flops;
+    if (!ok)
+      fprintf(stderr, "\ncase %zu (%s): got bytes %lld macs %lld flops %lld\n", i, c->model,
+              op ? (long long)op->out_bytes : -1, op ? (long long)op->macs : -1, op ? (long long)op->flops : -1);
+    CU_ASSERT(ok);
+    graph_free(g);
+    onnx_report_free(&rep);
+    afree();
+  }
+  /* a ConstantOfShape of constants folds; the Add reads its value as a 3x4 float constant */
+  mb b = mb_text("in X 3,4;const s 3,4;node ConstantOfShape c s K;node Add a X,K Y");
+  onnx_report rep;
+  graph *g = import_hand(&b, "fp32", 0, 1, &rep);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(g->n_ops, 1);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 12 * 4);
+  CU_ASSERT_EQUAL(g->ops[0].flops, 12);
+  CU_ASSERT_EQUAL(rep.folded, 2);
+  graph_free(g);
+  onnx_report_free(&rep);
+  afree();
+}
+
 /* ---- fusion, folding, batch ---- */
 
 /* conv (X 1x3x8x8, W 4x3x3x3, pads 1, no bias) -> BatchNormalization -> Relu.
@@ -868,6 +968,7 @@ static const struct bad_case {
     {"in X 1,1,1,1,1,1,1;node Unsqueeze u X Y axes=[0,1]", "node 'u' (Unsqueeze): rank too large"},
     {"in X 2,6;node Squeeze q X Y axes=[0]", "node 'q' (Squeeze): cannot squeeze axis 0"},
     {"in X 2,6;node Squeeze q X Y axes=[1,2,3,4,5,6,7,8,9]", "node 'q' (Squeeze): too many axes"},
+    {"in X 2,6;node Reshape r X Y", "node 'r' (Reshape): input 1 is missing"},
     {"in X 2,6;const a 0;const b 1,2;node Slice s X,a,b Y", "starts, ends, axes and steps differ in length"},
     {"in X 2,6;const a 0;const b 1;const c 0;const d 0;node Slice s X,a,b,c,d Y", "node 's' (Slice): bad axis or step"},
     {"in X 2,6;node Split s X A,B axis=2", "node 's' (Split): bad axis"},
@@ -996,6 +1097,8 @@ static CU_TestInfo tests[] = {
     {"onnx_import_should_cost_gru_by_hand_count", onnx_import_should_cost_gru_by_hand_count},
     {"onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count",
      onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count},
+    {"onnx_import_should_infer_shapes_and_costs_of_single_operators",
+     onnx_import_should_infer_shapes_and_costs_of_single_operators},
     {"onnx_import_should_fuse_conv_bn_relu_into_one_layer", onnx_import_should_fuse_conv_bn_relu_into_one_layer},
     {"onnx_import_should_not_fuse_into_an_op_with_other_consumers",
      onnx_import_should_not_fuse_into_an_op_with_other_consumers},
