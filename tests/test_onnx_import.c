@@ -245,7 +245,7 @@ static size_t parse_dims(const char *text, int64_t *d, const char **param) {
 }
 
 static Onnx__ValueInfoProto *dsl_vinfo(const char *name, const char *dims) {
-  int64_t d[16];
+  int64_t d[16] = {0};
   const char *param[16];
   size_t n = parse_dims(dims, d, param);
   Onnx__ValueInfoProto *v = vinfo(name, (int)n, d);
@@ -265,7 +265,7 @@ static mb mb_text(const char *text) {
     int n = 0;
     for (char *t = strtok_r(line, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save)) w[n++] = t;
     if (n == 0) continue;
-    int64_t d[16];
+    int64_t d[16] = {0};
     const char *param[16];
     if (strcmp(w[0], "in") == 0) b.g->input[b.g->n_input++] = dsl_vinfo(w[1], w[2]);
     else if (strcmp(w[0], "vi") == 0) b.g->value_info[b.g->n_value_info++] = dsl_vinfo(w[1], w[2]);
@@ -1083,8 +1083,33 @@ static void meshpipe_import_should_write_a_graph_or_nothing(void) {
 
   snprintf(cmd, sizeof cmd, "import '%s' --dtype fp64", testutil_shared("models/resnet18.onnx"));
   CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "--dtype must be fp32, fp16, bf16 or int8"));
   free(out);
   free(errout);
+}
+
+/* Without -o the graph goes to stdout; unknown operators give one warning line, also when another
+ * command reads the .onnx directly. */
+static void meshpipe_import_should_print_the_graph_and_one_warning_line(void) {
+  mb b = mb_text("in X 1,16;node FancyOp f X a;vi a 1,16;node Relu r a y");
+  const char *model = mb_write(&b, "fancy.onnx");
+  char cmd[4096], *out = NULL, *errout = NULL;
+  snprintf(cmd, sizeof cmd, "import '%s' --no-fuse --batch 2", model);
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 0);
+  cJSON *doc = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL(doc);
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "ops")), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "warning: 1 node of types outside the cost model kept with zero cost: FancyOp x1\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "2 nodes -> 2 layers"));
+  cJSON_Delete(doc);
+  free(out);
+  free(errout);
+  snprintf(cmd, sizeof cmd, "info '%s'", model);
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "FancyOp x1"));
+  free(out);
+  free(errout);
+  afree();
 }
 
 static CU_TestInfo tests[] = {
@@ -1120,6 +1145,8 @@ static CU_TestInfo tests[] = {
     {"onnx_import_should_refuse_numbers_json_cannot_carry", onnx_import_should_refuse_numbers_json_cannot_carry},
     {"onnx_import_should_refuse_a_bad_dtype", onnx_import_should_refuse_a_bad_dtype},
     {"meshpipe_import_should_write_a_graph_or_nothing", meshpipe_import_should_write_a_graph_or_nothing},
+    {"meshpipe_import_should_print_the_graph_and_one_warning_line",
+     meshpipe_import_should_print_the_graph_and_one_warning_line},
     CU_TEST_INFO_NULL,
 };
 
