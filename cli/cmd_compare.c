@@ -1,0 +1,216 @@
+/* meshpipe compare: every partitioner on one graph and chip, side by side. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cost.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "method.h"
+#include "plan.h"
+
+static const char usage[] =
+    "usage: meshpipe compare -g GRAPH [-c CHIP] [--methods a,b,...] [--json] [options]\n"
+    "\n"
+    "Runs partitioners on the same graph and chip and prints one row each: the analytical bottleneck,\n"
+    "its gap to the optimum (the exact minimum of the analytical model), whether the plan fits memory\n"
+    "and the solve time.  The optimum and the lower bound are computed even when 'optimal' is not listed.\n"
+    "\n"
+    "  -g, --graph GRAPH     workload graph (.json, or .onnx imported on the fly)\n"
+    "  -c, --chip CHIP       chip file (default: platforms/mesh8x8.json)\n"
+    "  --methods LIST        comma-separated method names (default: all of 'meshpipe partition --help')\n"
+    "  -j, --json            one JSON object: graph, chip, optimum_s, lower_bound_s and a \"methods\" array\n"
+    "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
+    "                        passed to every method (see 'meshpipe partition --help')\n";
+
+#define MAX_ROWS 32
+
+typedef struct row {
+  const char *method;
+  plan *p;
+  cost_result *r;
+  method_report rep;
+} row;
+
+static char *fmt_s(double s, char *buf, size_t n) {
+  if (s >= 1 || s == 0)
+    snprintf(buf, n, "%.4g s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, n, "%.4g ms", s * 1e3);
+  else if (s >= 1e-6)
+    snprintf(buf, n, "%.4g us", s * 1e6);
+  else
+    snprintf(buf, n, "%.4g ns", s * 1e9);
+  return buf;
+}
+
+/* Splits list at commas into names (pointers into list, which is modified); returns the count or -1
+ * naming the first unknown method in *bad. */
+static int parse_methods(char *list, const char **names, int max, const char **bad) {
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (!method_find(t) || n == max) {
+      *bad = t;
+      return -1;
+    }
+    names[n++] = t;
+  }
+  return n;
+}
+
+static mp_status run_one(const char *name, const graph *g, const chip *c, const method_options *o, row *out,
+                         mp_error *err) {
+  out->method = name;
+  mp_status st = method_run(name, g, c, o, &out->p, &out->rep, err);
+  if (st == MP_OK) st = cost_evaluate(g, c, out->p, &out->r, err);
+  return st;
+}
+
+static void row_clear(row *r) {
+  plan_free(r->p);
+  cost_result_free(r->r);
+  memset(r, 0, sizeof *r);
+}
+
+static double gap_pct(double v, double best) { return best > 0 ? 100 * (v / best - 1) : 0; }
+
+static int run(int argc, char **argv) {
+  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT };
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
+      {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
+      {"seed", required_argument, NULL, OPT_SEED}, {"tau", required_argument, NULL, OPT_TAU},
+      {"max-step", required_argument, NULL, OPT_MAX_STEP}, {"episodes", required_argument, NULL, OPT_EPISODES},
+      {"policy", required_argument, NULL, OPT_POLICY}, {"init", required_argument, NULL, OPT_INIT},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
+  char *methods_arg = NULL;
+  int json = 0, opt;
+  long v;
+  method_options o;
+  method_options_default(&o);
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":g:c:jh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': return cli_help(usage);
+    case 'g': graph_path = optarg; break;
+    case 'c': chip_path = optarg; break;
+    case 'j': json = 1; break;
+    case OPT_METHODS: methods_arg = optarg; break;
+    case OPT_SEED:
+      if (cli_parse_int("compare", "--seed", optarg, 0, 9007199254740991L, &v)) return 2;
+      o.seed = (uint64_t)v;
+      break;
+    case OPT_TAU:
+      if (cli_parse_double("compare", "--tau", optarg, 0, &o.tau)) return 2;
+      break;
+    case OPT_MAX_STEP:
+      if (cli_parse_int("compare", "--max-step", optarg, 0, 1000000000L, &v)) return 2;
+      o.max_step = (int)v;
+      break;
+    case OPT_EPISODES:
+      if (cli_parse_int("compare", "--episodes", optarg, 0, 1000000000L, &v)) return 2;
+      o.episodes = (int)v;
+      break;
+    case OPT_POLICY: o.policy = optarg; break;
+    case OPT_INIT: o.init = optarg; break;
+    case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc) return cli_usage("compare", "unexpected argument '%s'", argv[optind]);
+  if (!graph_path) return cli_usage("compare", "needs a graph (-g GRAPH)");
+  const char *names[MAX_ROWS];
+  int n = 0;
+  char *copy = NULL;
+  if (methods_arg) {
+    const char *bad = NULL;
+    copy = strdup(methods_arg);
+    if (!copy) return cli_usage("compare", "out of memory");
+    n = parse_methods(copy, names, MAX_ROWS, &bad);
+    if (n <= 0) {
+      int rc = cli_usage("compare", bad ? "no method '%s' (see 'meshpipe partition --help')" : "--methods is empty%s",
+                         bad ? bad : "");
+      free(copy);
+      return rc;
+    }
+  } else {
+    for (int i = 0; i < method_count() && n < MAX_ROWS; i++) names[n++] = method_at(i)->name;
+  }
+  graph *g = NULL;
+  chip *c = NULL;
+  row rows[MAX_ROWS], best;
+  memset(rows, 0, sizeof rows);
+  memset(&best, 0, sizeof best);
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      run_one("optimal", g, c, &o, &best, &err) != MP_OK) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  for (int i = 0; i < n; i++)
+    if (run_one(names[i], g, c, &o, &rows[i], &err) != MP_OK) {
+      rc = cli_fail(&err);
+      goto cleanup;
+    }
+  cost_bound lb;
+  cost_lower_bound(g, c, &lb);
+  double opt_s = best.r->bottleneck_s;
+  if (json) {
+    char hex[17];
+    cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    int ok = root && cJSON_AddStringToObject(root, "graph", g->name) &&
+             cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
+             cJSON_AddStringToObject(root, "chip", c->name) &&
+             cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
+             jsonio_add_u64(root, "seed", o.seed) && cJSON_AddNumberToObject(root, "optimum_s", opt_s) &&
+             cJSON_AddBoolToObject(root, "optimum_feasible", best.r->feasible) &&
+             cJSON_AddNumberToObject(root, "lower_bound_s", lb.bound_s) &&
+             (arr = cJSON_AddArrayToObject(root, "methods"));
+    for (int i = 0; ok && i < n; i++) {
+      const row *r = &rows[i];
+      cJSON *e = cJSON_CreateObject(), *ac = NULL;
+      ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "method", r->method) &&
+           cJSON_AddNumberToObject(e, "bottleneck_s", r->r->bottleneck_s) &&
+           cJSON_AddNumberToObject(e, "gap_to_optimum_pct", gap_pct(r->r->bottleneck_s, opt_s)) &&
+           cJSON_AddBoolToObject(e, "feasible", r->r->feasible) &&
+           cJSON_AddNumberToObject(e, "mem_ratio", r->r->mem_ratio) &&
+           cJSON_AddNumberToObject(e, "n_stages", r->r->n_stages) && cJSON_AddNumberToObject(e, "solve_s", r->rep.solve_s) &&
+           cJSON_AddStringToObject(e, "notes", r->rep.notes) && (ac = cJSON_AddArrayToObject(e, "arranged_core"));
+      for (int k = 0; ok && k < r->p->n_cores; k++) ok = cJSON_AddItemToArray(ac, cJSON_CreateNumber(r->p->arranged[k]));
+    }
+    if (!ok) err_nomem(&err);
+    else jsonio_print(root, &err);
+    if (err.status != MP_OK) rc = cli_fail(&err);
+    cJSON_Delete(root);
+  } else {
+    char a[32], b[32];
+    printf("%s (%d layers) on %s (%d cores): optimum %s%s, lower bound %s\n\n", g->name, g->n_ops, c->name, c->n_cores,
+           fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (no plan fits memory: least-infeasible)",
+           fmt_s(lb.bound_s, b, sizeof b));
+    printf("%-11s %12s %9s %7s %8s %11s\n", "method", "bottleneck", "gap", "stages", "memory", "solve");
+    for (int i = 0; i < n; i++) {
+      const row *r = &rows[i];
+      char mem[16] = "fits";
+      if (!r->r->feasible) snprintf(mem, sizeof mem, "%.2fx", r->r->mem_ratio);
+      printf("%-11s %12s %8.1f%% %7d %8s %11s\n", r->method, fmt_s(r->r->bottleneck_s, a, sizeof a),
+             gap_pct(r->r->bottleneck_s, opt_s), r->r->n_stages, mem, fmt_s(r->rep.solve_s, b, sizeof b));
+    }
+    printf("\n(gap: bottleneck over the optimum's; memory: 'fits' or the largest per-core need over SRAM.  The optimum\n"
+           " puts memory first, so a plan that does not fit can show a negative gap.)\n");
+  }
+cleanup:
+  for (int i = 0; i < n; i++) row_clear(&rows[i]);
+  row_clear(&best);
+  chip_free(c);
+  graph_free(g);
+  free(copy);
+  return rc;
+}
+
+const cli_command cmd_compare = {"compare", "every partitioner on one graph and chip, side by side", run};

@@ -1,0 +1,220 @@
+/* meshpipe partition: split a graph over a chip with one partitioner, and say how good the split is. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cost.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "method.h"
+#include "plan.h"
+
+static const char usage[] =
+    "usage: meshpipe partition -g GRAPH [-c CHIP] [-m METHOD] [-o PLAN.json] [--json] [options]\n"
+    "\n"
+    "Splits the graph's layers into contiguous pipeline stages on contiguous (snake-ordered) core groups\n"
+    "with one partitioner and prints the plan: per stage its layers (first and last op), its cores, its\n"
+    "time t_i and per-core memory s_i of the analytical model (partitioner/README.md); the analytical\n"
+    "bottleneck, a lower bound on any plan's bottleneck and the gap to it.\n"
+    "\n"
+    "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
+    "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
+    "  -m, --method NAME    partitioner (default optimal):\n"
+    "%s"
+    "  -o, --output FILE    also write the plan (arranged_core and its stages), atomically\n"
+    "  -j, --json           print one JSON object: method, arranged_core, stages, bottleneck_s,\n"
+    "                       lower_bound_s, feasible, solve_s, notes, ...\n"
+    "  --seed S             seed for methods that draw random numbers (default 1)\n"
+    "  --tau T              seed-split: split_compare's threshold on the standard deviation, seconds\n"
+    "                       (default 1e-6)\n"
+    "  --max-step N         seed-split: finetune_maximum's move limit (default 100)\n"
+    "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
+    "  --policy FILE        learning methods: policy to start from\n"
+    "  --init METHOD        learning methods: start from this method's plan\n";
+
+/* "12.3 ms" style seconds. */
+static char *fmt_s(double s, char *buf, size_t n) {
+  if (s >= 1 || s == 0)
+    snprintf(buf, n, "%.4g s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, n, "%.4g ms", s * 1e3);
+  else if (s >= 1e-6)
+    snprintf(buf, n, "%.4g us", s * 1e6);
+  else
+    snprintf(buf, n, "%.4g ns", s * 1e9);
+  return buf;
+}
+
+static void print_text(const char *method, const graph *g, const chip *c, const plan *p, const cost_result *r,
+                       const cost_bound *lb, const method_report *rep) {
+  char a[32], b[32], d[32];
+  printf("%s on %s (%d layers) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, c->name,
+         c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
+  printf("\n%5s  %-11s %-48s %-11s %10s %10s %21s\n", "stage", "layers", "ops", "cores", "t_i", "send", "s_i / SRAM");
+  for (int i = 0; i < r->n_stages; i++) {
+    const cost_stage *s = &r->stages[i];
+    char layers[32], cores[32], ops[128], mem[48];
+    snprintf(layers, sizeof layers, "%d-%d", s->first_layer, s->first_layer + s->n_layers - 1);
+    snprintf(cores, sizeof cores, "%d-%d", s->first_core, s->first_core + s->n_cores - 1);
+    snprintf(ops, sizeof ops, "%.22s .. %.22s", g->ops[s->first_layer].name,
+             g->ops[s->first_layer + s->n_layers - 1].name);
+    snprintf(mem, sizeof mem, "%s / %s%s", cli_fmt_bytes(s->mem_bytes, a, sizeof a),
+             cli_fmt_bytes(s->sram_bytes, b, sizeof b), s->fits ? "" : " !");
+    printf("%5d  %-11s %-48s %-11s %10s %10s %21s%s\n", i, layers, ops, cores, fmt_s(s->time_s, a, sizeof a),
+           fmt_s(s->send_s, d, sizeof d), mem, i == r->bottleneck_stage ? "  <- bottleneck" : "");
+  }
+  printf("\nanalytical bottleneck  %s at stage %d (%.4g samples/s)\n", fmt_s(r->bottleneck_s, a, sizeof a),
+         r->bottleneck_stage, r->bottleneck_s > 0 ? 1 / r->bottleneck_s : 0.0);
+  printf("lower bound            %s (%s: total flops / total speed %s, costliest layer %d on its best group %s); "
+         "gap %.1f%%\n",
+         fmt_s(lb->bound_s, a, sizeof a), lb->flops_s >= lb->layer_s ? "flops" : "layer", fmt_s(lb->flops_s, b, sizeof b),
+         lb->layer, fmt_s(lb->layer_s, d, sizeof d), lb->bound_s > 0 ? 100 * (r->bottleneck_s / lb->bound_s - 1) : 0.0);
+  if (r->feasible)
+    printf("memory                 fits (largest per-core need %.0f%% of SRAM)\n", 100 * r->mem_ratio);
+  else
+    printf("memory                 DOES NOT FIT: largest per-core need %.3g x SRAM (stages marked !)\n", r->mem_ratio);
+  if (rep->notes[0]) printf("notes                  %s\n", rep->notes);
+}
+
+/* The JSON report; NULL if out of memory. */
+static cJSON *report_json(const char *method, const method_options *o, const graph *g, const chip *c, const plan *p,
+                          const cost_result *r, const cost_bound *lb, const method_report *rep) {
+  char hex[17];
+  cJSON *root = cJSON_CreateObject(), *arr = NULL, *stages = cost_result_to_json(r), *bound = cost_bound_to_json(lb);
+  int ok = root && stages && bound && cJSON_AddStringToObject(root, "method", method) &&
+           cJSON_AddStringToObject(root, "graph", g->name) &&
+           cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
+           cJSON_AddStringToObject(root, "chip", c->name) &&
+           cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
+           jsonio_add_u64(root, "seed", o->seed) && (arr = cJSON_AddArrayToObject(root, "arranged_core"));
+  for (int i = 0; ok && i < p->n_cores; i++) ok = cJSON_AddItemToArray(arr, cJSON_CreateNumber(p->arranged[i]));
+  cJSON *list = stages ? cJSON_GetObjectItemCaseSensitive(stages, "stages") : NULL;
+  for (int i = 0; ok && list && i < r->n_stages; i++) { /* name the ops, as the plan file does */
+    cJSON *s = cJSON_GetArrayItem(list, i);
+    const cost_stage *cs = &r->stages[i];
+    ok = cJSON_AddStringToObject(s, "first_op", g->ops[cs->first_layer].name) &&
+         cJSON_AddStringToObject(s, "last_op", g->ops[cs->first_layer + cs->n_layers - 1].name);
+  }
+  ok = ok && cJSON_AddNumberToObject(root, "n_stages", r->n_stages) &&
+       cJSON_AddNumberToObject(root, "bottleneck_s", r->bottleneck_s) &&
+       cJSON_AddNumberToObject(root, "bottleneck_stage", r->bottleneck_stage) &&
+       cJSON_AddNumberToObject(root, "lower_bound_s", lb->bound_s) && cJSON_AddBoolToObject(root, "feasible", r->feasible) &&
+       cJSON_AddNumberToObject(root, "mem_ratio", r->mem_ratio) && cJSON_AddNumberToObject(root, "solve_s", rep->solve_s) &&
+       cJSON_AddStringToObject(root, "notes", rep->notes) && list &&
+       cJSON_AddItemToObject(root, "stages", cJSON_DetachItemViaPointer(stages, list));
+  if (ok) {
+    ok = cJSON_AddItemToObject(root, "lower_bound", bound) != 0;
+    if (ok) bound = NULL;
+  }
+  cJSON_Delete(stages);
+  cJSON_Delete(bound);
+  if (!ok) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}
+
+static int run(int argc, char **argv) {
+  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT };
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
+      {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
+      {"json", no_argument, NULL, 'j'},          {"seed", required_argument, NULL, OPT_SEED},
+      {"tau", required_argument, NULL, OPT_TAU}, {"max-step", required_argument, NULL, OPT_MAX_STEP},
+      {"episodes", required_argument, NULL, OPT_EPISODES}, {"policy", required_argument, NULL, OPT_POLICY},
+      {"init", required_argument, NULL, OPT_INIT}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
+  int json = 0, opt;
+  long v;
+  method_options o;
+  method_options_default(&o);
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': {
+      char list[1024] = "";
+      for (int i = 0; i < method_count(); i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "                         %-11s %s\n", method_at(i)->name,
+                 method_at(i)->summary);
+      }
+      printf(usage, list);
+      return 0;
+    }
+    case 'g': graph_path = optarg; break;
+    case 'c': chip_path = optarg; break;
+    case 'm': method = optarg; break;
+    case 'o': output = optarg; break;
+    case 'j': json = 1; break;
+    case OPT_SEED:
+      if (cli_parse_int("partition", "--seed", optarg, 0, 9007199254740991L, &v)) return 2;
+      o.seed = (uint64_t)v;
+      break;
+    case OPT_TAU:
+      if (cli_parse_double("partition", "--tau", optarg, 0, &o.tau)) return 2;
+      break;
+    case OPT_MAX_STEP:
+      if (cli_parse_int("partition", "--max-step", optarg, 0, 1000000000L, &v)) return 2;
+      o.max_step = (int)v;
+      break;
+    case OPT_EPISODES:
+      if (cli_parse_int("partition", "--episodes", optarg, 0, 1000000000L, &v)) return 2;
+      o.episodes = (int)v;
+      break;
+    case OPT_POLICY: o.policy = optarg; break;
+    case OPT_INIT: o.init = optarg; break;
+    case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc) return cli_usage("partition", "unexpected argument '%s'", argv[optind]);
+  if (!graph_path) return cli_usage("partition", "needs a graph (-g GRAPH)");
+  if (!method_find(method)) {
+    char known[256] = "";
+    for (int i = 0; i < method_count(); i++) {
+      size_t used = strlen(known);
+      snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", method_at(i)->name);
+    }
+    return cli_usage("partition", "no method '%s' (known: %s)", method, known);
+  }
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  cost_result *r = NULL;
+  mp_error err;
+  err_clear(&err);
+  method_report rep;
+  int rc = 0;
+  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  cost_bound lb;
+  cost_lower_bound(g, c, &lb);
+  if (json) {
+    cJSON *root = report_json(method, &o, g, c, p, r, &lb, &rep);
+    if (!root || jsonio_print(root, &err) != MP_OK) {
+      if (!root) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+  } else {
+    print_text(method, g, c, p, r, &lb, &rep);
+    if (output) printf("plan written to %s\n", output);
+  }
+cleanup:
+  cost_result_free(r);
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+  return rc;
+}
+
+const cli_command cmd_partition = {"partition", "split a graph over a chip with one partitioner (--method)", run};
