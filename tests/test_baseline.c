@@ -1,5 +1,6 @@
-/* Tests of baseline.c (even, balanced) and of the method table (method.c): hand-worked splits, the
- * balanced split against a brute force over every contiguous split, core shares, unknown names. */
+/* Tests of baseline.c (even, balanced), of the method table (method.c) and of the commands that
+ * expose them (meshpipe partition / compare): hand-worked splits, the balanced split against a brute
+ * force over every contiguous split, core shares, unknown names, the commands' output and errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,125 @@ static void every_method_should_return_a_canonical_deterministic_plan(void) {
   chip_free(c);
 }
 
+
+/* Runs meshpipe with args; returns the exit status, output in *out / *errout (owned). */
+static int mp(const char *args, char **out, char **errout) { return testutil_meshpipe(args, out, errout); }
+
+static void partition_should_print_the_json_report_and_write_a_loadable_plan(void) {
+  char args[2048], *out = NULL, *errout = NULL;
+  const char *plan_path = testutil_temp_path("plan.json");
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m optimal --json -o '%s'", testutil_src("traces/tiny_resnet.json"),
+           testutil_src("platforms/mesh4x4.json"), plan_path);
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  cJSON *root = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  const char *keys[] = {"method", "arranged_core", "bottleneck_s", "lower_bound_s", "feasible", "solve_s", "stages", "notes"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(root, keys[i]));
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "arranged_core")), 16);
+  double bottleneck = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "bottleneck_s"));
+  double bound = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "lower_bound_s"));
+  CU_ASSERT(bound > 0 && bound <= bottleneck);
+  cJSON_Delete(root);
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
+  CU_ASSERT_EQUAL(plan_load(plan_path, g, c, &p, &err), MP_OK);
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+  free(out);
+  free(errout);
+}
+
+static void partition_text_should_show_stages_bottleneck_and_bound(void) {
+  char args[2048], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m balanced", testutil_src("traces/tiny_resnet.json"),
+           testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "balanced on tiny_resnet"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "<- bottleneck"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "analytical bottleneck"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "lower bound"));
+  free(out);
+  free(errout);
+}
+
+static void partition_should_refuse_bad_usage_with_status_2(void) {
+  static const struct {
+    const char *args, *message;
+  } cases[] = {
+      {"partition -c x.json", "needs a graph"},
+      {"partition -g g.json -m magic", "no method 'magic' (known: optimal, seed-split"},
+      {"partition -g g.json --tau -1", "--tau must be at least 0"},
+      {"partition -g g.json --max-step x", "--max-step expects"},
+      {"partition -g g.json --bogus", "unknown option '--bogus'"},
+      {"partition -g", "option '-g' needs a value"},
+      {"partition -g g.json extra", "unexpected argument 'extra'"},
+      {"compare -c x.json", "needs a graph"},
+      {"compare -g g.json --methods even,magic", "no method 'magic'"},
+      {"compare -g g.json --methods ''", "--methods is empty"},
+      {"compare -g g.json --seed -3", "--seed"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *out = NULL, *errout = NULL;
+    int rc = mp(cases[i].args, &out, &errout);
+    CU_ASSERT_EQUAL(rc, 2);
+    if (!errout || !strstr(errout, cases[i].message)) {
+      fprintf(stderr, "\n'%s' said: %s", cases[i].args, errout ? errout : "(nothing)");
+      CU_FAIL("message");
+    }
+    free(out);
+    free(errout);
+  }
+}
+
+static void partition_should_report_a_missing_graph_and_an_unwritable_plan(void) {
+  char args[2048], *out = NULL, *errout = NULL;
+  CU_ASSERT_EQUAL(mp("partition -g /nonexistent/g.json", &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "/nonexistent/g.json"));
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -o /nonexistent/dir/plan.json",
+           testutil_src("traces/tiny_resnet.json"), testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "/nonexistent/dir/plan.json"));
+  CU_ASSERT_FALSE(testutil_exists("/nonexistent/dir/plan.json"));
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "compare -g '%s' -c /nonexistent/chip.json", testutil_src("traces/tiny_resnet.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "/nonexistent/chip.json"));
+  free(out);
+  free(errout);
+}
+
+/* compare --json: one row per listed method; the optimum's gap is 0 and no fitting plan beats it. */
+static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
+  char args[2048], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json", testutil_src("traces/tiny_resnet.json"),
+           testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  cJSON *root = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  cJSON *methods = cJSON_GetObjectItem(root, "methods");
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(methods), method_count());
+  double optimum = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "optimum_s"));
+  int feasible_optimum = cJSON_IsTrue(cJSON_GetObjectItem(root, "optimum_feasible"));
+  for (int i = 0; i < cJSON_GetArraySize(methods); i++) {
+    cJSON *m = cJSON_GetArrayItem(methods, i);
+    double b = cJSON_GetNumberValue(cJSON_GetObjectItem(m, "bottleneck_s"));
+    if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")), "optimal") == 0)
+      CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(m, "gap_to_optimum_pct")), 0, 1e-9);
+    if (feasible_optimum && cJSON_IsTrue(cJSON_GetObjectItem(m, "feasible"))) CU_ASSERT(b >= optimum * (1 - 1e-12));
+  }
+  cJSON_Delete(root);
+  free(out);
+  free(errout);
+}
+
 static CU_TestInfo tests[] = {
     {"even_should_split_layers_and_cores_equally", even_should_split_layers_and_cores_equally},
     {"balanced_should_balance_flops_over_contiguous_blocks", balanced_should_balance_flops_over_contiguous_blocks},
@@ -234,6 +354,14 @@ static CU_TestInfo tests[] = {
      share_cores_should_give_largest_remainders_and_one_core_at_least},
     {"method_run_should_refuse_an_unknown_name_listing_the_known", method_run_should_refuse_an_unknown_name_listing_the_known},
     {"every_method_should_return_a_canonical_deterministic_plan", every_method_should_return_a_canonical_deterministic_plan},
+    {"partition_should_print_the_json_report_and_write_a_loadable_plan",
+     partition_should_print_the_json_report_and_write_a_loadable_plan},
+    {"partition_text_should_show_stages_bottleneck_and_bound", partition_text_should_show_stages_bottleneck_and_bound},
+    {"partition_should_refuse_bad_usage_with_status_2", partition_should_refuse_bad_usage_with_status_2},
+    {"partition_should_report_a_missing_graph_and_an_unwritable_plan",
+     partition_should_report_a_missing_graph_and_an_unwritable_plan},
+    {"compare_should_list_every_method_with_its_gap_to_the_optimum",
+     compare_should_list_every_method_with_its_gap_to_the_optimum},
     CU_TEST_INFO_NULL,
 };
 
