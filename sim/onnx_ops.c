@@ -236,16 +236,18 @@ static mp_status set_out(onnx_node_view *v, int i, const onnx_shape *s, int elem
   return MP_OK;
 }
 
+/* numpy broadcasting; out may be a or b. */
 static int broadcast(const onnx_shape *a, const onnx_shape *b, onnx_shape *out) {
-  int r = a->rank > b->rank ? a->rank : b->rank;
-  for (int i = 0; i < r; i++) {
-    int64_t da = i < r - a->rank ? 1 : a->d[i - (r - a->rank)];
-    int64_t db = i < r - b->rank ? 1 : b->d[i - (r - b->rank)];
-    if (da == db || db == 1) out->d[i] = da;
-    else if (da == 1) out->d[i] = db;
+  onnx_shape y;
+  y.rank = a->rank > b->rank ? a->rank : b->rank;
+  for (int i = 0; i < y.rank; i++) {
+    int64_t da = i < y.rank - a->rank ? 1 : a->d[i - (y.rank - a->rank)];
+    int64_t db = i < y.rank - b->rank ? 1 : b->d[i - (y.rank - b->rank)];
+    if (da == db || db == 1) y.d[i] = da;
+    else if (da == 1) y.d[i] = db;
     else return -1;
   }
-  out->rank = r;
+  *out = y;
   return 0;
 }
 

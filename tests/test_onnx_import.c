@@ -377,6 +377,56 @@ static void onnx_import_should_match_every_reference_table(void) {
   for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_model(models[i]);
 }
 
+/* Differential test of shape inference: the same model without its value_info shapes (only the
+ * graph input's shape left) must import to the same graph, byte for byte of every tensor. */
+static void onnx_import_should_infer_the_shapes_the_exporter_wrote(void) {
+  const char *const *cnns = models; /* the transformers need the shape arithmetic evaluated */
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    char rel[256], *buf = NULL;
+    size_t len = 0;
+    mp_error err;
+    snprintf(rel, sizeof rel, "models/%s.onnx", cnns[i]);
+    CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_shared(rel), &buf, &len, &err), MP_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    size_t n_vi = m->graph->n_value_info, n_out = m->graph->n_output;
+    CU_ASSERT(n_vi > 0);
+    m->graph->n_value_info = 0;
+    m->graph->n_output = 0;
+    size_t plen = onnx__model_proto__get_packed_size(m);
+    uint8_t *packed = malloc(plen);
+    onnx__model_proto__pack(m, packed);
+    m->graph->n_value_info = n_vi;
+    m->graph->n_output = n_out;
+    onnx__model_proto__free_unpacked(m, NULL);
+    const char *bare = testutil_temp_path("bare.onnx");
+    CU_ASSERT_EQUAL(fileio_write_atomic(bare, packed, plen, &err), MP_OK);
+    free(packed);
+    free(buf);
+
+    graph *with = NULL, *without = NULL;
+    onnx_report r1, r2;
+    CU_ASSERT_EQUAL_FATAL(import(testutil_shared(rel), NULL, 0, 1, &with, &r1, &err), MP_OK);
+    mp_status st = import(bare, NULL, 0, 1, &without, &r2, &err);
+    if (st != MP_OK) fprintf(stderr, "\n%s: %s\n", cnns[i], err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, MP_OK);
+    CU_ASSERT_EQUAL_FATAL(with->n_ops, without->n_ops);
+    int differ = 0;
+    for (int l = 0; l < with->n_ops; l++) {
+      const graph_op *a = &with->ops[l], *b = &without->ops[l];
+      if (a->macs != b->macs || a->flops != b->flops || a->out_bytes != b->out_bytes ||
+          a->weight_bytes != b->weight_bytes) {
+        if (differ++ < 3) fprintf(stderr, "\n%s: layer %s differs\n", cnns[i], a->name);
+      }
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    graph_free(with);
+    graph_free(without);
+    onnx_report_free(&r1);
+    onnx_report_free(&r2);
+  }
+}
+
 static void onnx_import_should_give_resnet50_the_published_size(void) {
   graph *g;
   onnx_report rep;
@@ -599,6 +649,8 @@ static const struct shape_case {
     {"in X 2,3;node Gelu g X Y", "g", 24, 0, 48},
     {"in X 2,3;node HardSwish g X Y", "g", 24, 0, 30},
     {"in X 2,3;in Z 3;node PRelu g X,Z Y", "g", 24, 0, 12},
+    /* the first input of lower rank: [3] + [4,2,3] -> [4,2,3] */
+    {"in Z 3;in X 4,2,3;node Add a Z,X Y", "a", 96, 0, 24},
 };
 
 static void onnx_import_should_infer_shapes_and_costs_of_single_operators(void) {
@@ -1114,6 +1166,7 @@ static void meshpipe_import_should_print_the_graph_and_one_warning_line(void) {
 
 static CU_TestInfo tests[] = {
     {"onnx_import_should_match_every_reference_table", onnx_import_should_match_every_reference_table},
+    {"onnx_import_should_infer_the_shapes_the_exporter_wrote", onnx_import_should_infer_the_shapes_the_exporter_wrote},
     {"onnx_import_should_give_resnet50_the_published_size", onnx_import_should_give_resnet50_the_published_size},
     {"onnx_import_should_cost_conv_transpose_by_hand_count", onnx_import_should_cost_conv_transpose_by_hand_count},
     {"onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count",
