@@ -17,7 +17,7 @@ mp_status method_even(const graph *g, const chip *c, const method_options *o, pl
   (void)o;
   int L = g->n_ops, C = c->n_cores;
   int k = L < C ? L : C;
-  int *layers = malloc((size_t)k * sizeof *layers);
+  int *layers = calloc((size_t)k, sizeof *layers);
   if (!layers) return err_nomem(err);
   for (int i = 0; i < k; i++) layers[i] = L / k + (i < L % k ? 1 : 0);
   mp_status st = method_plan_with_shares(layers, NULL, k, C, out, err);
