@@ -1,0 +1,359 @@
+/* bench: see bench.h. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "jsonio.h"
+#include "method.h"
+
+/* ---- the suite -------------------------------------------------------------------------------- */
+
+static const char *const suite_graphs[] = {"traces/resnet50.json", "traces/vgg16.json", "traces/mobilenet_v2.json",
+                                           "traces/transformer_encoder.json"};
+static const char *const suite_chips[] = {"platforms/mesh4x4.json", "platforms/mesh8x8.json",
+                                          "platforms/mesh16x16.json"};
+/* The quick suite: the two CNNs the issue names, on the two smaller meshes. */
+#define QUICK_GRAPHS 2
+#define QUICK_CHIPS 2
+
+mp_status bench_suite(int quick, bench_item **out, int *n, mp_error *err) {
+  int ng = quick ? QUICK_GRAPHS : (int)(sizeof suite_graphs / sizeof *suite_graphs);
+  int nc = quick ? QUICK_CHIPS : (int)(sizeof suite_chips / sizeof *suite_chips);
+  int nm = method_count();
+  *out = NULL;
+  *n = 0;
+  bench_item *items = malloc((size_t)(ng * nc * nm) * sizeof *items);
+  if (!items) return err_nomem(err);
+  int k = 0;
+  for (int g = 0; g < ng; g++)
+    for (int c = 0; c < nc; c++)
+      for (int m = 0; m < nm; m++) items[k++] = (bench_item){suite_graphs[g], suite_chips[c], method_at(m)->name};
+  *out = items;
+  *n = k;
+  return MP_OK;
+}
+
+/* ---- reports ---------------------------------------------------------------------------------- */
+
+void bench_machine_probe(bench_machine *m) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->cpu, sizeof m->cpu, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f))
+      if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+        const char *v = strchr(line, ':') + 1;
+        while (*v == ' ' || *v == '\t') v++;
+        snprintf(m->cpu, sizeof m->cpu, "%.*s", (int)strcspn(v, "\n"), v);
+        break;
+      }
+    fclose(f);
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  m->cpus = cpus > 0 ? (int)cpus : 1;
+  struct utsname u;
+  if (uname(&u) == 0)
+    snprintf(m->os, sizeof m->os, "%.40s %.40s %.40s", u.sysname, u.release, u.machine);
+  else
+    snprintf(m->os, sizeof m->os, "unknown");
+}
+
+int bench_same_machine(const bench_machine *a, const bench_machine *b) {
+  return strcmp(a->cpu, b->cpu) == 0 && a->cpus == b->cpus;
+}
+
+mp_status bench_add(bench_report *r, const bench_entry *e, mp_error *err) {
+  bench_entry *grown = realloc(r->entries, (size_t)(r->n + 1) * sizeof *grown);
+  if (!grown) return err_nomem(err);
+  r->entries = grown;
+  r->entries[r->n++] = *e;
+  return MP_OK;
+}
+
+void bench_fill_gaps(bench_report *r) {
+  for (int i = 0; i < r->n; i++) {
+    bench_entry *e = &r->entries[i];
+    e->gap = NAN;
+    for (int j = 0; j < r->n; j++) {
+      const bench_entry *o = &r->entries[j];
+      if (strcmp(o->method, "optimal") == 0 && strcmp(o->graph, e->graph) == 0 && strcmp(o->chip, e->chip) == 0 &&
+          o->bottleneck_s > 0)
+        e->gap = e->bottleneck_s / o->bottleneck_s - 1;
+    }
+  }
+}
+
+void bench_report_clear(bench_report *r) {
+  if (!r) return;
+  free(r->entries);
+  memset(r, 0, sizeof *r);
+}
+
+cJSON *bench_to_json(const bench_report *r) {
+  cJSON *o = cJSON_CreateObject(), *m = NULL, *list = NULL;
+  char hex[17];
+  if (!o || !cJSON_AddStringToObject(o, "format", BENCH_FORMAT) || !cJSON_AddNumberToObject(o, "version", BENCH_VERSION) ||
+      !cJSON_AddStringToObject(o, "meshpipe", r->version) || !cJSON_AddStringToObject(o, "date", r->date) ||
+      !cJSON_AddBoolToObject(o, "quick", r->quick) || !cJSON_AddStringToObject(o, "filter", r->filter) ||
+      !(m = cJSON_AddObjectToObject(o, "machine")) || !cJSON_AddStringToObject(m, "cpu", r->machine.cpu) ||
+      !cJSON_AddNumberToObject(m, "cpus", r->machine.cpus) || !cJSON_AddStringToObject(m, "os", r->machine.os) ||
+      !(list = cJSON_AddArrayToObject(o, "cases")))
+    goto fail;
+  for (int i = 0; i < r->n; i++) {
+    const bench_entry *e = &r->entries[i];
+    cJSON *c = cJSON_CreateObject();
+    if (!c || !cJSON_AddItemToArray(list, c)) {
+      cJSON_Delete(c);
+      goto fail;
+    }
+    if (!cJSON_AddStringToObject(c, "key", e->key) || !cJSON_AddStringToObject(c, "graph", e->graph) ||
+        !cJSON_AddStringToObject(c, "chip", e->chip) || !cJSON_AddStringToObject(c, "method", e->method) ||
+        !cJSON_AddBoolToObject(c, "feasible", e->feasible) || !cJSON_AddNumberToObject(c, "stages", e->stages) ||
+        !cJSON_AddNumberToObject(c, "throughput_per_s", e->throughput_per_s) ||
+        !cJSON_AddNumberToObject(c, "bottleneck_s", e->bottleneck_s) ||
+        !cJSON_AddNumberToObject(c, "latency_s", e->latency_s) ||
+        !(isnan(e->gap) ? cJSON_AddNullToObject(c, "gap_to_optimum") : cJSON_AddNumberToObject(c, "gap_to_optimum", e->gap)) ||
+        !cJSON_AddNumberToObject(c, "solve_s", e->solve_s) ||
+        !cJSON_AddNumberToObject(c, "sim_evals_per_s", e->evals_per_s) ||
+        !cJSON_AddStringToObject(c, "plan_hash", fileio_hash_hex(e->plan_hash, hex)))
+      goto fail;
+  }
+  return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
+}
+
+/* Copies a string member into a fixed buffer; too long is an error. */
+static mp_status get_text(const cJSON *obj, const char *key, char *dst, size_t cap, const char *file, const char *where,
+                          mp_error *err) {
+  const char *s = NULL;
+  mp_status st = jsonio_get_str(obj, key, 1, &s, NULL, file, where, err);
+  if (st != MP_OK) return st;
+  if (strlen(s) >= cap) return err_at(err, MP_INPUT, file, where, "%s is longer than %zu characters", key, cap - 1);
+  memcpy(dst, s, strlen(s) + 1);
+  return MP_OK;
+}
+
+/* A string member that may be empty (jsonio_get_str wants text). */
+static mp_status get_text_or_empty(const cJSON *obj, const char *key, char *dst, size_t cap, const char *file,
+                                   const char *where, mp_error *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (cJSON_IsString(v) && v->valuestring[0] == '\0') {
+    dst[0] = '\0';
+    return MP_OK;
+  }
+  return get_text(obj, key, dst, cap, file, where, err);
+}
+
+static mp_status get_bool(const cJSON *obj, const char *key, int *out, const char *file, const char *where,
+                          mp_error *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!cJSON_IsBool(v)) return err_at(err, MP_INPUT, file, where, "%s must be true or false", key);
+  *out = cJSON_IsTrue(v);
+  return MP_OK;
+}
+
+static mp_status read_entry(const cJSON *c, const char *file, const char *where, bench_entry *e, mp_error *err) {
+  static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "throughput_per_s",
+                                     "bottleneck_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
+                                     "plan_hash", NULL};
+  memset(e, 0, sizeof *e);
+  const char *hash = NULL;
+  mp_status st = jsonio_known_keys(c, keys, file, where, err);
+  if (st == MP_OK) st = get_text(c, "key", e->key, sizeof e->key, file, where, err);
+  if (st == MP_OK) st = get_text(c, "graph", e->graph, sizeof e->graph, file, where, err);
+  if (st == MP_OK) st = get_text(c, "chip", e->chip, sizeof e->chip, file, where, err);
+  if (st == MP_OK) st = get_text(c, "method", e->method, sizeof e->method, file, where, err);
+  if (st == MP_OK) st = get_bool(c, "feasible", &e->feasible, file, where, err);
+  if (st == MP_OK) st = jsonio_get_int(c, "stages", 1, 1, 1 << 20, &e->stages, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_num(c, "throughput_per_s", 1, 0, 1, INFINITY, &e->throughput_per_s, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_num(c, "bottleneck_s", 1, 0, 1, INFINITY, &e->bottleneck_s, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_num(c, "latency_s", 1, 0, 1, INFINITY, &e->latency_s, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_num(c, "solve_s", 1, 0, 0, INFINITY, &e->solve_s, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_num(c, "sim_evals_per_s", 1, 0, 0, INFINITY, &e->evals_per_s, NULL, file, where, err);
+  if (st == MP_OK) {
+    const cJSON *gap = cJSON_GetObjectItemCaseSensitive(c, "gap_to_optimum");
+    e->gap = NAN;
+    if (!cJSON_IsNull(gap)) st = jsonio_get_num(c, "gap_to_optimum", 1, -1, 0, INFINITY, &e->gap, NULL, file, where, err);
+  }
+  if (st == MP_OK) st = jsonio_get_str(c, "plan_hash", 1, &hash, NULL, file, where, err);
+  if (st == MP_OK) {
+    char *end = NULL;
+    e->plan_hash = strtoull(hash, &end, 16);
+    if (strlen(hash) != 16 || *end) st = err_at(err, MP_INPUT, file, where, "plan_hash must be 16 hex digits");
+  }
+  if (st == MP_OK) {
+    char expect[sizeof e->key + 128];
+    snprintf(expect, sizeof expect, "%s|%s|%s", e->graph, e->chip, e->method);
+    if (strcmp(expect, e->key) != 0)
+      st = err_at(err, MP_INPUT, file, where, "key \"%s\" is not graph|chip|method (\"%s\")", e->key, expect);
+  }
+  return st;
+}
+
+mp_status bench_from_json(const cJSON *root, const char *file, bench_report *out, mp_error *err) {
+  static const char *const keys[] = {"format", "version", "meshpipe", "date", "quick", "filter", "machine", "cases",
+                                     NULL};
+  static const char *const mkeys[] = {"cpu", "cpus", "os", NULL};
+  memset(out, 0, sizeof *out);
+  const char *format = NULL;
+  const cJSON *machine = NULL, *cases = NULL;
+  int version = 0;
+  mp_status st = jsonio_get_str(root, "format", 1, &format, NULL, file, "", err);
+  if (st == MP_OK && strcmp(format, BENCH_FORMAT) != 0)
+    st = err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\" (not a bench file)", BENCH_FORMAT, format);
+  if (st == MP_OK) st = jsonio_get_int(root, "version", 1, 0, 1 << 20, &version, NULL, file, "", err);
+  if (st == MP_OK && version != BENCH_VERSION)
+    st = err_at(err, MP_INPUT, file, "version", "version %d is not supported (this meshpipe reads version %d)", version,
+                BENCH_VERSION);
+  if (st == MP_OK) st = jsonio_known_keys(root, keys, file, "", err);
+  if (st == MP_OK) st = get_text(root, "meshpipe", out->version, sizeof out->version, file, "", err);
+  if (st == MP_OK) st = get_text(root, "date", out->date, sizeof out->date, file, "", err);
+  if (st == MP_OK) st = get_bool(root, "quick", &out->quick, file, "", err);
+  if (st == MP_OK) st = get_text_or_empty(root, "filter", out->filter, sizeof out->filter, file, "", err);
+  if (st == MP_OK) st = jsonio_get_object(root, "machine", 1, &machine, NULL, file, "", err);
+  if (st == MP_OK) st = jsonio_known_keys(machine, mkeys, file, "machine", err);
+  if (st == MP_OK) st = get_text(machine, "cpu", out->machine.cpu, sizeof out->machine.cpu, file, "machine", err);
+  if (st == MP_OK) st = jsonio_get_int(machine, "cpus", 1, 1, 1 << 20, &out->machine.cpus, NULL, file, "machine", err);
+  if (st == MP_OK) st = get_text(machine, "os", out->machine.os, sizeof out->machine.os, file, "machine", err);
+  if (st == MP_OK) st = jsonio_get_array(root, "cases", 1, &cases, NULL, file, "", err);
+  int i = 0;
+  for (const cJSON *c = cases ? cases->child : NULL; c && st == MP_OK; c = c->next, i++) {
+    char where[32];
+    snprintf(where, sizeof where, "cases[%d]", i);
+    bench_entry e;
+    if (!cJSON_IsObject(c)) {
+      st = err_at(err, MP_INPUT, file, where, "must be an object");
+      break;
+    }
+    st = read_entry(c, file, where, &e, err);
+    for (int j = 0; j < out->n && st == MP_OK; j++)
+      if (strcmp(out->entries[j].key, e.key) == 0)
+        st = err_at(err, MP_INPUT, file, where, "case \"%s\" is also cases[%d]", e.key, j);
+    if (st == MP_OK) st = bench_add(out, &e, err);
+  }
+  if (st != MP_OK) bench_report_clear(out);
+  return st;
+}
+
+mp_status bench_load(const char *path, bench_report *out, mp_error *err) {
+  cJSON *root = NULL;
+  memset(out, 0, sizeof *out);
+  mp_status st = jsonio_load(path, &root, err);
+  if (st == MP_OK) st = bench_from_json(root, path, out, err);
+  cJSON_Delete(root);
+  return st;
+}
+
+mp_status bench_save(const bench_report *r, const char *path, mp_error *err) {
+  cJSON *o = bench_to_json(r);
+  if (!o) return err_nomem(err);
+  mp_status st = jsonio_save(path, o, err);
+  cJSON_Delete(o);
+  return st;
+}
+
+/* ---- the comparison --------------------------------------------------------------------------- */
+
+void bench_limits_default(bench_limits *l) {
+  l->quality_drop = 0.005;
+  l->speed_drop = 0.25;
+  l->min_solve_s = 0.02;
+}
+
+void bench_diff_clear(bench_diff *d) {
+  if (!d) return;
+  free(d->rows);
+  memset(d, 0, sizeof *d);
+}
+
+static void add_why(bench_diff_row *row, const char *text) {
+  size_t used = strlen(row->why);
+  snprintf(row->why + used, sizeof row->why - used, "%s%s", used ? "; " : "", text);
+}
+
+static void compare(const bench_entry *o, const bench_entry *e, const bench_limits *lim, int speed, bench_diff_row *row) {
+  char text[96];
+  row->quality = o->throughput_per_s > 0 ? e->throughput_per_s / o->throughput_per_s - 1 : 0;
+  if (fabs(row->quality) < 1e-12) row->quality = 0; /* BENCH.json keeps 15 digits: the last bit may differ */
+  row->solve = row->evals = NAN;
+  row->verdict = BENCH_SAME;
+  if (e->throughput_per_s < (1 - lim->quality_drop) * o->throughput_per_s) {
+    snprintf(text, sizeof text, "throughput %+.2f%%", 100 * row->quality);
+    add_why(row, text);
+    row->verdict = BENCH_WORSE;
+  } else if (e->throughput_per_s > o->throughput_per_s * (1 + lim->quality_drop)) {
+    row->verdict = BENCH_BETTER;
+  }
+  if (o->feasible && !e->feasible) {
+    add_why(row, "no longer fits memory");
+    row->verdict = BENCH_WORSE;
+  }
+  if (speed) {
+    if ((o->solve_s >= lim->min_solve_s || e->solve_s >= lim->min_solve_s) && e->solve_s > 0) {
+      row->solve = o->solve_s / e->solve_s - 1;
+      if (row->solve < -lim->speed_drop) {
+        snprintf(text, sizeof text, "solve time %.3g s -> %.3g s", o->solve_s, e->solve_s);
+        add_why(row, text);
+      }
+    }
+    if (o->evals_per_s > 0 && e->evals_per_s > 0) {
+      row->evals = e->evals_per_s / o->evals_per_s - 1;
+      if (row->evals < -lim->speed_drop) {
+        snprintf(text, sizeof text, "sim evals/s %.3g -> %.3g", o->evals_per_s, e->evals_per_s);
+        add_why(row, text);
+      }
+    }
+  }
+  row->fails = row->why[0] != '\0';
+}
+
+mp_status bench_diff_new(const bench_report *old, const bench_report *now, const bench_limits *lim, bench_diff *out,
+                         mp_error *err) {
+  bench_limits defaults;
+  if (!lim) {
+    bench_limits_default(&defaults);
+    lim = &defaults;
+  }
+  memset(out, 0, sizeof *out);
+  out->speed_compared = bench_same_machine(&old->machine, &now->machine);
+  out->missing_fail = old->quick == now->quick && strcmp(old->filter, now->filter) == 0;
+  out->rows = calloc((size_t)(old->n + now->n + 1), sizeof *out->rows);
+  if (!out->rows) return err_nomem(err);
+  for (int i = 0; i < now->n; i++) {
+    bench_diff_row *row = &out->rows[out->n++];
+    row->now = &now->entries[i];
+    for (int j = 0; j < old->n && !row->old; j++)
+      if (strcmp(old->entries[j].key, row->now->key) == 0) row->old = &old->entries[j];
+    if (row->old) {
+      compare(row->old, row->now, lim, out->speed_compared, row);
+    } else {
+      row->verdict = BENCH_NEW;
+      row->quality = row->solve = row->evals = NAN;
+    }
+  }
+  for (int j = 0; j < old->n; j++) {
+    int found = 0;
+    for (int i = 0; i < now->n && !found; i++) found = strcmp(old->entries[j].key, now->entries[i].key) == 0;
+    if (found) continue;
+    bench_diff_row *row = &out->rows[out->n++];
+    row->old = &old->entries[j];
+    row->verdict = BENCH_MISSING;
+    row->quality = row->solve = row->evals = NAN;
+    if (out->missing_fail) {
+      add_why(row, "missing from this run");
+      row->fails = 1;
+    }
+  }
+  for (int i = 0; i < out->n; i++) out->failures += out->rows[i].fails;
+  return MP_OK;
+}

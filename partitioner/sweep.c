@@ -1,0 +1,816 @@
+/* sweep: see sweep.h.  Chip variants are edits of the base chip's JSON, checked by chip_from_json;
+ * cases run in forked workers (one SimGrid engine each) that send one line back through a pipe. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cost.h"
+#include "plan.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static char *dup_str(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+/* ---- axes ------------------------------------------------------------------------------------- */
+
+void sweep_axis_clear(sweep_axis *a) {
+  if (!a) return;
+  for (int i = 0; i < a->n_values; i++) free(a->values[i]);
+  free(a->values);
+  free(a->key);
+  memset(a, 0, sizeof *a);
+}
+
+static int key_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+mp_status sweep_axis_parse(const char *text, sweep_axis *out, mp_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *eq = strchr(text, '=');
+  if (!eq) return err_set(err, MP_USAGE, "--vary '%.200s': expected KEY=V1,V2,...", text);
+  size_t klen = (size_t)(eq - text);
+  if (klen == 0 || klen > 200) return err_set(err, MP_USAGE, "--vary '%.200s': the key is empty or too long", text);
+  for (size_t i = 0; i < klen; i++) {
+    int dot_ok = text[i] == '.' && i > 0 && i + 1 < klen && text[i + 1] != '.';
+    if (!key_char(text[i]) && !dot_ok)
+      return err_set(err, MP_USAGE, "--vary '%.200s': the key must be dotted names of letters, digits and '_'",
+                     text);
+  }
+  mp_status st = MP_OK;
+  if (!(out->key = dup_str(text, klen))) return err_nomem(err);
+  const char *p = eq + 1;
+  for (;;) {
+    size_t n = strcspn(p, ",");
+    if (n == 0) {
+      st = err_set(err, MP_USAGE, "--vary %s: an empty value in '%.200s'", out->key, eq + 1);
+      goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (strchr(";|\" \t\r\n", p[i])) {
+        st = err_set(err, MP_USAGE, "--vary %s: value '%.*s' holds a character a CSV field cannot ('%c')", out->key,
+                     (int)(n > 100 ? 100 : n), p, p[i]);
+        goto cleanup;
+      }
+    for (int i = 0; i < out->n_values; i++)
+      if (strlen(out->values[i]) == n && strncmp(out->values[i], p, n) == 0) {
+        st = err_set(err, MP_USAGE, "--vary %s: value '%s' given twice", out->key, out->values[i]);
+        goto cleanup;
+      }
+    if (out->n_values == SWEEP_MAX_VALUES) {
+      st = err_set(err, MP_USAGE, "--vary %s: more than %d values", out->key, SWEEP_MAX_VALUES);
+      goto cleanup;
+    }
+    char **grown = realloc(out->values, (size_t)(out->n_values + 1) * sizeof *grown);
+    if (!grown) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    out->values = grown;
+    if (!(out->values[out->n_values] = dup_str(p, n))) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    out->n_values++;
+    if (p[n] == '\0') break;
+    p += n + 1;
+  }
+cleanup:
+  if (st != MP_OK) sweep_axis_clear(out);
+  return st;
+}
+
+/* ---- chip variants ---------------------------------------------------------------------------- */
+
+/* A number with an optional k M G T (powers of 1000) or Ki Mi Gi Ti (powers of 1024) suffix. */
+static int parse_scaled(const char *text, double *out) {
+  static const char units[] = "kMGT";
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text) return 0;
+  if (*end) {
+    const char *u = *end == 'K' ? units : strchr(units, *end); /* K is accepted as k before an i */
+    if (!u || (*end == 'K' && end[1] != 'i')) return 0;
+    int power = (int)(u - units) + 1;
+    double base = 1000;
+    end++;
+    if (*end == 'i') {
+      base = 1024;
+      end++;
+    }
+    if (*end) return 0;
+    for (int i = 0; i < power; i++) v *= base;
+  }
+  if (!isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
+/* Sets mesh to W x H and moves the DRAM ports to the same relative place. */
+static mp_status set_mesh(cJSON *doc, const char *value, mp_error *err) {
+  char *end = NULL;
+  errno = 0;
+  long w = strtol(value, &end, 10), h = 0;
+  if (!errno && end != value && (*end == 'x' || *end == 'X')) {
+    const char *hp = end + 1;
+    h = strtol(hp, &end, 10);
+    if (errno || end == hp || *end) h = 0;
+  }
+  if (w < 1 || h < 1 || w > 4096 || h > 4096)
+    return err_set(err, MP_USAGE, "--vary mesh: '%s' is not WxH with whole W, H >= 1 (e.g. 8x8)", value);
+  cJSON *mesh = cJSON_GetObjectItemCaseSensitive(doc, "mesh");
+  cJSON *ow = cJSON_GetObjectItemCaseSensitive(mesh, "width"), *oh = cJSON_GetObjectItemCaseSensitive(mesh, "height");
+  if (!cJSON_IsObject(mesh) || !cJSON_IsNumber(ow) || !cJSON_IsNumber(oh))
+    return err_set(err, MP_USAGE, "--vary mesh: the base chip has no numeric mesh.width and mesh.height");
+  double old_w = ow->valuedouble, old_h = oh->valuedouble;
+  cJSON_SetNumberValue(ow, (double)w);
+  cJSON_SetNumberValue(oh, (double)h);
+  cJSON *ports = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "dram"), "ports");
+  cJSON *port = NULL;
+  cJSON_ArrayForEach(port, ports) {
+    cJSON *x = cJSON_GetArrayItem(port, 0), *y = cJSON_GetArrayItem(port, 1);
+    if (cJSON_IsNumber(x) && old_w > 1) cJSON_SetNumberValue(x, round(x->valuedouble * (double)(w - 1) / (old_w - 1)));
+    if (cJSON_IsNumber(x) && old_w <= 1) cJSON_SetNumberValue(x, 0);
+    if (cJSON_IsNumber(y) && old_h > 1) cJSON_SetNumberValue(y, round(y->valuedouble * (double)(h - 1) / (old_h - 1)));
+    if (cJSON_IsNumber(y) && old_h <= 1) cJSON_SetNumberValue(y, 0);
+  }
+  return MP_OK;
+}
+
+/* Sets the member at a dotted path to value (a number, or a string where the base has one). */
+static mp_status set_path(cJSON *doc, const char *key, const char *value, mp_error *err) {
+  cJSON *obj = doc;
+  const char *seg = key;
+  for (;;) {
+    size_t n = strcspn(seg, ".");
+    char name[208];
+    snprintf(name, sizeof name, "%.*s", (int)n, seg);
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (seg[n] == '.') {
+      if (!cJSON_IsObject(item))
+        return err_set(err, MP_USAGE, "--vary %s: the base chip has no object '%.*s'", key, (int)(seg + n - key), key);
+      obj = item;
+      seg += n + 1;
+      continue;
+    }
+    cJSON *fresh = NULL;
+    double v = 0;
+    if (cJSON_IsString(item)) {
+      fresh = cJSON_CreateString(value);
+    } else if (item && !cJSON_IsNumber(item)) {
+      return err_set(err, MP_USAGE, "--vary %s: the base chip's value there is not a number or a string", key);
+    } else {
+      if (!parse_scaled(value, &v))
+        return err_set(err, MP_USAGE, "--vary %s: '%s' is not a number (suffixes k M G T, Ki Mi Gi Ti)", key, value);
+      fresh = cJSON_CreateNumber(v);
+    }
+    if (!fresh) return err_nomem(err);
+    if (item ? !cJSON_ReplaceItemInObjectCaseSensitive(obj, name, fresh) : !cJSON_AddItemToObject(obj, name, fresh)) {
+      cJSON_Delete(fresh);
+      return err_nomem(err);
+    }
+    return MP_OK;
+  }
+}
+
+mp_status sweep_chip_variant(const cJSON *base, const char *file, const char *const *keys,
+                             const char *const *values, int n, chip **out, mp_error *err) {
+  *out = NULL;
+  cJSON *doc = cJSON_Duplicate(base, 1);
+  if (!doc) return err_nomem(err);
+  mp_status st = MP_OK;
+  for (int i = 0; i < n && st == MP_OK; i++)
+    st = strcmp(keys[i], "mesh") == 0 ? set_mesh(doc, values[i], err) : set_path(doc, keys[i], values[i], err);
+  if (st == MP_OK) {
+    st = chip_from_json(doc, file, out, err);
+    if (st != MP_OK && err && n > 0) { /* say which variant the checked file was */
+      size_t used = strlen(err->msg);
+      for (int i = 0; i < n && used + 4 < sizeof err->msg; i++) {
+        snprintf(err->msg + used, sizeof err->msg - used, "%s%s=%s%s", i ? ", " : " (with ", keys[i], values[i],
+                 i + 1 == n ? ")" : "");
+        used = strlen(err->msg);
+      }
+    }
+  }
+  cJSON_Delete(doc);
+  return st;
+}
+
+/* ---- the sweep -------------------------------------------------------------------------------- */
+
+void sweep_free(sweep *s) {
+  if (!s) return;
+  for (int i = 0; i < s->n_axes; i++) sweep_axis_clear(&s->axes[i]);
+  free(s->axes);
+  for (int i = 0; i < s->n_variants; i++) {
+    chip_free(s->variants[i].chip);
+    free(s->variants[i].value);
+  }
+  free(s->variants);
+  for (int i = 0; i < s->n_graphs; i++) graph_free(s->graphs[i]);
+  free(s->graphs);
+  for (int i = 0; i < s->n_methods; i++) free(s->methods[i]);
+  free(s->methods);
+  for (int i = 0; i < s->n_cases; i++) free(s->cases[i].key);
+  free(s->cases);
+  free(s->by_key);
+  free(s->chip_file);
+  free(s);
+}
+
+/* Whether a name can stand in a CSV field and a case key. */
+static int plain_name(const char *s) { return *s && !strpbrk(s, ",;|\"\r\n"); }
+
+/* Sorting the cases by key (for sweep.by_key); keys are unique, so the order is total. */
+typedef struct keyed {
+  const char *key;
+  int index;
+} keyed;
+static int keyed_cmp(const void *a, const void *b) { return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key); }
+
+static char *case_key(const sweep *s, const sweep_variant *v, int g, int m) {
+  size_t n = strlen(s->graphs[g]->name) + strlen(s->methods[m]) + 8;
+  for (int a = 0; a < s->n_axes; a++) n += strlen(s->axes[a].key) + strlen(s->axes[a].values[v->value[a]]) + 2;
+  char *key = malloc(n);
+  if (!key) return NULL;
+  size_t used = 0;
+  if (s->n_axes == 0) used += (size_t)snprintf(key, n, "base");
+  for (int a = 0; a < s->n_axes; a++)
+    used += (size_t)snprintf(key + used, n - used, "%s%s=%s", a ? ";" : "", s->axes[a].key,
+                             s->axes[a].values[v->value[a]]);
+  snprintf(key + used, n - used, "|%s|%s", s->graphs[g]->name, s->methods[m]);
+  return key;
+}
+
+mp_status sweep_new(const cJSON *base, const char *file, sweep_axis *axes, int n_axes, graph **graphs, int n_graphs,
+                    const char *const *methods, int n_methods, const method_options *mo, const sim_options *so,
+                    sweep **out, mp_error *err) {
+  *out = NULL;
+  mp_status st = MP_OK;
+  sweep *s = calloc(1, sizeof *s);
+  if (!s) {
+    for (int i = 0; i < n_graphs; i++) graph_free(graphs[i]);
+    for (int i = 0; i < n_axes; i++) sweep_axis_clear(&axes[i]);
+    return err_nomem(err);
+  }
+  /* Take the graphs and axes first, so that every failure below frees them once. */
+  s->graphs = calloc((size_t)(n_graphs > 0 ? n_graphs : 1), sizeof *s->graphs);
+  s->axes = calloc((size_t)(n_axes > 0 ? n_axes : 1), sizeof *s->axes);
+  if (!s->graphs || !s->axes) {
+    for (int i = 0; i < n_graphs; i++) graph_free(graphs[i]);
+    for (int i = 0; i < n_axes; i++) sweep_axis_clear(&axes[i]);
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int i = 0; i < n_graphs; i++) s->graphs[i] = graphs[i];
+  s->n_graphs = n_graphs;
+  for (int i = 0; i < n_axes; i++) {
+    s->axes[i] = axes[i];
+    memset(&axes[i], 0, sizeof axes[i]);
+  }
+  s->n_axes = n_axes;
+  if (mo)
+    s->method_opts = *mo;
+  else
+    method_options_default(&s->method_opts);
+  if (so)
+    s->sim_opts = *so;
+  else
+    sim_options_init(&s->sim_opts);
+  if (!(s->chip_file = dup_str(file, strlen(file)))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+
+  if (n_graphs < 1 || n_methods < 1) {
+    st = err_set(err, MP_USAGE, "a sweep needs at least one graph and one method");
+    goto cleanup;
+  }
+  if (n_axes > SWEEP_MAX_AXES) {
+    st = err_set(err, MP_USAGE, "more than %d --vary keys", SWEEP_MAX_AXES);
+    goto cleanup;
+  }
+  for (int i = 0; i < n_axes; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(s->axes[i].key, s->axes[j].key) == 0) {
+        st = err_set(err, MP_USAGE, "--vary %s given twice", s->axes[i].key);
+        goto cleanup;
+      }
+  for (int i = 0; i < n_graphs; i++) {
+    if (!plain_name(s->graphs[i]->name)) {
+      st = err_at(err, MP_INPUT, s->graphs[i]->file, "name", "'%.80s' cannot be a CSV field (no , ; | \" or newline)",
+                  s->graphs[i]->name);
+      goto cleanup;
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(s->graphs[i]->name, s->graphs[j]->name) == 0) {
+        st = err_at(err, MP_USAGE, s->graphs[i]->file, "name", "graph '%s' is also %s: give each graph once",
+                    s->graphs[i]->name, s->graphs[j]->file);
+        goto cleanup;
+      }
+  }
+  if (!(s->methods = calloc((size_t)n_methods, sizeof *s->methods))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int i = 0; i < n_methods; i++) {
+    if (!method_find(methods[i])) {
+      char known[512] = "";
+      for (int k = 0; k < method_count(); k++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", k ? ", " : "", method_at(k)->name);
+      }
+      st = err_set(err, MP_USAGE, "no method '%.100s' (known: %s)", methods[i], known);
+      goto cleanup;
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(methods[i], methods[j]) == 0) {
+        st = err_set(err, MP_USAGE, "method '%s' given twice", methods[i]);
+        goto cleanup;
+      }
+    if (!(s->methods[i] = dup_str(methods[i], strlen(methods[i])))) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    s->n_methods = i + 1;
+  }
+
+  /* Variants: the odometer over the axes, the last axis fastest. */
+  long n_variants = 1;
+  for (int a = 0; a < n_axes; a++) {
+    n_variants *= s->axes[a].n_values;
+    if (n_variants * n_graphs * n_methods > SWEEP_MAX_CASES) {
+      st = err_set(err, MP_USAGE, "more than %d cases", SWEEP_MAX_CASES);
+      goto cleanup;
+    }
+  }
+  if (!(s->variants = calloc((size_t)n_variants, sizeof *s->variants))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  const char *keys[SWEEP_MAX_AXES], *vals[SWEEP_MAX_AXES];
+  for (long v = 0; v < n_variants; v++) {
+    sweep_variant *sv = &s->variants[v];
+    s->n_variants = (int)v + 1;
+    if (!(sv->value = calloc((size_t)(n_axes > 0 ? n_axes : 1), sizeof *sv->value))) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    long rest = v;
+    for (int a = n_axes - 1; a >= 0; a--) {
+      sv->value[a] = (int)(rest % s->axes[a].n_values);
+      rest /= s->axes[a].n_values;
+      keys[a] = s->axes[a].key;
+      vals[a] = s->axes[a].values[sv->value[a]];
+    }
+    if ((st = sweep_chip_variant(base, file, keys, vals, n_axes, &sv->chip, err)) != MP_OK) goto cleanup;
+  }
+
+  long n_cases = n_variants * n_graphs * n_methods;
+  if (!(s->cases = calloc((size_t)n_cases, sizeof *s->cases)) ||
+      !(s->by_key = malloc((size_t)n_cases * sizeof *s->by_key))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (long i = 0; i < n_cases; i++) {
+    sweep_case *c = &s->cases[i];
+    c->method = (int)(i % n_methods);
+    c->graph = (int)(i / n_methods % n_graphs);
+    c->variant = (int)(i / n_methods / n_graphs);
+    s->n_cases = (int)i + 1;
+    if (!(c->key = case_key(s, &s->variants[c->variant], c->graph, c->method))) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+  }
+  keyed *order = malloc((size_t)n_cases * sizeof *order);
+  if (!order) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (long i = 0; i < n_cases; i++) order[i] = (keyed){s->cases[i].key, (int)i};
+  qsort(order, (size_t)n_cases, sizeof *order, keyed_cmp);
+  for (long i = 0; i < n_cases; i++) s->by_key[i] = order[i].index;
+  free(order);
+cleanup:
+  if (st != MP_OK) {
+    sweep_free(s);
+    return st;
+  }
+  *out = s;
+  return MP_OK;
+}
+
+int sweep_find_case(const sweep *s, const char *key) {
+  int lo = 0, hi = s->n_cases - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    int c = strcmp(s->cases[s->by_key[mid]].key, key);
+    if (c == 0) return s->by_key[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+/* ---- running one case ------------------------------------------------------------------------- */
+
+mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const method_options *mo,
+                        const sim_options *so, double speed_s, sweep_row *row, mp_error *err) {
+  memset(row, 0, sizeof *row);
+  method_options mopt;
+  sim_options sopt;
+  if (mo)
+    mopt = *mo;
+  else
+    method_options_default(&mopt);
+  if (so)
+    sopt = *so;
+  else
+    sim_options_init(&sopt);
+  if (speed_s > 0) sopt.cache_size = 0; /* every evaluation is then a real simulation */
+  plan *p = NULL;
+  cost_result *cr = NULL;
+  sim *sm = NULL;
+  sim_result res;
+  memset(&res, 0, sizeof res);
+  method_report rep;
+  mp_status st = method_run(method, g, c, &mopt, &p, &rep, err);
+  if (st == MP_OK) st = cost_evaluate(g, c, p, &cr, err);
+  if (st == MP_OK) st = sim_new(c, &sopt, &sm, err);
+  if (st == MP_OK) st = sim_evaluate(sm, g, p, &res, err);
+  if (st != MP_OK) goto cleanup;
+  row->feasible = cr->feasible;
+  row->n_stages = p->n_stages;
+  row->bottleneck_s = cr->bottleneck_s;
+  row->throughput_per_s = res.throughput_per_s;
+  row->latency_s = res.latency_s;
+  for (int i = 0; i < res.n_links; i++)
+    if (res.links[i].bytes > 0 && (row->link[0] == '\0' || res.links[i].utilisation > row->link_utilisation)) {
+      row->link_utilisation = res.links[i].utilisation;
+      snprintf(row->link, sizeof row->link, "%s", res.links[i].name);
+    }
+  row->total_sram_bytes = chip_total_sram(c);
+  row->cores = c->n_cores;
+  row->solve_s = rep.solve_s;
+  row->plan_hash = plan_hash(p);
+  if (speed_s > 0) {
+    double t0 = now_s(), t = t0;
+    long n = 0;
+    while (st == MP_OK && (n < 3 || t - t0 < speed_s)) {
+      sim_result again;
+      memset(&again, 0, sizeof again);
+      st = sim_evaluate(sm, g, p, &again, err);
+      sim_result_clear(&again);
+      n++;
+      t = now_s();
+    }
+    if (st == MP_OK) row->evals_per_s = t > t0 ? (double)n / (t - t0) : 0;
+  }
+cleanup:
+  sim_result_clear(&res);
+  sim_free(sm);
+  cost_result_free(cr);
+  plan_free(p);
+  return st;
+}
+
+mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
+  if (i < 0 || i >= s->n_cases) return err_set(err, MP_USAGE, "no case %d (the sweep has %d)", i, s->n_cases);
+  const sweep_case *c = &s->cases[i];
+  return sweep_run_one(s->graphs[c->graph], s->variants[c->variant].chip, s->methods[c->method], &s->method_opts,
+                       &s->sim_opts, 0, row, err);
+}
+
+/* ---- CSV -------------------------------------------------------------------------------------- */
+
+#define ROW_COLUMNS                                                                                           \
+  "graph,method,feasible,stages,bottleneck_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
+  "total_sram_bytes,cores,solve_s\n"
+
+/* Appends printf output to buf at *used; 0 when it does not fit. */
+static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
+  if (*used >= cap) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= cap - *used) return 0;
+  *used += (size_t)n;
+  return 1;
+}
+
+int sweep_csv_header(const sweep *s, char *buf, size_t cap) {
+  size_t used = 0;
+  if (!put(buf, cap, &used, "case,")) return -1;
+  for (int a = 0; a < s->n_axes; a++)
+    if (!put(buf, cap, &used, "%s,", s->axes[a].key)) return -1;
+  if (!put(buf, cap, &used, "%s", ROW_COLUMNS)) return -1;
+  return (int)used;
+}
+
+int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t cap) {
+  const sweep_case *c = &s->cases[i];
+  size_t used = 0;
+  if (!put(buf, cap, &used, "%s,", c->key)) return -1;
+  for (int a = 0; a < s->n_axes; a++)
+    if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
+  if (!put(buf, cap, &used, "%s,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%d,%.6g\n", s->graphs[c->graph]->name,
+           s->methods[c->method], r->feasible, r->n_stages, r->bottleneck_s, r->throughput_per_s, r->latency_s,
+           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->cores, r->solve_s))
+    return -1;
+  return (int)used;
+}
+
+mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t len, mp_error *err) {
+  ssize_t n;
+  do {
+    n = write(fd, line, len);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return err_at(err, MP_OUTPUT, path, NULL, "cannot append a row: %s", strerror(errno));
+  if ((size_t)n != len) return err_at(err, MP_OUTPUT, path, NULL, "cannot append a row: short write (disk full?)");
+  return MP_OK;
+}
+
+mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned char *done, int *n_done,
+                         mp_error *err) {
+  *fd_out = -1;
+  *n_done = 0;
+  memset(done, 0, (size_t)s->n_cases);
+  char header[SWEEP_LINE_MAX];
+  int hlen = sweep_csv_header(s, header, sizeof header);
+  if (hlen < 0) return err_set(err, MP_USAGE, "the CSV header is longer than %d bytes", SWEEP_LINE_MAX);
+  int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return err_at(err, MP_OUTPUT, path, NULL, "cannot open: %s", strerror(errno));
+  mp_status st = MP_OK;
+  char *text = NULL;
+  /* One writer at a time: a second sweep on the same file would interleave its own rows. */
+  struct flock lk;
+  memset(&lk, 0, sizeof lk);
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  if (fcntl(fd, F_SETLK, &lk) != 0) {
+    st = err_at(err, MP_OUTPUT, path, NULL, "another process is writing this file (%s)", strerror(errno));
+    goto cleanup;
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = err_at(err, MP_OUTPUT, path, NULL, "not a regular file");
+    goto cleanup;
+  }
+  size_t size = (size_t)sb.st_size, got = 0;
+  if (!(text = malloc(size + 1))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  while (got < size) {
+    ssize_t n = pread(fd, text + got, size - got, (off_t)got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      st = err_at(err, MP_INPUT, path, NULL, "cannot read: %s", n < 0 ? strerror(errno) : "file shrank");
+      goto cleanup;
+    }
+    got += (size_t)n;
+  }
+  text[size] = '\0';
+  if (memchr(text, '\0', size)) {
+    st = err_at(err, MP_INPUT, path, NULL, "holds a NUL byte: not a sweep CSV");
+    goto cleanup;
+  }
+  char *first_nl = memchr(text, '\n', size);
+  /* Only the header line, cut before its newline, or nothing: start afresh.  Anything else without a
+   * newline is not ours to truncate. */
+  size_t keep;
+  if (!first_nl) {
+    if (size > (size_t)hlen || strncmp(text, header, size) != 0) {
+      st = err_at(err, MP_INPUT, path, "line 1", "is not this sweep's header (the columns differ); use another -o");
+      goto cleanup;
+    }
+    keep = 0;
+  } else {
+    if ((size_t)(first_nl - text + 1) != (size_t)hlen || strncmp(text, header, (size_t)hlen) != 0) {
+      st = err_at(err, MP_INPUT, path, "line 1",
+                  "is not this sweep's header (the columns, i.e. the --vary keys, differ); use another -o");
+      goto cleanup;
+    }
+    keep = size;
+    while (keep > 0 && text[keep - 1] != '\n') keep--; /* drop a row cut by a kill */
+  }
+  if (keep < size && ftruncate(fd, (off_t)keep) != 0) {
+    st = err_at(err, MP_OUTPUT, path, NULL, "cannot truncate a cut-off last row: %s", strerror(errno));
+    goto cleanup;
+  }
+  if (keep == 0) {
+    if ((st = sweep_csv_append(fd, path, header, (size_t)hlen, err)) != MP_OK) goto cleanup;
+  } else {
+    text[keep] = '\0';
+    for (char *line = first_nl + 1; *line;) {
+      char *nl = strchr(line, '\n');
+      char *comma = memchr(line, ',', (size_t)(nl - line));
+      if (comma) {
+        *comma = '\0';
+        int i = sweep_find_case(s, line);
+        if (i >= 0 && !done[i]) {
+          done[i] = 1;
+          (*n_done)++;
+        }
+      }
+      line = nl + 1;
+    }
+  }
+cleanup:
+  free(text);
+  if (st != MP_OK) {
+    close(fd);
+    return st;
+  }
+  *fd_out = fd;
+  return MP_OK;
+}
+
+/* ---- the worker pool -------------------------------------------------------------------------- */
+
+#define POOL_MSG_MAX (SWEEP_LINE_MAX + MP_ERROR_MSG_MAX + 8)
+
+typedef struct worker {
+  pid_t pid; /* 0: the slot is free */
+  int fd;    /* read end of its pipe */
+  int item;
+  size_t len;
+  char msg[POOL_MSG_MAX];
+} worker;
+
+/* Writes all of buf to fd (in a worker). */
+static void write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    buf += n;
+    len -= (size_t)n;
+  }
+}
+
+/* The child's side: run the job, send "O<line>" or "E<status digit><message>", and end. */
+static void run_worker(int fd, int item, sweep_job_fn job, void *ctx) {
+  static char line[SWEEP_LINE_MAX + 1], msg[POOL_MSG_MAX];
+  mp_error e;
+  err_clear(&e);
+  line[0] = '\0';
+  mp_status st = job(ctx, item, line, sizeof line - 1, &e);
+  int n;
+  if (st == MP_OK)
+    n = snprintf(msg, sizeof msg, "O%s", line);
+  else
+    n = snprintf(msg, sizeof msg, "E%d%s", (int)st, e.msg[0] ? e.msg : err_text(st));
+  write_all(fd, msg, n < 0 ? 0 : (size_t)n >= sizeof msg ? sizeof msg - 1 : (size_t)n);
+  close(fd);
+  _exit(0);
+}
+
+/* Reaps a finished worker and hands its result to done. */
+static mp_status finish(worker *w, sweep_done_fn done, void *ctx, mp_error *err) {
+  int status = 0;
+  while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  close(w->fd);
+  w->pid = 0;
+  w->msg[w->len] = '\0';
+  mp_error failure;
+  err_clear(&failure);
+  const char *line = NULL;
+  if (WIFSIGNALED(status))
+    err_set(&failure, MP_RUN, "the worker of case %d died of signal %d", w->item, WTERMSIG(status));
+  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    err_set(&failure, MP_RUN, "the worker of case %d exited with status %d", w->item, WEXITSTATUS(status));
+  else if (w->len > 0 && w->msg[0] == 'O')
+    line = w->msg + 1;
+  else if (w->len > 1 && w->msg[0] == 'E' && w->msg[1] >= '1' && w->msg[1] <= '9')
+    err_set(&failure, (mp_status)(w->msg[1] - '0'), "%s", w->msg + 2);
+  else
+    err_set(&failure, MP_RUN, "the worker of case %d sent no result", w->item);
+  return done(ctx, w->item, line, line ? NULL : &failure, err);
+}
+
+static mp_status start(worker *slots, int jobs, worker *w, int item, sweep_job_fn job, void *ctx, mp_error *err) {
+  int p[2];
+  if (pipe(p) != 0) return err_set(err, MP_RUN, "cannot create a pipe for a worker: %s", strerror(errno));
+  fflush(NULL); /* nothing buffered is written twice */
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    return err_set(err, MP_RUN, "cannot start a worker: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(p[0]);
+    for (int j = 0; j < jobs; j++)
+      if (slots[j].pid) close(slots[j].fd);
+    run_worker(p[1], item, job, ctx);
+  }
+  close(p[1]);
+  w->pid = pid;
+  w->fd = p[0];
+  w->item = item;
+  w->len = 0;
+  return MP_OK;
+}
+
+mp_status sweep_pool_run(const int *items, int n_items, int jobs, sweep_job_fn job, sweep_done_fn done,
+                         sweep_idle_fn idle, int idle_ms, void *ctx, mp_error *err) {
+  if (jobs < 1) return err_set(err, MP_USAGE, "--jobs must be at least 1");
+  if (jobs > n_items) jobs = n_items > 0 ? n_items : 1;
+  worker *slots = calloc((size_t)jobs, sizeof *slots);
+  struct pollfd *pfd = calloc((size_t)jobs, sizeof *pfd);
+  int *who = calloc((size_t)jobs, sizeof *who);
+  mp_status st = MP_OK;
+  if (!slots || !pfd || !who) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  int next = 0, running = 0;
+  double last_idle = now_s();
+  while (st == MP_OK && (next < n_items || running > 0)) {
+    for (int j = 0; j < jobs && next < n_items && st == MP_OK; j++)
+      if (!slots[j].pid) {
+        st = start(slots, jobs, &slots[j], items[next], job, ctx, err);
+        if (st == MP_OK) {
+          next++;
+          running++;
+        }
+      }
+    if (st != MP_OK) break;
+    int n = 0;
+    for (int j = 0; j < jobs; j++)
+      if (slots[j].pid) {
+        pfd[n].fd = slots[j].fd;
+        pfd[n].events = POLLIN;
+        pfd[n].revents = 0;
+        who[n++] = j;
+      }
+    int r = poll(pfd, (nfds_t)n, idle ? idle_ms : -1);
+    if (r < 0 && errno != EINTR) {
+      st = err_set(err, MP_RUN, "cannot wait for the workers: %s", strerror(errno));
+      break;
+    }
+    for (int k = 0; k < n && r > 0 && st == MP_OK; k++) {
+      if (!pfd[k].revents) continue;
+      worker *w = &slots[who[k]];
+      ssize_t got = read(w->fd, w->msg + w->len, sizeof w->msg - 1 - w->len);
+      if (got < 0 && errno == EINTR) continue;
+      if (got > 0) {
+        w->len += (size_t)got;
+        if (w->len < sizeof w->msg - 1) continue;
+      }
+      /* End of the message (or an unreadable pipe): the worker is done. */
+      running--;
+      st = finish(w, done, ctx, err);
+    }
+    if (st == MP_OK && idle && now_s() - last_idle >= idle_ms * 1e-3) {
+      st = idle(ctx, err);
+      last_idle = now_s();
+    }
+  }
+cleanup:
+  if (slots)
+    for (int j = 0; j < jobs; j++)
+      if (slots[j].pid) { /* stopped early: these results are not wanted */
+        kill(slots[j].pid, SIGKILL);
+        while (waitpid(slots[j].pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        close(slots[j].fd);
+      }
+  free(slots);
+  free(pfd);
+  free(who);
+  return st;
+}
