@@ -19,13 +19,15 @@ static const char usage[] =
     "  --layers      also list every layer: index, name, type, macs, flops, weight bytes and its outputs\n"
     "                (bytes, and the last layer that reads each, -1 for a graph output); in JSON the\n"
     "                list is \"layer_list\"\n"
-    "  --by-type     macs and weight bytes per operator type (\"by_type\" in JSON)\n"
+    "  --by-type     macs and weight bytes per operator type (\"by_type\" in JSON); a fused layer such\n"
+    "                as Conv+Add+Relu counts under its leading operator (Conv)\n"
     "  --dtype T     ONNX only: bytes per element the chip stores: fp32, fp16 (default), bf16, int8\n"
     "  --batch N     ONNX only: batch size (default: the model's own)\n"
     "  --no-fuse     ONNX only: keep every node as a layer instead of fusing activations and norms\n";
 
 typedef struct type_total {
-  const char *type;
+  const char *type; /* points into an op's type; only the first type_len characters count */
+  int type_len;
   int count;
   uint64_t macs, flops, weight_bytes;
 } type_total;
@@ -33,19 +35,24 @@ typedef struct type_total {
 static int cmp_type_total(const void *a, const void *b) {
   const type_total *x = a, *y = b;
   if (x->macs != y->macs) return x->macs < y->macs ? 1 : -1;
-  return strcmp(x->type, y->type);
+  int c = strncmp(x->type, y->type, (size_t)(x->type_len < y->type_len ? x->type_len : y->type_len));
+  return c ? c : x->type_len - y->type_len;
 }
 
-/* Totals per operator type, sorted by MACs (descending) then name.  Owned array; *n its length. */
+/* Totals per operator type, sorted by MACs (descending) then name.  A fused layer ("Conv+Add+Relu")
+ * counts under its leading operator, the one that does its work.  Owned array; *n its length. */
 static type_total *totals_by_type(const graph *g, int *n) {
   type_total *t = calloc((size_t)g->n_ops, sizeof *t);
   *n = 0;
   if (!t) return NULL;
   for (int l = 0; l < g->n_ops; l++) {
     const graph_op *op = &g->ops[l];
-    int k = 0;
-    while (k < *n && strcmp(t[k].type, op->type) != 0) k++;
-    if (k == *n) t[(*n)++].type = op->type;
+    int len = (int)strcspn(op->type, "+"), k = 0;
+    while (k < *n && !(t[k].type_len == len && strncmp(t[k].type, op->type, (size_t)len) == 0)) k++;
+    if (k == *n) {
+      t[*n].type = op->type;
+      t[(*n)++].type_len = len;
+    }
     t[k].count++;
     t[k].macs += op->macs;
     t[k].flops += op->flops;
@@ -102,7 +109,9 @@ static cJSON *info_json(const graph *g, const graph_totals *t, int layers, int b
     for (int k = 0; arr && tt && k < n; k++) {
       cJSON *e = cJSON_CreateObject();
       cJSON_AddItemToArray(arr, e);
-      cJSON_AddStringToObject(e, "type", tt[k].type);
+      char type[128];
+      snprintf(type, sizeof type, "%.*s", tt[k].type_len, tt[k].type);
+      cJSON_AddStringToObject(e, "type", type);
       cJSON_AddNumberToObject(e, "count", tt[k].count);
       jsonio_add_u64(e, "macs", tt[k].macs);
       jsonio_add_u64(e, "flops", tt[k].flops);
@@ -144,7 +153,7 @@ static void print_text(const graph *g, const graph_totals *t, int layers, int by
     type_total *tt = totals_by_type(g, &n);
     printf("\n%-20s %6s %14s %8s %14s\n", "type", "count", "MACs", "share", "weights");
     for (int k = 0; tt && k < n; k++)
-      printf("%-20.20s %6d %14s %7.2f%% %14s\n", tt[k].type, tt[k].count, cli_fmt_si((double)tt[k].macs, a, sizeof a),
+      printf("%-20.*s %6d %14s %7.2f%% %14s\n", tt[k].type_len < 20 ? tt[k].type_len : 20, tt[k].type, tt[k].count, cli_fmt_si((double)tt[k].macs, a, sizeof a),
              t->macs ? 100.0 * (double)tt[k].macs / (double)t->macs : 0.0,
              cli_fmt_bytes((double)tt[k].weight_bytes, b, sizeof b));
     free(tt);
