@@ -78,8 +78,7 @@ static mp_status csv_line(optimes *t, const graph *g, const char *b, const char 
       name[n++] = *p;
     }
     while (p < e && (*p == ' ' || *p == '\t')) p++;
-    if (p >= e || *p != ',')
-      return err_at(err, MP_INPUT, t->file, where, "expected ',' after the quoted op name");
+    if (p >= e || *p != ',') return err_at(err, MP_INPUT, t->file, where, "expected ',' after the quoted op name");
   } else {
     const char *comma = memchr(b, ',', (size_t)(e - b));
     if (!comma) return err_at(err, MP_INPUT, t->file, where, "expected 'op,seconds', found no ','");

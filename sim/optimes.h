@@ -17,10 +17,10 @@
 #include "graph.h"
 
 typedef struct optimes {
-  char *file;        /* where it was read from, for messages */
-  int n_layers;      /* the graph's layer count */
-  double *seconds;   /* per layer: the measured time, or -1 when the model keeps it */
-  int n_overridden;  /* layers with a measured time */
+  char *file;       /* where it was read from, for messages */
+  int n_layers;     /* the graph's layer count */
+  double *seconds;  /* per layer: the measured time, or -1 when the model keeps it */
+  int n_overridden; /* layers with a measured time */
 } optimes;
 
 /* Reads a CSV (.csv) or JSON (.json, or text starting with '{') file of op times for graph g

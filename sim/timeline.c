@@ -54,24 +54,24 @@ mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err) {
   const char *what = e->kind == TIMELINE_EXEC ? "op" : e->kind == TIMELINE_TRANSFER ? "transfer" : "sram sample";
   if (!(e->start_s >= 0) || !isfinite(e->start_s) || (e->kind != TIMELINE_SRAM && !(e->end_s >= e->start_s)) ||
       (e->kind != TIMELINE_SRAM && !isfinite(e->end_s)))
-    return err_set(err, MP_INPUT, "timeline: %s '%s': bad times %g .. %g s", what, e->name ? e->name : "",
-                   e->start_s, e->end_s);
+    return err_set(err, MP_INPUT, "timeline: %s '%s': bad times %g .. %g s", what, e->name ? e->name : "", e->start_s,
+                   e->end_s);
   switch (e->kind) {
-  case TIMELINE_EXEC:
-    if (e->n_cores < 1 || !core_ok(t, e->first_core) || !core_ok(t, e->first_core + e->n_cores - 1))
-      return err_set(err, MP_INPUT, "timeline: op '%s': cores %d+%d are not on the chip", e->name ? e->name : "",
-                     e->first_core, e->n_cores);
-    break;
-  case TIMELINE_TRANSFER:
-    if (e->dram_port >= t->chip->n_dram || !core_ok(t, e->dst_core) || (e->dram_port < 0 && !core_ok(t, e->src_core)))
-      return err_set(err, MP_INPUT, "timeline: transfer '%s': ends %d -> %d (port %d) are not on the chip",
-                     e->name ? e->name : "", e->src_core, e->dst_core, e->dram_port);
-    break;
-  case TIMELINE_SRAM:
-    if (!core_ok(t, e->first_core))
-      return err_set(err, MP_INPUT, "timeline: sram sample of core %d: not on the chip", e->first_core);
-    break;
-  default: return err_set(err, MP_INPUT, "timeline: unknown event kind %d", (int)e->kind);
+    case TIMELINE_EXEC:
+      if (e->n_cores < 1 || !core_ok(t, e->first_core) || !core_ok(t, e->first_core + e->n_cores - 1))
+        return err_set(err, MP_INPUT, "timeline: op '%s': cores %d+%d are not on the chip", e->name ? e->name : "",
+                       e->first_core, e->n_cores);
+      break;
+    case TIMELINE_TRANSFER:
+      if (e->dram_port >= t->chip->n_dram || !core_ok(t, e->dst_core) || (e->dram_port < 0 && !core_ok(t, e->src_core)))
+        return err_set(err, MP_INPUT, "timeline: transfer '%s': ends %d -> %d (port %d) are not on the chip",
+                       e->name ? e->name : "", e->src_core, e->dst_core, e->dram_port);
+      break;
+    case TIMELINE_SRAM:
+      if (!core_ok(t, e->first_core))
+        return err_set(err, MP_INPUT, "timeline: sram sample of core %d: not on the chip", e->first_core);
+      break;
+    default: return err_set(err, MP_INPUT, "timeline: unknown event kind %d", (int)e->kind);
   }
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 256;
@@ -146,7 +146,7 @@ enum { ROLE_EXEC, ROLE_SEND, ROLE_RECV, ROLE_LINK, ROLE_DRAM };
 typedef struct slice {
   int pid, key, lane, tid;
   double t0, t1;
-  size_t ev;  /* index of the event */
+  size_t ev; /* index of the event */
   int role;
   long flow;  /* flow id for ROLE_SEND / ROLE_RECV of a Send, else -1 */
   size_t seq; /* creation order */
@@ -212,7 +212,7 @@ typedef struct record {
   double ts;
   int tid;
   size_t seq;
-  int kind; /* 0 B, 1 E, 2 flow start, 3 flow finish, 4 counter */
+  int kind;    /* 0 B, 1 E, 2 flow start, 3 flow finish, 4 counter */
   size_t item; /* slice index, or event index for counters */
 } record;
 
@@ -229,8 +229,8 @@ static void put_slice_args(buf *b, const timeline *t, const slice *s) {
   if (s->role == ROLE_EXEC) {
     put(b, "\"op\":");
     put_str(b, e->name);
-    put(b, ",\"microbatch\":%d,\"work_flop\":%.17g,\"group_cores\":\"%d-%d\"", e->microbatch, e->flops,
-        e->first_core, e->first_core + e->n_cores - 1);
+    put(b, ",\"microbatch\":%d,\"work_flop\":%.17g,\"group_cores\":\"%d-%d\"", e->microbatch, e->flops, e->first_core,
+        e->first_core + e->n_cores - 1);
   } else {
     put(b, "\"tensor\":");
     put_str(b, e->name);
@@ -246,18 +246,19 @@ static void put_slice_args(buf *b, const timeline *t, const slice *s) {
 
 static const char *slice_label(const slice *s) {
   switch (s->role) {
-  case ROLE_SEND: return "Send ";
-  case ROLE_RECV: return "Recv ";
-  case ROLE_DRAM: return "DRAM read ";
-  default: return "";
+    case ROLE_SEND: return "Send ";
+    case ROLE_RECV: return "Recv ";
+    case ROLE_DRAM: return "DRAM read ";
+    default: return "";
   }
 }
 
 static void put_record(buf *b, const timeline *t, const slices *sl, const record *r) {
   if (r->kind == 4) {
     const timeline_event *e = &t->ev[r->item];
-    put(b, ",\n{\"ph\":\"C\",\"name\":\"SRAM core %d\",\"cat\":\"sram\",\"ts\":%.6f,\"pid\":%d,\"tid\":%d,"
-           "\"args\":{\"sram_bytes\":%llu}}",
+    put(b,
+        ",\n{\"ph\":\"C\",\"name\":\"SRAM core %d\",\"cat\":\"sram\",\"ts\":%.6f,\"pid\":%d,\"tid\":%d,"
+        "\"args\":{\"sram_bytes\":%llu}}",
         e->first_core, r->ts * 1e6, PID_CORES, r->tid, (unsigned long long)e->bytes);
     return;
   }
@@ -357,17 +358,20 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
   put_str(&b, t->title);
   put(&b, ",\"chip\":");
   put_str(&b, c->name);
-  put(&b, ",\"time_unit\":\"ts and dur in microseconds of simulated time\",\"generator\":\"meshpipe %s\"},\n"
-          "\"traceEvents\":[\n",
+  put(&b,
+      ",\"time_unit\":\"ts and dur in microseconds of simulated time\",\"generator\":\"meshpipe %s\"},\n"
+      "\"traceEvents\":[\n",
       MESHPIPE_VERSION);
-  put(&b, "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"cores\"}},\n"
-          "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"NoC links\"}}",
+  put(&b,
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"cores\"}},\n"
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"NoC links\"}}",
       PID_CORES, PID_LINKS);
   int next_tid = 1;
   for (int k = 0; k < c->n_cores; k++)
     if (core_tid[k]) {
       core_tid[k] = next_tid++;
-      put(&b, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"core %d\"}}",
+      put(&b,
+          ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"core %d\"}}",
           PID_CORES, core_tid[k], k);
     }
   for (size_t i = 0; i < sl.n;) {

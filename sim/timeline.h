@@ -34,12 +34,12 @@ typedef struct timeline_event {
   const char *name;      /* op (EXEC) or tensor (TRANSFER) name, copied; NULL for none */
   int microbatch;        /* -1 when not tied to one */
   int first_core, n_cores;
-  double flops;          /* EXEC: the work of the op on the group */
-  int src_core, dst_core; /* TRANSFER: ends of the XY route (src_core ignored when dram_port >= 0) */
-  int dram_port;          /* TRANSFER: index into chip->dram when the bytes come from DRAM, else -1 */
+  double flops;             /* EXEC: the work of the op on the group */
+  int src_core, dst_core;   /* TRANSFER: ends of the XY route (src_core ignored when dram_port >= 0) */
+  int dram_port;            /* TRANSFER: index into chip->dram when the bytes come from DRAM, else -1 */
   int src_group, dst_group; /* TRANSFER: stages of the ends (-1 for DRAM) */
-  int is_send;            /* TRANSFER: 1 for a Send/Recv pair (drawn with a flow arrow) */
-  uint64_t bytes;         /* TRANSFER: bytes moved; SRAM: bytes resident */
+  int is_send;              /* TRANSFER: 1 for a Send/Recv pair (drawn with a flow arrow) */
+  uint64_t bytes;           /* TRANSFER: bytes moved; SRAM: bytes resident */
 } timeline_event;
 
 typedef struct timeline timeline;

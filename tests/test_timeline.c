@@ -28,14 +28,30 @@ static chip *chip4(void) {
 }
 
 static timeline_event exec_ev(const char *name, int m, int first, int n, double t0, double t1) {
-  return (timeline_event){.kind = TIMELINE_EXEC, .start_s = t0, .end_s = t1, .name = name, .microbatch = m,
-                          .first_core = first, .n_cores = n, .flops = 1e6, .dram_port = -1};
+  return (timeline_event){.kind = TIMELINE_EXEC,
+                          .start_s = t0,
+                          .end_s = t1,
+                          .name = name,
+                          .microbatch = m,
+                          .first_core = first,
+                          .n_cores = n,
+                          .flops = 1e6,
+                          .dram_port = -1};
 }
 
 static timeline_event send_ev(const char *name, int m, int src, int dst, double t0, double t1) {
-  return (timeline_event){.kind = TIMELINE_TRANSFER, .start_s = t0, .end_s = t1, .name = name, .microbatch = m,
-                          .src_core = src, .dst_core = dst, .dram_port = -1, .src_group = 0, .dst_group = 1,
-                          .is_send = 1, .bytes = 4096};
+  return (timeline_event){.kind = TIMELINE_TRANSFER,
+                          .start_s = t0,
+                          .end_s = t1,
+                          .name = name,
+                          .microbatch = m,
+                          .src_core = src,
+                          .dst_core = dst,
+                          .dram_port = -1,
+                          .src_group = 0,
+                          .dst_group = 1,
+                          .is_send = 1,
+                          .bytes = 4096};
 }
 
 /* The slices ('B') of the written file whose thread is named track. */
@@ -76,8 +92,16 @@ static void a_run_should_become_valid_trace_events_on_the_right_tracks(void) {
       /* core 1 (1,0) sends to core 5 (2,1): XY route x1y0>x2y0, x2y0>x2y1. */
       send_ev("t_b", 0, 1, 5, 2e-6, 3e-6),
       send_ev("t_b", 1, 1, 5, 3e-6, 4e-6),
-      {.kind = TIMELINE_TRANSFER, .start_s = 0, .end_s = 5e-7, .name = "weights", .microbatch = 0, .dst_core = 0,
-       .dram_port = 0, .src_group = -1, .dst_group = 0, .bytes = 1000},
+      {.kind = TIMELINE_TRANSFER,
+       .start_s = 0,
+       .end_s = 5e-7,
+       .name = "weights",
+       .microbatch = 0,
+       .dst_core = 0,
+       .dram_port = 0,
+       .src_group = -1,
+       .dst_group = 0,
+       .bytes = 1000},
       {.kind = TIMELINE_SRAM, .start_s = 0, .first_core = 0, .bytes = 123456, .dram_port = -1},
       {.kind = TIMELINE_SRAM, .start_s = 2e-6, .first_core = 5, .bytes = 99, .dram_port = -1},
   };
@@ -207,10 +231,12 @@ static const struct {
      "t.json: traceEvents[0]: flow 7 (cat 'send') has no finish ('f')"},
     {"[{\"ph\": \"f\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}]",
      "t.json: traceEvents[0]: flow 7 (cat '') has no start ('s')"},
-    {"[{\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}, {\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": 1, "
+    {"[{\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}, {\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": "
+     "1, "
      "\"tid\": 1}]",
      "t.json: traceEvents[1]: flow 7 (cat '') starts twice"},
-    {"[{\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}, {\"ph\": \"f\", \"id\": 7, \"ts\": 0, \"pid\": 1, "
+    {"[{\"ph\": \"s\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}, {\"ph\": \"f\", \"id\": 7, \"ts\": 0, \"pid\": "
+     "1, "
      "\"tid\": 1}, {\"ph\": \"f\", \"id\": 7, \"ts\": 0, \"pid\": 1, \"tid\": 1}]",
      "t.json: traceEvents[2]: flow 7 (cat '') finishes twice"},
     {"[{\"ph\": \"C\", \"name\": \"m\", \"ts\": 0, \"pid\": 1, \"tid\": 1, \"args\": {\"bytes\": \"3\"}}]",
@@ -232,12 +258,13 @@ static void the_validator_should_reject_every_broken_rule(void) {
     if (!bad_files[i].msg) CU_ASSERT(strncmp(err.msg, "t.json: ", 8) == 0);
   }
   /* Balanced, nested slices, complete events, both flow ends and metadata pass. */
-  const char *good = "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"thread_name\", \"ts\": 0, \"pid\": 1, \"tid\": 1, "
-                     "\"args\": {\"name\": \"x\"}}, {\"ph\": \"B\", \"ts\": 0, \"pid\": 1, \"tid\": 1}, "
-                     "{\"ph\": \"B\", \"ts\": 1, \"pid\": 1, \"tid\": 1}, {\"ph\": \"E\", \"ts\": 2, \"pid\": 1, \"tid\": 1}, "
-                     "{\"ph\": \"s\", \"id\": \"q\", \"ts\": 2, \"pid\": 1, \"tid\": 1}, "
-                     "{\"ph\": \"E\", \"ts\": 3, \"pid\": 1, \"tid\": 1}, {\"ph\": \"X\", \"dur\": 0, \"ts\": 3, "
-                     "\"pid\": 2, \"tid\": 1}, {\"ph\": \"f\", \"id\": \"q\", \"ts\": 2, \"pid\": 1, \"tid\": 1}]}";
+  const char *good =
+      "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"thread_name\", \"ts\": 0, \"pid\": 1, \"tid\": 1, "
+      "\"args\": {\"name\": \"x\"}}, {\"ph\": \"B\", \"ts\": 0, \"pid\": 1, \"tid\": 1}, "
+      "{\"ph\": \"B\", \"ts\": 1, \"pid\": 1, \"tid\": 1}, {\"ph\": \"E\", \"ts\": 2, \"pid\": 1, \"tid\": 1}, "
+      "{\"ph\": \"s\", \"id\": \"q\", \"ts\": 2, \"pid\": 1, \"tid\": 1}, "
+      "{\"ph\": \"E\", \"ts\": 3, \"pid\": 1, \"tid\": 1}, {\"ph\": \"X\", \"dur\": 0, \"ts\": 3, "
+      "\"pid\": 2, \"tid\": 1}, {\"ph\": \"f\", \"id\": \"q\", \"ts\": 2, \"pid\": 1, \"tid\": 1}]}";
   size_t n = 0;
   mp_error err;
   CU_ASSERT_EQUAL(timeline_validate("good.json", good, strlen(good), &n, &err), MP_OK);

@@ -1,0 +1,1000 @@
+/* trace: time-independent traces — building, the text format, the strict reader, checking and
+ * placement on another chip.  See trace.h; the format is documented in traces/README.md.
+ *
+ * The text is written group by group, each group's actions in execution order.  The reader rebuilds
+ * the groups from the header, assigns each action to the group that owns its actor core, then runs
+ * trace_check: sends and receives are matched by (sending core, receiving core, tensor, micro-batch)
+ * and a dry run (sends never wait, a receive waits until its send was issued) proves that replaying
+ * the actions cannot deadlock — SimGrid aborts the process on a deadlock, so that is checked first. */
+#include "trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+
+/* ---- names ------------------------------------------------------------------------------------ */
+
+typedef struct name_index {
+  int *slot; /* name index + 1, 0 for empty */
+  size_t cap;
+} name_index;
+
+static uint64_t hash_str(const char *s) { return fileio_hash(FILEIO_HASH_INIT, s, strlen(s)); }
+
+/* Index of name in t->names, adding it if new; -1 when out of memory. */
+static int intern(trace *t, const char *name) {
+  name_index *ix = t->index;
+  if ((size_t)(t->n_names + 1) * 2 > ix->cap) {
+    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    int *slot = calloc(cap, sizeof *slot);
+    char **names = realloc(t->names, cap * sizeof *names);
+    if (!slot || !names) {
+      free(slot);
+      if (names) t->names = names;
+      return -1;
+    }
+    t->names = names;
+    for (int i = 0; i < t->n_names; i++) {
+      size_t h = (size_t)hash_str(t->names[i]) & (cap - 1);
+      while (slot[h]) h = (h + 1) & (cap - 1);
+      slot[h] = i + 1;
+    }
+    free(ix->slot);
+    ix->slot = slot;
+    ix->cap = cap;
+  }
+  size_t h = (size_t)hash_str(name) & (ix->cap - 1);
+  while (ix->slot[h]) {
+    if (strcmp(t->names[ix->slot[h] - 1], name) == 0) return ix->slot[h] - 1;
+    h = (h + 1) & (ix->cap - 1);
+  }
+  char *copy = strdup(name);
+  if (!copy) return -1;
+  t->names[t->n_names] = copy;
+  ix->slot[h] = ++t->n_names;
+  return t->n_names - 1;
+}
+
+/* ---- building --------------------------------------------------------------------------------- */
+
+void trace_free(trace *t) {
+  if (!t) return;
+  for (int g = 0; g < t->n_groups; g++) {
+    free(t->groups[g].cores);
+    free(t->groups[g].actions);
+  }
+  free(t->groups);
+  for (int i = 0; i < t->n_names; i++) free(t->names[i]);
+  free(t->names);
+  if (t->index) free(((name_index *)t->index)->slot);
+  free(t->index);
+  free(t->plan);
+  free(t->file);
+  free(t->version);
+  free(t->graph_name);
+  free(t->chip_name);
+  free(t);
+}
+
+mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers, const int *plan,
+                    int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
+                    int microbatches, trace **out, mp_error *err) {
+  *out = NULL;
+  trace *t = calloc(1, sizeof *t);
+  if (!t) return err_nomem(err);
+  t->file = strdup("trace");
+  t->version = strdup(version);
+  t->graph_name = strdup(graph_name);
+  t->chip_name = strdup(chip_name);
+  t->index = calloc(1, sizeof(name_index));
+  t->plan = malloc((size_t)(n_plan > 0 ? n_plan : 1) * sizeof *t->plan);
+  if (!t->file || !t->version || !t->graph_name || !t->chip_name || !t->index || !t->plan) {
+    trace_free(t);
+    return err_nomem(err);
+  }
+  if (n_plan > 0) memcpy(t->plan, plan, (size_t)n_plan * sizeof *plan);
+  t->n_plan = n_plan;
+  t->graph_hash = graph_hash;
+  t->graph_layers = graph_layers;
+  t->plan_hash = plan_hash;
+  t->chip_hash = chip_hash;
+  t->width = width;
+  t->height = height;
+  t->microbatches = microbatches;
+  *out = t;
+  return MP_OK;
+}
+
+mp_status trace_add_group(trace *t, const int *cores, int n_cores, const trace_group *figures, int *index,
+                          mp_error *err) {
+  if (n_cores < 1) return err_set(err, MP_INPUT, "%s: a group needs at least one core", t->file);
+  trace_group *groups = realloc(t->groups, (size_t)(t->n_groups + 1) * sizeof *groups);
+  if (!groups) return err_nomem(err);
+  t->groups = groups;
+  trace_group *g = &groups[t->n_groups];
+  *g = *figures;
+  g->n_actions = g->cap_actions = 0;
+  g->actions = NULL;
+  g->n_cores = n_cores;
+  g->cores = malloc((size_t)n_cores * sizeof *g->cores);
+  if (!g->cores) return err_nomem(err);
+  memcpy(g->cores, cores, (size_t)n_cores * sizeof *cores);
+  if (index) *index = t->n_groups;
+  t->n_groups++;
+  return MP_OK;
+}
+
+mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *name, mp_error *err) {
+  trace_group *g = &t->groups[gi];
+  if (g->n_actions == g->cap_actions) {
+    int cap = g->cap_actions ? 2 * g->cap_actions : 16;
+    trace_action *v = realloc(g->actions, (size_t)cap * sizeof *v);
+    if (!v) return err_nomem(err);
+    g->actions = v;
+    g->cap_actions = cap;
+  }
+  trace_action copy = *a;
+  copy.name = intern(t, name ? name : "");
+  if (copy.name < 0) return err_nomem(err);
+  g->actions[g->n_actions++] = copy;
+  return MP_OK;
+}
+
+long trace_count_actions(const trace *t) {
+  long n = 0;
+  for (int g = 0; g < t->n_groups; g++) n += t->groups[g].n_actions;
+  return n;
+}
+
+/* ---- checking --------------------------------------------------------------------------------- */
+
+/* "line N: " for a read action, "" for one built in memory. */
+static const char *at_line(const trace_action *a, char *buf, size_t n) {
+  if (a->line > 0)
+    snprintf(buf, n, "line %d", a->line);
+  else
+    buf[0] = '\0';
+  return buf;
+}
+
+/* A send or a recv, keyed for matching. */
+typedef struct comm_key {
+  int from, to, name, mb;
+  int group, action;
+} comm_key;
+
+static int cmp_comm(const void *a, const void *b) {
+  const comm_key *x = a, *y = b;
+  if (x->from != y->from) return x->from < y->from ? -1 : 1;
+  if (x->to != y->to) return x->to < y->to ? -1 : 1;
+  if (x->name != y->name) return x->name < y->name ? -1 : 1;
+  if (x->mb != y->mb) return x->mb < y->mb ? -1 : 1;
+  if (x->group != y->group) return x->group < y->group ? -1 : 1;
+  return x->action < y->action ? -1 : x->action > y->action;
+}
+
+static int same_comm(const comm_key *x, const comm_key *y) {
+  return x->from == y->from && x->to == y->to && x->name == y->name && x->mb == y->mb;
+}
+
+mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
+  const char *f = t->file;
+  char where[32];
+  int *owner = malloc((size_t)(n_cores > 0 ? n_cores : 1) * sizeof *owner);
+  long n_actions = trace_count_actions(t), n_sends = 0, n_recvs = 0;
+  comm_key *sends = NULL, *recvs = NULL;
+  long **send_of = NULL; /* per group and recv action: global position of its send */
+  int *pos = NULL;
+  long *base = NULL;
+  mp_status st = MP_OK;
+  if (!owner) return err_nomem(err);
+  for (int k = 0; k < n_cores; k++) owner[k] = -1;
+  if (t->microbatches < 1) {
+    st = err_at(err, MP_INPUT, f, "microbatches", "must be >= 1 (got %d)", t->microbatches);
+    goto cleanup;
+  }
+  for (int g = 0; g < t->n_groups; g++)
+    for (int i = 0; i < t->groups[g].n_cores; i++) {
+      int k = t->groups[g].cores[i];
+      if (k < 0 || k >= n_cores) {
+        st = err_at(err, MP_INPUT, f, NULL, "group %d: core c%d is beyond the chip (%d cores, c0-c%d)", g, k, n_cores,
+                    n_cores - 1);
+        goto cleanup;
+      }
+      if (owner[k] >= 0) {
+        st = err_at(err, MP_INPUT, f, NULL, "group %d: core c%d already belongs to group %d", g, k, owner[k]);
+        goto cleanup;
+      }
+      owner[k] = g;
+    }
+  sends = malloc((size_t)(n_actions + 1) * sizeof *sends);
+  recvs = malloc((size_t)(n_actions + 1) * sizeof *recvs);
+  if (!sends || !recvs) goto oom;
+  for (int g = 0; g < t->n_groups; g++) {
+    const trace_group *G = &t->groups[g];
+    for (int i = 0; i < G->n_actions; i++) {
+      const trace_action *a = &G->actions[i];
+      at_line(a, where, sizeof where);
+      if (a->microbatch < 0 || a->microbatch >= t->microbatches) {
+        st = err_at(err, MP_INPUT, f, where, "micro-batch %d is outside 0-%d", a->microbatch, t->microbatches - 1);
+        goto cleanup;
+      }
+      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM) {
+        if (!(a->flops >= 0) || !isfinite(a->flops)) {
+          st = err_at(err, MP_INPUT, f, where, "the work must be a finite number of flops >= 0");
+          goto cleanup;
+        }
+        continue;
+      }
+      if (a->kind != TRACE_SEND && a->kind != TRACE_RECV) {
+        st = err_at(err, MP_INPUT, f, where, "unknown action kind %d", (int)a->kind);
+        goto cleanup;
+      }
+      int self = a->core, peer = a->peer;
+      if (self < 0 || self >= n_cores || peer < 0 || peer >= n_cores) {
+        st = err_at(err, MP_INPUT, f, where, "core c%d is beyond the chip (%d cores, c0-c%d)",
+                    self < 0 || self >= n_cores ? self : peer, n_cores, n_cores - 1);
+        goto cleanup;
+      }
+      if (owner[self] != g) {
+        st = err_at(err, MP_INPUT, f, where, "core c%d is not in the acting group %d", self, g);
+        goto cleanup;
+      }
+      if (owner[peer] < 0 || owner[peer] == g) {
+        st = err_at(err, MP_INPUT, f, where, "c%d %s c%d: the peer must be a core of another group", self,
+                    a->kind == TRACE_SEND ? "sends to" : "receives from", peer);
+        goto cleanup;
+      }
+      comm_key key = {
+          a->kind == TRACE_SEND ? self : peer, a->kind == TRACE_SEND ? peer : self, a->name, a->microbatch, g, i};
+      if (a->kind == TRACE_SEND)
+        sends[n_sends++] = key;
+      else
+        recvs[n_recvs++] = key;
+    }
+  }
+
+  /* Matching: walk both sorted lists together. */
+  qsort(sends, (size_t)n_sends, sizeof *sends, cmp_comm);
+  qsort(recvs, (size_t)n_recvs, sizeof *recvs, cmp_comm);
+  base = calloc((size_t)t->n_groups + 1, sizeof *base);
+  send_of = calloc((size_t)t->n_groups + 1, sizeof *send_of);
+  if (!base || !send_of) goto oom;
+  for (int g = 0; g < t->n_groups; g++) {
+    base[g + 1] = base[g] + t->groups[g].n_actions;
+    send_of[g] = malloc((size_t)(t->groups[g].n_actions + 1) * sizeof **send_of);
+    if (!send_of[g]) goto oom;
+  }
+  long i = 0, j = 0;
+  while (i < n_sends || j < n_recvs) {
+    int c = i >= n_sends ? 1 : j >= n_recvs ? -1 : cmp_comm(&sends[i], &recvs[j]);
+    if (i < n_sends && j < n_recvs && same_comm(&sends[i], &recvs[j])) c = 0;
+    if (c == 0 && ((i + 1 < n_sends && same_comm(&sends[i], &sends[i + 1])) ||
+                   (j + 1 < n_recvs && same_comm(&recvs[j], &recvs[j + 1])))) {
+      int dup_send = i + 1 < n_sends && same_comm(&sends[i], &sends[i + 1]);
+      const comm_key *k = dup_send ? &sends[i + 1] : &recvs[j + 1];
+      const trace_action *a = &t->groups[k->group].actions[k->action];
+      const trace_action *first = dup_send ? &t->groups[sends[i].group].actions[sends[i].action]
+                                           : &t->groups[recvs[j].group].actions[recvs[j].action];
+      st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
+                  "c%d %s '%s' (micro-batch %d) a second time (first at line %d)", a->core,
+                  dup_send ? "sends" : "receives", t->names[a->name], a->microbatch, first->line);
+      goto cleanup;
+    }
+    if (c < 0) {
+      const trace_action *a = &t->groups[sends[i].group].actions[sends[i].action];
+      st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
+                  "c%d sends '%s' (micro-batch %d) to c%d, but c%d has no matching 'recv c%d'", a->core,
+                  t->names[a->name], a->microbatch, a->peer, a->peer, a->core);
+      goto cleanup;
+    }
+    if (c > 0) {
+      const trace_action *a = &t->groups[recvs[j].group].actions[recvs[j].action];
+      st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
+                  "c%d receives '%s' (micro-batch %d) from c%d, but c%d has no matching 'send c%d'", a->core,
+                  t->names[a->name], a->microbatch, a->peer, a->peer, a->core);
+      goto cleanup;
+    }
+    send_of[recvs[j].group][recvs[j].action] = base[sends[i].group] + sends[i].action;
+    i++;
+    j++;
+  }
+
+  /* Dry run: advance every group until it reaches a receive whose send has not been issued. */
+  pos = calloc((size_t)t->n_groups + 1, sizeof *pos);
+  if (!pos) goto oom;
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int g = 0; g < t->n_groups; g++) {
+      const trace_group *G = &t->groups[g];
+      while (pos[g] < G->n_actions) {
+        const trace_action *a = &G->actions[pos[g]];
+        if (a->kind == TRACE_RECV) {
+          long s = send_of[g][pos[g]];
+          int sg = 0;
+          while (base[sg + 1] <= s) sg++;
+          if (pos[sg] <= s - base[sg]) break;
+        }
+        pos[g]++;
+        progress = 1;
+      }
+    }
+  }
+  for (int g = 0; g < t->n_groups; g++)
+    if (pos[g] < t->groups[g].n_actions) {
+      const trace_action *a = &t->groups[g].actions[pos[g]];
+      long s = send_of[g][pos[g]];
+      int sg = 0;
+      while (base[sg + 1] <= s) sg++;
+      const trace_action *snd = &t->groups[sg].actions[s - base[sg]];
+      st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
+                  "c%d waits for '%s' (micro-batch %d) from c%d, whose send (line %d) can never be reached: the "
+                  "actions deadlock",
+                  a->core, t->names[a->name], a->microbatch, a->peer, snd->line);
+      goto cleanup;
+    }
+  goto cleanup;
+
+oom:
+  st = err_nomem(err);
+cleanup:
+  if (send_of)
+    for (int g = 0; g < t->n_groups; g++) free(send_of[g]);
+  free(send_of);
+  free(base);
+  free(pos);
+  free(sends);
+  free(recvs);
+  free(owner);
+  return st;
+}
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+typedef struct buf {
+  char *s;
+  size_t len, cap;
+  int oom;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = 1;
+      return;
+    }
+    if ((size_t)n < b->cap - b->len) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap * 2 + (size_t)n + 1;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+      b->oom = 1;
+      return;
+    }
+    b->s = s;
+    b->cap = cap;
+  }
+}
+
+/* A name as one token: bytes <= ' ', '%' and 0x7f as %XX. */
+static void put_name(buf *b, const char *s) {
+  if (!*s) {
+    put(b, "%%");
+    return;
+  }
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch <= ' ' || ch == '%' || ch == 0x7f)
+      put(b, "%%%02X", ch);
+    else
+      put(b, "%c", ch);
+  }
+}
+
+/* An actor: "c5" or "c4-7" for a range of consecutive ids. */
+static void put_cores(buf *b, const int *cores, int n) {
+  if (n == 1)
+    put(b, "c%d", cores[0]);
+  else
+    put(b, "c%d-%d", cores[0], cores[n - 1]);
+}
+
+static int consecutive(const trace_group *g) {
+  for (int i = 1; i < g->n_cores; i++)
+    if (g->cores[i] != g->cores[0] + i) return 0;
+  return 1;
+}
+
+mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err) {
+  *out = NULL;
+  for (int g = 0; g < t->n_groups; g++)
+    if (!consecutive(&t->groups[g]))
+      return err_set(err, MP_INPUT, "%s: group %d: only groups of consecutive cores can be written", t->file, g);
+  buf b = {0};
+  char h1[17], h2[17], h3[17];
+  put(&b, "%s %d\n", TRACE_FORMAT, TRACE_VERSION);
+  put(&b, "# time-independent trace: one action per line, 'cACTOR ACTION ARGS' (format: traces/README.md)\n");
+  put(&b, "meshpipe %s\n", t->version);
+  put(&b, "graph ");
+  put_name(&b, t->graph_name);
+  put(&b, " %s %d\n", fileio_hash_hex(t->graph_hash, h1), t->graph_layers);
+  put(&b, "plan %s %d ", fileio_hash_hex(t->plan_hash, h2), t->n_plan);
+  for (int i = 0; i < t->n_plan; i++) put(&b, "%s%d", i ? "," : "", t->plan[i]);
+  put(&b, "\nchip ");
+  put_name(&b, t->chip_name);
+  put(&b, " %s %d %d\n", fileio_hash_hex(t->chip_hash, h3), t->width, t->height);
+  put(&b, "microbatches %d\ngroups %d\n", t->microbatches, t->n_groups);
+  for (int g = 0; g < t->n_groups; g++) {
+    const trace_group *G = &t->groups[g];
+    put(&b, "group %d ", g);
+    put_cores(&b, G->cores, G->n_cores);
+    put(&b,
+        " layers %d %d flops %.17g gather %.17g send %.17g weights %.17g maxact %.17g sram %" PRIu64 " dram %" PRIu64
+        " sends %d recvs %d\n",
+        G->first_layer, G->n_layers, G->flops, G->gather_bytes, G->send_bytes, G->weight_bytes, G->max_act_bytes,
+        G->sram_bytes, G->dram_bytes, G->n_sends, G->n_recvs);
+  }
+  put(&b, "actions %ld\n", trace_count_actions(t));
+  for (int g = 0; g < t->n_groups; g++) {
+    const trace_group *G = &t->groups[g];
+    for (int i = 0; i < G->n_actions; i++) {
+      const trace_action *a = &G->actions[i];
+      switch (a->kind) {
+        case TRACE_COMPUTE:
+          put_cores(&b, G->cores, G->n_cores);
+          put(&b, " compute %.17g %" PRIu64 " %d ", a->flops, a->bytes, a->microbatch);
+          break;
+        case TRACE_SEND: put(&b, "c%d send c%d %" PRIu64 " %d ", a->core, a->peer, a->bytes, a->microbatch); break;
+        case TRACE_RECV: put(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
+        case TRACE_DRAM:
+          put_cores(&b, G->cores, G->n_cores);
+          put(&b, " dram %" PRIu64 " %d ", a->bytes, a->microbatch);
+          break;
+      }
+      put_name(&b, t->names[a->name]);
+      put(&b, "\n");
+    }
+  }
+  put(&b, "end\n");
+  if (b.oom) {
+    free(b.s);
+    return err_nomem(err);
+  }
+  *out = b.s;
+  if (len) *len = b.len;
+  return MP_OK;
+}
+
+mp_status trace_write(const trace *t, const char *path, mp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  mp_status st = trace_to_string(t, &text, &len, err);
+  if (st == MP_OK) st = fileio_write_atomic(path, text, len, err);
+  free(text);
+  return st;
+}
+
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+#define MAX_TOKENS 40
+
+typedef struct reader {
+  const char *file;
+  const char *p, *end;
+  int line;
+  char *text; /* the current line, NUL-terminated, tokens cut in place */
+  size_t cap;
+  int n_tok;
+  char *tok[MAX_TOKENS];
+  char where[32];
+} reader;
+
+/* Reads the next line that is neither blank nor a comment; 0 at the end of the text. */
+static int next_line(reader *r, mp_error *err, mp_status *st) {
+  for (;;) {
+    if (r->p >= r->end) return 0;
+    const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    const char *le = nl ? nl : r->end;
+    r->line++;
+    size_t n = (size_t)(le - r->p);
+    if (n + 1 > r->cap) {
+      char *s = realloc(r->text, n + 1);
+      if (!s) {
+        *st = err_nomem(err);
+        return 0;
+      }
+      r->text = s;
+      r->cap = n + 1;
+    }
+    memcpy(r->text, r->p, n);
+    r->text[n] = '\0';
+    r->p = nl ? nl + 1 : r->end;
+    snprintf(r->where, sizeof r->where, "line %d", r->line);
+    if (memchr(r->text, '\0', n)) {
+      *st = err_at(err, MP_INPUT, r->file, r->where, "a NUL byte");
+      return 0;
+    }
+    r->n_tok = 0;
+    char *s = r->text;
+    while (*s) {
+      while (*s == ' ' || *s == '\t' || *s == '\r') *s++ = '\0';
+      if (!*s) break;
+      if (r->n_tok == 0 && *s == '#') break;
+      if (r->n_tok == MAX_TOKENS) {
+        *st = err_at(err, MP_INPUT, r->file, r->where, "more than %d fields", MAX_TOKENS);
+        return 0;
+      }
+      r->tok[r->n_tok++] = s;
+      while (*s && *s != ' ' && *s != '\t' && *s != '\r') s++;
+    }
+    if (r->n_tok > 0) return 1;
+  }
+}
+
+static mp_status bad(reader *r, mp_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static mp_status bad(reader *r, mp_error *err, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return err_at(err, MP_INPUT, r->file, r->where, "%s", msg);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  if (!*s || (!isdigit((unsigned char)*s) && *s != '-')) return 0;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*end || errno || v < lo || v > hi) return 0;
+  *out = v;
+  return 1;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!isdigit((unsigned char)*s)) return 0;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno) return 0;
+  *out = v;
+  return 1;
+}
+
+static int parse_real(const char *s, double *out) {
+  if (!*s || isspace((unsigned char)*s)) return 0;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || !isfinite(v) || v < 0) return 0;
+  *out = v;
+  return 1;
+}
+
+static int hexval(int c) { return isdigit(c) ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; }
+
+/* Decodes a %XX-escaped name in place ("%" alone is the empty name); 0 if malformed. */
+static int decode_name(char *s) {
+  if (strcmp(s, "%") == 0) {
+    *s = '\0';
+    return 1;
+  }
+  char *o = s;
+  for (; *s; s++) {
+    if (*s != '%') {
+      *o++ = *s;
+      continue;
+    }
+    int hi = hexval((unsigned char)s[1]), lo = hi >= 0 ? hexval((unsigned char)s[2]) : -1;
+    if (hi < 0 || lo < 0) return 0;
+    *o++ = (char)(hi * 16 + lo);
+    s += 2;
+  }
+  *o = '\0';
+  return 1;
+}
+
+static int parse_hash(const char *s, uint64_t *out) {
+  if (strlen(s) != 16) return 0;
+  uint64_t v = 0;
+  for (int i = 0; i < 16; i++) {
+    int c = (unsigned char)s[i];
+    int d = isdigit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return 0;
+    v = v * 16 + (uint64_t)d;
+  }
+  *out = v;
+  return 1;
+}
+
+/* "c5" or "c4-7": first core and count; 0 if malformed. */
+static int parse_cores(const char *s, int *first, int *n) {
+  if (s[0] != 'c' || !isdigit((unsigned char)s[1])) return 0;
+  char *end;
+  errno = 0;
+  long a = strtol(s + 1, &end, 10), b = a;
+  if (errno || a > INT_MAX) return 0;
+  if (*end == '-') {
+    const char *q = end + 1;
+    if (!isdigit((unsigned char)*q)) return 0;
+    b = strtol(q, &end, 10);
+    if (errno || b > INT_MAX || b < a) return 0;
+  }
+  if (*end) return 0;
+  *first = (int)a;
+  *n = (int)(b - a + 1);
+  return 1;
+}
+
+/* Expects the line to be "KEYWORD ..." with exactly n tokens. */
+static mp_status expect(reader *r, const char *keyword, int n, const char *shape, mp_error *err) {
+  if (strcmp(r->tok[0], keyword) != 0) return bad(r, err, "expected '%s' here, found '%s'", shape, r->tok[0]);
+  if (r->n_tok != n) return bad(r, err, "expected '%s' (%d fields), found %d fields", shape, n, r->n_tok);
+  return MP_OK;
+}
+
+#define NEED(cond, ...)               \
+  do {                                \
+    if (!(cond)) {                    \
+      st = bad(&r, err, __VA_ARGS__); \
+      goto cleanup;                   \
+    }                                 \
+  } while (0)
+
+#define LINE(keyword, n, shape)                                                                                    \
+  do {                                                                                                             \
+    if (!next_line(&r, err, &st)) {                                                                                \
+      if (st == MP_OK) st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before '%s'", keyword); \
+      goto cleanup;                                                                                                \
+    }                                                                                                              \
+    if ((st = expect(&r, keyword, n, shape, err)) != MP_OK) goto cleanup;                                          \
+  } while (0)
+
+static const char *const group_keys[] = {"layers", "flops", "gather", "send",  "weights",
+                                         "maxact", "sram",  "dram",   "sends", "recvs"};
+
+mp_status trace_parse(const char *file, const char *text, size_t len, trace **out, mp_error *err) {
+  *out = NULL;
+  reader r = {.file = file, .p = text, .end = text + len};
+  snprintf(r.where, sizeof r.where, "line 1");
+  trace *t = NULL;
+  int *owner = NULL;
+  mp_status st = MP_OK;
+  long v;
+
+  if (!next_line(&r, err, &st)) {
+    if (st == MP_OK) st = err_at(err, MP_INPUT, file, NULL, "empty: expected '%s %d'", TRACE_FORMAT, TRACE_VERSION);
+    goto cleanup;
+  }
+  NEED(strcmp(r.tok[0], TRACE_FORMAT) == 0 && r.n_tok == 2, "not a meshpipe trace: expected '%s %d'", TRACE_FORMAT,
+       TRACE_VERSION);
+  NEED(parse_long(r.tok[1], 0, INT_MAX, &v) && v == TRACE_VERSION, "version %s is not supported (this reads %d)",
+       r.tok[1], TRACE_VERSION);
+  LINE("meshpipe", 2, "meshpipe VERSION");
+  char version[64];
+  snprintf(version, sizeof version, "%s", r.tok[1]);
+
+  LINE("graph", 4, "graph NAME HASH LAYERS");
+  char graph_name[512];
+  uint64_t graph_hash, plan_hash, chip_hash;
+  NEED(decode_name(r.tok[1]), "malformed %%XX escape in the graph name");
+  snprintf(graph_name, sizeof graph_name, "%s", r.tok[1]);
+  NEED(parse_hash(r.tok[2], &graph_hash), "the graph hash must be 16 hex digits");
+  NEED(parse_long(r.tok[3], 1, INT_MAX, &v), "the layer count must be a whole number >= 1");
+  int graph_layers = (int)v;
+
+  LINE("plan", 4, "plan HASH CORES ARRANGED");
+  NEED(parse_hash(r.tok[1], &plan_hash), "the plan hash must be 16 hex digits");
+  NEED(parse_long(r.tok[2], 1, CHIP_MAX_CORES, &v), "the plan's core count must be 1-%d", CHIP_MAX_CORES);
+  int n_plan = (int)v;
+  int *plan = malloc((size_t)n_plan * sizeof *plan);
+  if (!plan) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  {
+    int count = 0, ok = 1;
+    for (char *q = r.tok[3]; ok;) {
+      char *comma = strchr(q, ',');
+      if (comma) *comma = '\0';
+      if (count < n_plan && parse_long(q, 0, INT_MAX, &v))
+        plan[count] = (int)v;
+      else
+        ok = 0;
+      count++;
+      if (!comma) break;
+      q = comma + 1;
+    }
+    if (!ok || count != n_plan) {
+      free(plan);
+      NEED(0, "the arranged_core list must hold %d whole numbers >= 0 separated by ','", n_plan);
+    }
+  }
+
+  LINE("chip", 5, "chip NAME HASH WIDTH HEIGHT");
+  char chip_name[512];
+  if (!decode_name(r.tok[1])) {
+    free(plan);
+    NEED(0, "malformed %%XX escape in the chip name");
+  }
+  snprintf(chip_name, sizeof chip_name, "%s", r.tok[1]);
+  long w = 0, h = 0;
+  if (!parse_hash(r.tok[2], &chip_hash) || !parse_long(r.tok[3], 1, CHIP_MAX_CORES, &w) ||
+      !parse_long(r.tok[4], 1, CHIP_MAX_CORES, &h) || w * h > CHIP_MAX_CORES) {
+    free(plan);
+    NEED(0, "expected a 16-digit hex hash and a mesh of at most %d cores", CHIP_MAX_CORES);
+  }
+  if (n_plan != w * h) {
+    free(plan);
+    NEED(0, "the plan has %d entries but the %ldx%ld chip has %ld cores", n_plan, w, h, w * h);
+  }
+  {
+    int got = next_line(&r, err, &st);
+    if (got && (st = expect(&r, "microbatches", 2, "microbatches M", err)) == MP_OK &&
+        !parse_long(r.tok[1], 1, INT_MAX, &v))
+      st = bad(&r, err, "expected 'microbatches M' with M >= 1");
+    if (!got && st == MP_OK)
+      st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'microbatches'");
+    if (st != MP_OK) {
+      free(plan);
+      goto cleanup;
+    }
+  }
+  int microbatches = (int)v;
+  st = trace_new(version, graph_name, graph_hash, graph_layers, plan, n_plan, plan_hash, chip_name, chip_hash, (int)w,
+                 (int)h, microbatches, &t, err);
+  free(plan);
+  if (st != MP_OK) goto cleanup;
+  free(t->file);
+  if (!(t->file = strdup(file))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  int n_cores = (int)(w * h);
+
+  LINE("groups", 2, "groups N");
+  NEED(parse_long(r.tok[1], 1, n_cores, &v), "the group count must be 1-%d", n_cores);
+  int n_groups = (int)v;
+  owner = malloc((size_t)n_cores * sizeof *owner);
+  if (!owner) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int k = 0; k < n_cores; k++) owner[k] = -1;
+  for (int g = 0; g < n_groups; g++) {
+    LINE("group", 24,
+         "group INDEX cFIRST-LAST layers L N flops F gather A send X weights W maxact Y sram S dram D "
+         "sends NS recvs NR");
+    NEED(parse_long(r.tok[1], g, g, &v), "expected group %d here", g);
+    int first, n;
+    NEED(parse_cores(r.tok[2], &first, &n), "expected the group's cores as cFIRST or cFIRST-LAST, found '%s'",
+         r.tok[2]);
+    NEED(first + n <= n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", first + n - 1, w, h, n_cores,
+         n_cores - 1);
+    for (int k = first; k < first + n; k++) NEED(owner[k] < 0, "core c%d already belongs to group %d", k, owner[k]);
+    trace_group fig = {0};
+    long l0 = 0, nl = 0, ns = 0, nr = 0;
+    double *reals[] = {&fig.flops, &fig.gather_bytes, &fig.send_bytes, &fig.weight_bytes, &fig.max_act_bytes};
+    for (int k = 0; k < 10; k++) {
+      int at = k == 0 ? 3 : 2 * k + 4;
+      NEED(strcmp(r.tok[at], group_keys[k]) == 0, "expected '%s' as field %d, found '%s'", group_keys[k], at + 1,
+           r.tok[at]);
+    }
+    NEED(parse_long(r.tok[4], 0, graph_layers - 1, &l0) && parse_long(r.tok[5], 1, graph_layers - l0, &nl),
+         "the layers must be a first layer and a count inside the graph's %d", graph_layers);
+    for (int k = 0; k < 5; k++)
+      NEED(parse_real(r.tok[7 + 2 * k], reals[k]), "'%s' must be a finite number >= 0, found '%s'", group_keys[k + 1],
+           r.tok[7 + 2 * k]);
+    NEED(parse_u64(r.tok[17], &fig.sram_bytes) && parse_u64(r.tok[19], &fig.dram_bytes),
+         "'sram' and 'dram' must be whole numbers of bytes");
+    NEED(parse_long(r.tok[21], 0, INT_MAX, &ns) && parse_long(r.tok[23], 0, INT_MAX, &nr),
+         "'sends' and 'recvs' must be whole numbers >= 0");
+    fig.first_layer = (int)l0;
+    fig.n_layers = (int)nl;
+    fig.n_sends = (int)ns;
+    fig.n_recvs = (int)nr;
+    int *cores = malloc((size_t)n * sizeof *cores);
+    if (!cores) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    for (int k = 0; k < n; k++) {
+      cores[k] = first + k;
+      owner[first + k] = g;
+    }
+    st = trace_add_group(t, cores, n, &fig, NULL, err);
+    free(cores);
+    if (st != MP_OK) goto cleanup;
+  }
+
+  LINE("actions", 2, "actions N");
+  NEED(parse_long(r.tok[1], 0, LONG_MAX, &v), "the action count must be a whole number >= 0");
+  long n_actions = v, seen = 0;
+  for (;;) {
+    if (!next_line(&r, err, &st)) {
+      if (st == MP_OK)
+        st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends after %ld of %ld actions, before 'end'",
+                    seen, n_actions);
+      goto cleanup;
+    }
+    if (strcmp(r.tok[0], "end") == 0) {
+      NEED(r.n_tok == 1, "'end' takes no fields");
+      NEED(seen == n_actions, "'end' after %ld actions, but the header announces %ld", seen, n_actions);
+      break;
+    }
+    NEED(seen < n_actions, "more actions than the %ld the header announces", n_actions);
+    NEED(r.n_tok >= 2, "expected 'cACTOR ACTION ARGS'");
+    int first, n;
+    NEED(parse_cores(r.tok[0], &first, &n), "expected an actor 'cN' or 'cN-M', found '%s'", r.tok[0]);
+    NEED(first + n <= n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", first + n - 1, w, h, n_cores,
+         n_cores - 1);
+    int g = owner[first];
+    NEED(g >= 0, "core c%d belongs to no group", first);
+    trace_action a = {.core = first, .peer = -1, .peer_group = -1, .line = r.line};
+    const char *act = r.tok[1], *name = NULL;
+    long mb = 0;
+    if (strcmp(act, "compute") == 0 || strcmp(act, "dram") == 0) {
+      int is_compute = act[0] == 'c';
+      const trace_group *G = &t->groups[g];
+      NEED(first == G->cores[0] && n == G->n_cores, "'%s' is done by a whole group: c%d-%d, not %s", act, G->cores[0],
+           G->cores[G->n_cores - 1], r.tok[0]);
+      NEED(r.n_tok == (is_compute ? 6 : 5), "expected '%s %s'", r.tok[0],
+           is_compute ? "compute FLOPS GATHER_BYTES MICROBATCH OP" : "dram BYTES MICROBATCH NAME");
+      a.kind = is_compute ? TRACE_COMPUTE : TRACE_DRAM;
+      if (is_compute)
+        NEED(parse_real(r.tok[2], &a.flops), "the flops must be a finite number >= 0, found '%s'", r.tok[2]);
+      NEED(parse_u64(r.tok[is_compute ? 3 : 2], &a.bytes), "the bytes must be a whole number, found '%s'",
+           r.tok[is_compute ? 3 : 2]);
+      NEED(parse_long(r.tok[is_compute ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
+           microbatches - 1, r.tok[is_compute ? 4 : 3]);
+      name = r.tok[is_compute ? 5 : 4];
+    } else if (strcmp(act, "send") == 0 || strcmp(act, "recv") == 0) {
+      int is_send = act[0] == 's';
+      NEED(n == 1, "'%s' is done by one core, not %s", act, r.tok[0]);
+      NEED(r.n_tok == (is_send ? 6 : 5), "expected '%s %s'", r.tok[0],
+           is_send ? "send cPEER BYTES MICROBATCH TENSOR" : "recv cPEER MICROBATCH TENSOR");
+      int peer, pn;
+      NEED(parse_cores(r.tok[2], &peer, &pn) && pn == 1, "expected the peer core as cN, found '%s'", r.tok[2]);
+      NEED(peer < n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", peer, w, h, n_cores, n_cores - 1);
+      NEED(owner[peer] >= 0, "core c%d belongs to no group", peer);
+      a.kind = is_send ? TRACE_SEND : TRACE_RECV;
+      a.peer = peer;
+      a.peer_group = owner[peer];
+      if (is_send) NEED(parse_u64(r.tok[3], &a.bytes), "the bytes must be a whole number, found '%s'", r.tok[3]);
+      NEED(parse_long(r.tok[is_send ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
+           microbatches - 1, r.tok[is_send ? 4 : 3]);
+      name = r.tok[is_send ? 5 : 4];
+    } else {
+      NEED(0, "unknown action '%s' (expected compute, send, recv or dram)", act);
+    }
+    a.microbatch = (int)mb;
+    char *nm = (char *)name;
+    NEED(decode_name(nm), "malformed %%XX escape in the name '%s'", name);
+    if ((st = trace_add_action(t, g, &a, nm, err)) != MP_OK) goto cleanup;
+    seen++;
+  }
+  if (next_line(&r, err, &st)) NEED(0, "text after 'end'");
+  if (st != MP_OK) goto cleanup;
+  st = trace_check(t, n_cores, err);
+
+cleanup:
+  free(r.text);
+  free(owner);
+  if (st != MP_OK) {
+    trace_free(t);
+    return st;
+  }
+  *out = t;
+  return MP_OK;
+}
+
+mp_status trace_load(const char *path, trace **out, mp_error *err) {
+  *out = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  mp_status st = fileio_read_all(path, &text, &len, err);
+  if (st == MP_OK) st = trace_parse(path, text, len, out, err);
+  free(text);
+  return st;
+}
+
+/* ---- placement -------------------------------------------------------------------------------- */
+
+/* Snake-order position of core k on a w-wide mesh. */
+static void snake_xy(int k, int w, int *x, int *y) {
+  *y = k / w;
+  *x = *y % 2 == 0 ? k % w : w - 1 - k % w;
+}
+
+mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out, mp_error *err) {
+  *out = NULL;
+  int n_rec = t->width * t->height;
+  int *to = malloc((size_t)n_rec * sizeof *to);
+  if (!to) return err_nomem(err);
+  mp_status st = MP_OK;
+  trace *m = NULL;
+  long off = 0, dx = 0, dy = 0;
+  char extra;
+  if (!map || !*map) {
+    if (c->n_cores != n_rec) {
+      st = err_at(err, MP_INPUT, t->file, NULL,
+                  "recorded on a %dx%d chip (%d cores), but %s has %d cores: replay on a chip with as many cores, or "
+                  "place the groups with --map",
+                  t->width, t->height, n_rec, c->name, c->n_cores);
+      goto cleanup;
+    }
+    for (int k = 0; k < n_rec; k++) to[k] = k;
+  } else if (strcmp(map, "snake") == 0 || sscanf(map, "snake:%ld%c", &off, &extra) == 1) {
+    if (off < 0 || off + n_rec > c->n_cores) {
+      st = err_at(err, MP_INPUT, t->file, NULL, "--map %s: cores %ld-%ld do not fit %s (%d cores)", map, off,
+                  off + n_rec - 1, c->name, c->n_cores);
+      goto cleanup;
+    }
+    for (int k = 0; k < n_rec; k++) to[k] = (int)(k + off);
+  } else if (strcmp(map, "xy") == 0 || sscanf(map, "xy:%ld,%ld%c", &dx, &dy, &extra) == 2) {
+    if (dx < 0 || dy < 0 || dx + t->width > c->width || dy + t->height > c->height) {
+      st = err_at(err, MP_INPUT, t->file, NULL,
+                  "--map %s: the recorded %dx%d mesh placed at (%ld, %ld) does not fit the %dx%d mesh of %s", map,
+                  t->width, t->height, dx, dy, c->width, c->height, c->name);
+      goto cleanup;
+    }
+    for (int k = 0; k < n_rec; k++) {
+      int x, y;
+      snake_xy(k, t->width, &x, &y);
+      to[k] = chip_core_at(c, (int)(x + dx), (int)(y + dy));
+    }
+  } else {
+    st = err_set(err, MP_USAGE, "--map '%s': expected snake, snake:OFFSET, xy or xy:X,Y", map);
+    goto cleanup;
+  }
+
+  st = trace_new(t->version, t->graph_name, t->graph_hash, t->graph_layers, t->plan, t->n_plan, t->plan_hash,
+                 t->chip_name, t->chip_hash, t->width, t->height, t->microbatches, &m, err);
+  if (st != MP_OK) goto cleanup;
+  free(m->file);
+  if (!(m->file = strdup(t->file))) goto oom;
+  for (int g = 0; g < t->n_groups; g++) {
+    const trace_group *G = &t->groups[g];
+    int *cores = malloc((size_t)G->n_cores * sizeof *cores);
+    if (!cores) goto oom;
+    for (int i = 0; i < G->n_cores; i++) cores[i] = to[G->cores[i]];
+    st = trace_add_group(m, cores, G->n_cores, G, NULL, err);
+    free(cores);
+    if (st != MP_OK) goto cleanup;
+    for (int i = 0; i < G->n_actions; i++) {
+      trace_action a = G->actions[i];
+      a.core = to[a.core];
+      if (a.peer >= 0) a.peer = to[a.peer];
+      if ((st = trace_add_action(m, g, &a, t->names[G->actions[i].name], err)) != MP_OK) goto cleanup;
+    }
+  }
+  st = trace_check(m, c->n_cores, err);
+  goto cleanup;
+
+oom:
+  st = err_nomem(err);
+cleanup:
+  free(to);
+  if (st != MP_OK) {
+    trace_free(m);
+    return st;
+  }
+  *out = m;
+  return MP_OK;
+}

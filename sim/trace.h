@@ -1,0 +1,120 @@
+/* trace: a time-independent trace — what each core group of a partitioned network does, action by
+ * action, with no times in it, so that the run can be replayed on another chip.
+ *
+ * A trace is the simulator's compiled program: per group (pipeline stage) of cores, its ordered
+ * actions for every micro-batch: compute (an op's flops split over the group, then its output
+ * all-gathered among the group's cores), send (bytes of a tensor from one core of the group to a core
+ * of another group), recv (wait for such a tensor) and dram (weights read from the nearest DRAM
+ * port).  The header names the graph, plan, chip and meshpipe version it was recorded with, and
+ * carries each group's static figures (the analytical model's inputs), so a replay can report the
+ * same result as the simulation that recorded it.  The text format (traces/README.md) is
+ * line-oriented, one action per line "cACTOR ACTION ARGS...", close to SimGrid's time-independent
+ * traces.  Reading is strict: every problem is MP_INPUT "FILE: line N: what".
+ *
+ * Invariants of a trace that was read or built and checked (trace_check): groups own disjoint core
+ * lists; every action's cores are in range; every send has exactly one matching recv (same tensor,
+ * micro-batch and pair of cores) and the actions cannot deadlock when sends are asynchronous and
+ * receives wait.  A trace owns all its arrays and strings. */
+#ifndef MESHPIPE_TRACE_H
+#define MESHPIPE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chip.h"
+#include "err.h"
+
+#define TRACE_FORMAT "meshpipe-trace"
+#define TRACE_VERSION 1
+
+typedef enum trace_kind {
+  TRACE_COMPUTE, /* flops over the group's cores, then bytes all-gathered among them */
+  TRACE_SEND,    /* bytes from core to peer (a core of group peer_group); does not wait */
+  TRACE_RECV,    /* waits for the matching send from peer to core */
+  TRACE_DRAM     /* bytes of weights read from the DRAM port nearest the group's first core */
+} trace_kind;
+
+typedef struct trace_action {
+  trace_kind kind;
+  int microbatch;
+  int core;       /* send: the sending core; recv: the receiving core; compute/dram: the group's first */
+  int peer;       /* send: the receiving core; recv: the sending core; else -1 */
+  int peer_group; /* send/recv: the group of peer; else -1 */
+  double flops;   /* compute: the op's work on the whole group */
+  uint64_t bytes; /* compute: bytes all-gathered after the op; send, dram: bytes moved; recv: 0 */
+  int name;       /* index into trace.names: the op (compute), tensor (send/recv) or "weights" (dram) */
+  int line;       /* line of the file it was read from; 0 when built in memory */
+} trace_action;
+
+typedef struct trace_group {
+  int n_cores;
+  int *cores; /* owned; recorded traces hold consecutive ids */
+  int first_layer, n_layers;
+  /* The stage's figures in the analytical model (partitioner/cost.h): */
+  double flops, gather_bytes, send_bytes, weight_bytes, max_act_bytes;
+  uint64_t sram_bytes; /* bytes each core of the group holds */
+  uint64_t dram_bytes; /* weight bytes streamed per micro-batch */
+  int n_sends, n_recvs;
+  int n_actions, cap_actions;
+  trace_action *actions; /* owned, in execution order */
+} trace_group;
+
+typedef struct trace {
+  char *file;    /* where it was read from, or "trace" */
+  char *version; /* meshpipe version that recorded it */
+  char *graph_name, *chip_name;
+  uint64_t graph_hash, plan_hash, chip_hash;
+  int graph_layers;
+  int n_plan;        /* entries of the plan's arranged_core list (the recorded chip's cores) */
+  int *plan;         /* owned */
+  int width, height; /* the recorded chip's mesh */
+  int microbatches;
+  int n_groups;
+  trace_group *groups; /* owned */
+  int n_names;
+  char **names; /* owned, distinct */
+  void *index;  /* owned name index (internal) */
+} trace;
+
+/* An empty trace with the given header (strings copied).  *out is owned (trace_free). */
+mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers, const int *plan,
+                    int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
+                    int microbatches, trace **out, mp_error *err);
+
+/* Appends a group of n_cores cores (copied) with its static figures (g's cores, actions and counts
+ * other than those listed are ignored); returns its index in *index. */
+mp_status trace_add_group(trace *t, const int *cores, int n_cores, const trace_group *figures, int *index,
+                          mp_error *err);
+
+/* Appends an action (copied; a->name is ignored, name is interned) to group g. */
+mp_status trace_add_action(trace *t, int g, const trace_action *a, const char *name, mp_error *err);
+
+/* Checks the invariants above against a chip of n_cores cores (a recorded trace against its own
+ * mesh): MP_INPUT naming the line (when known) and the cores.  trace_load runs it. */
+mp_status trace_check(const trace *t, int n_cores, mp_error *err);
+
+/* The text format, as an owned NUL-terminated string (free()); *len (may be NULL) excludes the NUL. */
+mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err);
+
+/* Writes the text format atomically. */
+mp_status trace_write(const trace *t, const char *path, mp_error *err);
+
+/* Reads and checks a trace file / text (len bytes, file labels messages).  *out is owned. */
+mp_status trace_load(const char *path, trace **out, mp_error *err);
+mp_status trace_parse(const char *file, const char *text, size_t len, trace **out, mp_error *err);
+
+/* Places the trace's cores on chip c (borrowed) and returns a new trace *out whose core ids are c's:
+ *   map NULL or ""     the same ids; c must have exactly the recorded number of cores;
+ *   "snake" / "snake:K" core k becomes core k + K of c (snake order), so groups stay contiguous;
+ *   "xy" / "xy:X,Y"    the core at (x, y) of the recorded mesh goes to (x + X, y + Y) of c, keeping
+ *                      the recorded geometry (group ids are then no longer consecutive).
+ * MP_USAGE for a malformed map, MP_INPUT when the cores do not fit c. */
+mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out, mp_error *err);
+
+/* Number of actions over all groups. */
+long trace_count_actions(const trace *t);
+
+/* Frees t; trace_free(NULL) is a no-op. */
+void trace_free(trace *t);
+
+#endif
