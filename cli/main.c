@@ -9,6 +9,7 @@ extern const cli_command cmd_info;
 extern const cli_command cmd_chip;
 extern const cli_command cmd_import;
 extern const cli_command cmd_partition, cmd_compare;
+extern const cli_command cmd_split, cmd_simulate;
 
 static int run_help(int argc, char **argv);
 static const cli_command cmd_help = {"help", "show the commands, or one command's options", run_help};
@@ -20,6 +21,8 @@ static const cli_command *const commands[] = {
     &cmd_import,
     &cmd_partition,
     &cmd_compare,
+    &cmd_split,
+    &cmd_simulate,
     &cmd_help,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

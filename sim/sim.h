@@ -70,7 +70,7 @@ typedef struct sim_result {
                               is full: (c[M-1] - c[0]) / (M - 1); the makespan when M == 1 */
   double makespan_s;       /* all M micro-batches */
   double latency_s;        /* of one sample: completion of the first micro-batch */
-  int bottleneck_stage;    /* stage with the largest compute_s + dram_s (ties: lowest index) */
+  int bottleneck_stage;    /* stage with the largest max(compute_s + dram_s, comm_s) (ties: lowest) */
   double analytical_bottleneck_s; /* max t_i of the analytical model */
   int feasible;            /* every core's SRAM holds its share */
   uint64_t dram_bytes;     /* weight bytes streamed from DRAM over the M micro-batches */

@@ -1,0 +1,932 @@
+/* sim: the SimGrid pipeline simulator (see sim.h).
+ *
+ * Engine.  sim_new writes the chip's platform (sim_int.h) to a temporary file and starts a pthread
+ * that initialises SimGrid (host model ptask_L07, surf/precision 1e-15, 64 KiB raw-context stacks,
+ * logs silenced unless verbose), loads the platform, deletes the file and runs a controller actor.
+ * The controller waits on a pthread condition variable for requests from sim_evaluate; while it
+ * waits, nothing else exists in the simulation, so blocking the engine's thread is harmless.  For
+ * each request it creates the plan's actors, joins them, and hands back times measured as
+ * differences of the engine's clock.  sim_free makes the controller return, simgrid_run ends and
+ * the thread is joined.  SimGrid aborts on any error, so everything is validated before it runs.
+ *
+ * Work model (the analytical model of partitioner/cost.h, refined).  The plan is rewritten with
+ * Send/Recv nodes (split.h).  Each group's layers are cut into segments: a segment starts at a
+ * layer that reads a received tensor and ends after a layer whose output is sent, so within a
+ * segment nothing waits; its work runs as one execution of its total flops at the group's total
+ * speed (on the group's first core, scaled by that core's share) followed by one all-gather of
+ * the total output bytes A of its layers (a ptask over the group's cores along the snake chain:
+ * link k->k+1 carries (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A),
+ * none in a one-core group.  With no contention that is exactly the model's per-layer sum.  Each
+ * group has one actor that runs its (micro-batch, segment) pairs from a ready queue: the lowest
+ * micro-batch, then segment, whose received tensors have arrived and whose previous segment is
+ * done.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
+ * time (FIFO, overlapping the group's next compute: double buffering), a ptask of gamma * bytes
+ * from the group's last core to the destination group's first core on the XY route, and then
+ * signals the receiver (a counter and a semaphore: the transfer is in flight from the moment it is
+ * posted, as with a permanent receiver).  When a group's per-core share s_i = W_i/c_i + max a_j
+ * exceeds a core's SRAM, that core's excess weights (at most W_i/c_i) are streamed every
+ * micro-batch, before its first segment, from the DRAM port nearest the group's first core to that
+ * core, through the NoC; the plan is flagged infeasible.  A chip without DRAM ports streams nothing.
+ * Graph inputs are fed by the host to every group that reads them and cost nothing.
+ * L07 shares a link fairly between the transfers that use it; every transfer and all-gather also
+ * pays its route's latency (hops x per-hop latency).
+ *
+ * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it);
+ * latency = c[0], makespan = c[M-1], period = (c[M-1] - c[0]) / (M - 1), throughput = 1 / period.
+ * All times are rounded to 12 significant digits (the clock keeps growing from one evaluation to
+ * the next, which changes the last bits).  Link traffic is accounted on the XY routes by the
+ * simulator itself (exactly what it handed SimGrid), utilisation = bytes / (bandwidth * makespan). */
+#define _GNU_SOURCE /* mkstemps */
+#include "sim.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/semaphore.h>
+#include <xbt/dynar.h>
+
+#include "cost.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "sim_int.h"
+#include "split.h"
+
+/* ---- the compiled program of one evaluation --------------------------------------------------- */
+
+typedef struct seg {
+  double flops;  /* on the group's first core: F * speed(first) / speed(group) */
+  double gather; /* A: output bytes of its layers, all-gathered */
+  int n_needs, *needs; /* recvs of the group it waits for */
+  int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */
+} seg;
+
+typedef struct jsend {
+  double bytes; /* gamma * tensor bytes */
+  int dst_group, dst_recv, dst_core;
+} jsend;
+
+typedef struct qitem {
+  int send, mb;
+} qitem;
+
+typedef struct jgroup {
+  int first_core, n_cores, last_core;
+  int n_segs;
+  seg *segs;
+  int n_sends;
+  jsend *sends;
+  int n_recvs;
+  double *dram; /* per core of the group: weight bytes streamed per micro-batch (NULL when it fits) */
+  int dram_port;
+  /* run state */
+  int *progress; /* per micro-batch: next segment */
+  int *arrived;  /* per recv: micro-batches arrived */
+  double *done_t; /* per micro-batch: when its last segment / last send ended (absolute clock) */
+  sg_sem_t ev, q;
+  qitem *queue;
+  int q_head, q_tail;
+  double compute_s, dram_s, comm_s;
+  long acts;
+} jgroup;
+
+typedef struct job {
+  int kind; /* JOB_EVAL or JOB_ROUTE */
+  /* eval */
+  int M, n_groups;
+  jgroup *groups;
+  double t0, t_end;
+  /* route query */
+  int ra, rb, r_max, r_count;
+  char (*r_names)[48];
+} job;
+
+enum { JOB_EVAL, JOB_ROUTE };
+
+/* ---- the sim object --------------------------------------------------------------------------- */
+
+enum { ST_STARTING, ST_IDLE, ST_REQUEST, ST_DONE, ST_STOP };
+
+typedef struct cache_entry {
+  int valid;
+  uint64_t graph_hash, plan_hash;
+  int M, n_arranged;
+  int *arranged;
+  sim_result res;
+} cache_entry;
+
+struct sim {
+  const chip *chip;
+  sim_options opt;
+  pthread_t thread;
+  int thread_started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+  job *job;
+  char xml_path[256];
+  sg_host_t *hosts;      /* per core */
+  sg_host_t *dram_hosts; /* per port */
+  sim_stats stats;
+  cache_entry *cache;
+  double *link_bytes; /* scratch: per link index */
+  int *link_order;    /* scratch */
+};
+
+static atomic_int engine_claimed; /* SimGrid starts once per process */
+
+static double now_wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 12 significant digits. */
+static double round12(double x) {
+  if (x == 0 || !isfinite(x)) return x;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.11e", x);
+  return strtod(buf, NULL);
+}
+
+void sim_options_init(sim_options *o) {
+  memset(o, 0, sizeof *o);
+  o->microbatches = 8;
+  o->verbose = 0;
+  o->top_links = 8;
+  o->cache_size = 4096;
+}
+
+const chip *sim_chip(const sim *s) { return s->chip; }
+
+void sim_get_stats(const sim *s, sim_stats *out) { *out = s->stats; }
+
+/* ---- actors (engine thread) ------------------------------------------------------------------ */
+
+static void ptask2(sg_host_t from, sg_host_t to, double bytes) {
+  sg_host_t h[2] = {from, to};
+  double flops[2] = {0, 0};
+  double b[4] = {0, bytes, 0, 0};
+  sg_actor_parallel_execute(2, h, flops, b);
+}
+
+typedef struct actor_arg {
+  sim *s;
+  job *j;
+  int g;
+} actor_arg;
+
+static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
+  int c = gr->n_cores;
+  memset(matrix, 0, (size_t)c * (size_t)c * sizeof *matrix);
+  for (int k = 0; k + 1 < c; k++) {
+    matrix[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
+    matrix[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
+  }
+  double *flops = matrix + (size_t)c * (size_t)c;
+  memset(flops, 0, (size_t)c * sizeof *flops);
+  sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
+}
+
+static int seg_ready(const jgroup *gr, int mb, int sg) {
+  const seg *x = &gr->segs[sg];
+  for (int k = 0; k < x->n_needs; k++)
+    if (gr->arrived[x->needs[k]] <= mb) return 0;
+  return 1;
+}
+
+static void group_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  actor_arg *a = sg_actor_self_get_data();
+  sim *s = a->s;
+  job *j = a->j;
+  jgroup *gr = &j->groups[a->g];
+  int M = j->M;
+  double *matrix = NULL;
+  if (gr->n_cores > 1) matrix = malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *matrix);
+  int left = M * gr->n_segs, lo = 0;
+  while (left > 0) {
+    int mb = -1;
+    for (int m = lo; m < M; m++)
+      if (gr->progress[m] < gr->n_segs && seg_ready(gr, m, gr->progress[m])) {
+        mb = m;
+        break;
+      }
+    if (mb < 0) {
+      sg_sem_acquire(gr->ev);
+      continue;
+    }
+    int sg = gr->progress[mb];
+    const seg *x = &gr->segs[sg];
+    if (sg == 0 && gr->dram) {
+      double t = simgrid_get_clock();
+      for (int k = 0; k < gr->n_cores; k++)
+        if (gr->dram[k] > 0) {
+          ptask2(s->dram_hosts[gr->dram_port], s->hosts[gr->first_core + k], gr->dram[k]);
+          gr->acts++;
+        }
+      gr->dram_s += simgrid_get_clock() - t;
+    }
+    double t = simgrid_get_clock();
+    if (x->flops > 0) {
+      sg_actor_execute(x->flops);
+      gr->acts++;
+    }
+    if (gr->n_cores > 1 && x->gather > 0 && matrix) {
+      all_gather(s, gr, x->gather, matrix);
+      gr->acts++;
+    }
+    double t1 = simgrid_get_clock();
+    gr->compute_s += t1 - t;
+    for (int k = 0; k < x->n_posts; k++) {
+      gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
+      sg_sem_release(gr->q);
+    }
+    if (++gr->progress[mb] == gr->n_segs && t1 > gr->done_t[mb]) gr->done_t[mb] = t1;
+    left--;
+    while (lo < M && gr->progress[lo] == gr->n_segs) lo++;
+  }
+  free(matrix);
+}
+
+static void sender_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  actor_arg *a = sg_actor_self_get_data();
+  sim *s = a->s;
+  job *j = a->j;
+  jgroup *gr = &j->groups[a->g];
+  int left = gr->n_sends * j->M;
+  while (left-- > 0) {
+    sg_sem_acquire(gr->q);
+    qitem it = gr->queue[gr->q_head++];
+    const jsend *sd = &gr->sends[it.send];
+    double t = simgrid_get_clock();
+    if (sd->bytes > 0) {
+      ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
+      gr->acts++;
+    }
+    double t1 = simgrid_get_clock();
+    gr->comm_s += t1 - t;
+    if (t1 > gr->done_t[it.mb]) gr->done_t[it.mb] = t1;
+    jgroup *dg = &j->groups[sd->dst_group];
+    dg->arrived[sd->dst_recv]++;
+    sg_sem_release(dg->ev);
+  }
+}
+
+static void run_eval(sim *s, job *j) {
+  int n = j->n_groups;
+  actor_arg *args = malloc((size_t)n * sizeof *args);
+  sg_actor_t *actors = malloc((size_t)2 * (size_t)n * sizeof *actors);
+  int n_actors = 0;
+  j->t0 = simgrid_get_clock();
+  for (int g = 0; g < n; g++) {
+    jgroup *gr = &j->groups[g];
+    for (int m = 0; m < j->M; m++) gr->done_t[m] = j->t0;
+    gr->ev = sg_sem_init(0);
+    gr->q = sg_sem_init(0);
+  }
+  for (int g = 0; g < n; g++) {
+    jgroup *gr = &j->groups[g];
+    args[g] = (actor_arg){s, j, g};
+    char name[32];
+    snprintf(name, sizeof name, "group%d", g);
+    sg_actor_t a = sg_actor_init(name, s->hosts[gr->first_core]);
+    sg_actor_set_data(a, &args[g]);
+    sg_actor_ref(a);
+    actors[n_actors++] = a;
+    sg_actor_start(a, group_actor, 0, NULL);
+    if (gr->n_sends > 0) {
+      snprintf(name, sizeof name, "sender%d", g);
+      sg_actor_t b = sg_actor_init(name, s->hosts[gr->last_core]);
+      sg_actor_set_data(b, &args[g]);
+      sg_actor_ref(b);
+      actors[n_actors++] = b;
+      sg_actor_start(b, sender_actor, 0, NULL);
+    }
+  }
+  for (int k = 0; k < n_actors; k++) {
+    sg_actor_join(actors[k], -1);
+    sg_actor_unref(actors[k]);
+  }
+  j->t_end = simgrid_get_clock();
+  for (int g = 0; g < n; g++) {
+    sg_sem_destroy(j->groups[g].ev);
+    sg_sem_destroy(j->groups[g].q);
+  }
+  free(actors);
+  free(args);
+}
+
+static void run_route(sim *s, job *j) {
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(s->hosts[j->ra], s->hosts[j->rb], links);
+  unsigned i;
+  sg_link_t l;
+  j->r_count = 0;
+  xbt_dynar_foreach (links, i, l) {
+    const char *name = sg_link_get_name(l);
+    if (strcmp(name, "local") == 0) continue;
+    if (j->r_count < j->r_max) snprintf(j->r_names[j->r_count], 48, "%s", name);
+    j->r_count++;
+  }
+  xbt_dynar_free(&links);
+}
+
+static void controller(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  sim *s = sg_actor_self_get_data();
+  pthread_mutex_lock(&s->mu);
+  s->state = ST_IDLE;
+  pthread_cond_broadcast(&s->cv);
+  for (;;) {
+    while (s->state != ST_REQUEST && s->state != ST_STOP) pthread_cond_wait(&s->cv, &s->mu);
+    if (s->state == ST_STOP) break;
+    job *j = s->job;
+    pthread_mutex_unlock(&s->mu);
+    if (j->kind == JOB_EVAL)
+      run_eval(s, j);
+    else
+      run_route(s, j);
+    pthread_mutex_lock(&s->mu);
+    s->state = ST_DONE;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void *engine_main(void *arg) {
+  sim *s = arg;
+  char *argv[8];
+  int argc = 0;
+  argv[argc++] = "meshpipe";
+  argv[argc++] = "--cfg=host/model:ptask_L07";
+  argv[argc++] = "--cfg=surf/precision:1e-15";
+  argv[argc++] = "--cfg=contexts/stack-size:64";
+  if (!s->opt.verbose) argv[argc++] = "--log=root.thres:critical";
+  argv[argc] = NULL;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(s->xml_path);
+  unlink(s->xml_path);
+  char name[32];
+  for (int i = 0; i < s->chip->n_cores; i++) {
+    snprintf(name, sizeof name, "c%d", i);
+    s->hosts[i] = sg_host_by_name(name);
+  }
+  for (int i = 0; i < s->chip->n_dram; i++) {
+    snprintf(name, sizeof name, "dram%d", i);
+    s->dram_hosts[i] = sg_host_by_name(name);
+  }
+  sg_actor_t ctl = sg_actor_init("controller", s->hosts[0]);
+  sg_actor_set_data(ctl, s);
+  sg_actor_start(ctl, controller, 0, NULL);
+  simgrid_run();
+  return NULL;
+}
+
+/* ---- public API ------------------------------------------------------------------------------- */
+
+mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err) {
+  *out = NULL;
+  sim_options defaults;
+  if (!o) {
+    sim_options_init(&defaults);
+    o = &defaults;
+  }
+  if (o->microbatches < 1)
+    return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", o->microbatches);
+  if (o->top_links < 0 || o->cache_size < 0)
+    return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
+  if (c->n_cores < 1 || c->noc_bandwidth <= 0 || !isfinite(c->noc_bandwidth) || c->noc_latency < 0 ||
+      (c->n_dram > 0 && !(c->dram_bandwidth > 0)))
+    return err_set(err, MP_INPUT, "%s: the chip has no cores or a non-positive NoC/DRAM bandwidth", c->file);
+  for (int i = 0; i < c->n_cores; i++)
+    if (!(c->cores[i].flops > 0) || !isfinite(c->cores[i].flops) || !(c->cores[i].transfer_factor >= 1))
+      return err_set(err, MP_INPUT, "%s: core %d has a non-positive speed or a transfer factor below 1", c->file, i);
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&engine_claimed, &expected, 1))
+    return err_set(err, MP_RUN,
+                   "sim: SimGrid's engine was already started in this process; it starts once per process, so "
+                   "keep one sim for all evaluations (or run another process)");
+  double t_start = now_wall();
+  mp_status st = MP_OK;
+  sim *s = calloc(1, sizeof *s);
+  if (!s) {
+    st = err_nomem(err);
+    goto fail;
+  }
+  s->chip = c;
+  s->opt = *o;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->hosts = calloc((size_t)c->n_cores, sizeof *s->hosts);
+  s->dram_hosts = calloc((size_t)c->n_dram + 1, sizeof *s->dram_hosts);
+  s->link_bytes = calloc((size_t)sim_n_links(c), sizeof *s->link_bytes);
+  s->link_order = calloc((size_t)sim_n_links(c), sizeof *s->link_order);
+  if (o->cache_size > 0) s->cache = calloc((size_t)o->cache_size, sizeof *s->cache);
+  if (!s->hosts || !s->dram_hosts || !s->link_bytes || !s->link_order || (o->cache_size > 0 && !s->cache)) {
+    st = err_nomem(err);
+    goto fail;
+  }
+  const char *tmp = getenv("TMPDIR");
+  snprintf(s->xml_path, sizeof s->xml_path, "%s/meshpipe-platform-XXXXXX.xml", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemps(s->xml_path, 4);
+  if (fd < 0) {
+    st = err_set(err, MP_RUN, "sim: cannot create a temporary platform file in %s", tmp && *tmp ? tmp : "/tmp");
+    goto fail;
+  }
+  close(fd);
+  st = sim_platform_write(c, s->xml_path, err);
+  if (st != MP_OK) {
+    unlink(s->xml_path);
+    goto fail;
+  }
+  if (pthread_create(&s->thread, NULL, engine_main, s) != 0) {
+    unlink(s->xml_path);
+    st = err_set(err, MP_RUN, "sim: cannot start the simulation thread");
+    goto fail;
+  }
+  s->thread_started = 1;
+  pthread_mutex_lock(&s->mu);
+  while (s->state == ST_STARTING) pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  s->stats.startup_s = now_wall() - t_start;
+  *out = s;
+  return MP_OK;
+fail:
+  if (s) {
+    free(s->hosts);
+    free(s->dram_hosts);
+    free(s->link_bytes);
+    free(s->link_order);
+    free(s->cache);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+  }
+  return st;
+}
+
+static void run_job(sim *s, job *j) {
+  pthread_mutex_lock(&s->mu);
+  s->job = j;
+  s->state = ST_REQUEST;
+  pthread_cond_broadcast(&s->cv);
+  while (s->state != ST_DONE) pthread_cond_wait(&s->cv, &s->mu);
+  s->state = ST_IDLE;
+  s->job = NULL;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void sim_result_clear(sim_result *r) {
+  if (!r) return;
+  free(r->stages);
+  free(r->cores);
+  free(r->links);
+  memset(r, 0, sizeof *r);
+}
+
+static mp_status result_copy(const sim_result *from, sim_result *to, mp_error *err) {
+  *to = *from;
+  to->stages = NULL;
+  to->cores = NULL;
+  to->links = NULL;
+  to->stages = malloc((size_t)from->n_stages * sizeof *to->stages);
+  to->cores = malloc((size_t)from->n_cores * sizeof *to->cores);
+  to->links = malloc(((size_t)from->n_links + 1) * sizeof *to->links);
+  if (!to->stages || !to->cores || !to->links) {
+    sim_result_clear(to);
+    return err_nomem(err);
+  }
+  memcpy(to->stages, from->stages, (size_t)from->n_stages * sizeof *to->stages);
+  memcpy(to->cores, from->cores, (size_t)from->n_cores * sizeof *to->cores);
+  memcpy(to->links, from->links, (size_t)from->n_links * sizeof *to->links);
+  return MP_OK;
+}
+
+static void job_free(job *j) {
+  if (!j) return;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    for (int k = 0; k < gr->n_segs; k++) free(gr->segs[k].needs);
+    free(gr->segs);
+    free(gr->sends);
+    free(gr->dram);
+    free(gr->progress);
+    free(gr->arrived);
+    free(gr->done_t);
+    free(gr->queue);
+  }
+  free(j->groups);
+  free(j);
+}
+
+/* Builds the program of plan p: segments, sends, DRAM streams (see the comment at the top). */
+static mp_status job_build(const sim *s, const graph *g, const split *sp, const cost_result *cr, int M,
+                           job **out, mp_error *err) {
+  const chip *c = s->chip;
+  job *j = calloc(1, sizeof *j);
+  int *recv_of = malloc((size_t)g->n_tensors * sizeof *recv_of);
+  if (!j || !recv_of) goto nomem;
+  for (int t = 0; t < g->n_tensors; t++) recv_of[t] = -1;
+  j->kind = JOB_EVAL;
+  j->M = M;
+  j->n_groups = sp->n_groups;
+  j->groups = calloc((size_t)sp->n_groups, sizeof *j->groups);
+  if (!j->groups) goto nomem;
+  for (int gi = 0; gi < sp->n_groups; gi++) {
+    const split_group *sg = &sp->groups[gi];
+    jgroup *gr = &j->groups[gi];
+    gr->first_core = sg->first_core;
+    gr->n_cores = sg->n_cores;
+    gr->last_core = sg->first_core + sg->n_cores - 1;
+    gr->n_recvs = sg->n_recvs;
+    gr->n_sends = sg->n_sends;
+    double speed = 0, gamma = 1;
+    for (int k = gr->first_core; k <= gr->last_core; k++) {
+      speed += c->cores[k].flops;
+      if (c->cores[k].transfer_factor > gamma) gamma = c->cores[k].transfer_factor;
+    }
+    double share = c->cores[gr->first_core].flops / speed;
+    gr->segs = calloc((size_t)sg->n_layers, sizeof *gr->segs);
+    gr->sends = calloc((size_t)sg->n_sends + 1, sizeof *gr->sends);
+    gr->progress = calloc((size_t)M, sizeof *gr->progress);
+    gr->arrived = calloc((size_t)sg->n_recvs + 1, sizeof *gr->arrived);
+    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
+    gr->queue = calloc((size_t)sg->n_sends * (size_t)M + 1, sizeof *gr->queue);
+    if (!gr->segs || !gr->sends || !gr->progress || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
+    for (int k = 0; k < sg->n_sends; k++) {
+      const split_send *sd = &sg->sends[k];
+      gr->sends[k].bytes = gamma * (double)g->tensors[sd->tensor].bytes;
+      gr->sends[k].dst_group = sd->dst_group;
+      gr->sends[k].dst_recv = sd->dst_recv;
+      gr->sends[k].dst_core = sp->groups[sd->dst_group].first_core;
+    }
+    for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = r;
+    int next_send = 0;
+    seg *cur = NULL;
+    for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
+      const graph_op *op = &g->ops[l];
+      int needs = 0;
+      for (int k = 0; k < op->n_inputs; k++)
+        if (recv_of[op->inputs[k]] >= 0) needs++;
+      if (!cur || needs > 0) {
+        cur = &gr->segs[gr->n_segs++];
+        cur->first_post = next_send;
+        if (needs > 0) {
+          cur->needs = malloc((size_t)needs * sizeof *cur->needs);
+          if (!cur->needs) goto nomem;
+          for (int k = 0; k < op->n_inputs; k++) {
+            int r = recv_of[op->inputs[k]];
+            int dup = 0;
+            for (int q = 0; q < cur->n_needs; q++) dup |= cur->needs[q] == r;
+            if (r >= 0 && !dup) cur->needs[cur->n_needs++] = r;
+          }
+        }
+      }
+      cur->flops += (double)op->flops * share;
+      cur->gather += (double)op->out_bytes;
+      int posted = 0;
+      while (next_send < sg->n_sends && sg->sends[next_send].layer == l) {
+        next_send++;
+        posted = 1;
+      }
+      if (posted) {
+        cur->n_posts = next_send - cur->first_post;
+        cur = NULL;
+      }
+    }
+    for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
+    /* weights that do not fit */
+    const cost_stage *cs = &cr->stages[gi];
+    if (!cs->fits && c->n_dram > 0) {
+      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
+      if (!gr->dram) goto nomem;
+      double share_w = cs->weight_bytes / gr->n_cores;
+      for (int k = 0; k < gr->n_cores; k++) {
+        double excess = cs->mem_bytes - (double)c->cores[gr->first_core + k].sram_bytes;
+        if (excess > share_w) excess = share_w;
+        gr->dram[k] = excess > 0 ? excess : 0;
+      }
+      gr->dram_port = chip_nearest_dram(c, gr->first_core);
+    }
+  }
+  free(recv_of);
+  *out = j;
+  return MP_OK;
+nomem:
+  free(recv_of);
+  job_free(j);
+  return err_nomem(err);
+}
+
+static void add_bytes(void *ctx, int link, double bytes) { ((double *)ctx)[link] += bytes; }
+
+static const sim *sort_sim; /* qsort context (the caller's thread only) */
+static int link_cmp(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  double bx = sort_sim->link_bytes[x], by = sort_sim->link_bytes[y];
+  if (bx != by) return bx > by ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+static mp_status make_result(sim *s, const graph *g, const plan *p, const split *sp, const cost_result *cr,
+                             const job *j, sim_result *res, mp_error *err) {
+  const chip *c = s->chip;
+  int M = j->M;
+  memset(res, 0, sizeof *res);
+  res->microbatches = M;
+  res->graph_hash = g->hash;
+  res->plan_hash = plan_hash(p);
+  res->chip_hash = c->hash;
+  res->n_stages = sp->n_groups;
+  res->n_cores = c->n_cores;
+  res->stages = calloc((size_t)sp->n_groups, sizeof *res->stages);
+  res->cores = calloc((size_t)c->n_cores, sizeof *res->cores);
+  int top = s->opt.top_links;
+  res->links = calloc((size_t)top + 1, sizeof *res->links);
+  if (!res->stages || !res->cores || !res->links) {
+    sim_result_clear(res);
+    return err_nomem(err);
+  }
+  /* completion of each micro-batch */
+  double c0 = 0, clast = 0;
+  for (int m = 0; m < M; m++) {
+    double cm = j->t0;
+    for (int gi = 0; gi < j->n_groups; gi++)
+      if (j->groups[gi].done_t[m] > cm) cm = j->groups[gi].done_t[m];
+    if (m == 0) c0 = cm;
+    if (m == M - 1) clast = cm;
+  }
+  double makespan = j->t_end - j->t0;
+  res->makespan_s = round12(makespan);
+  res->latency_s = round12(c0 - j->t0);
+  res->period_s = M > 1 ? round12((clast - c0) / (M - 1)) : res->makespan_s;
+  res->throughput_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
+  res->analytical_bottleneck_s = cr->bottleneck_s;
+  res->feasible = cr->feasible;
+  double best = -1;
+  for (int gi = 0; gi < sp->n_groups; gi++) {
+    const jgroup *gr = &j->groups[gi];
+    const cost_stage *cs = &cr->stages[gi];
+    sim_stage_result *st = &res->stages[gi];
+    st->first_layer = sp->groups[gi].first_layer;
+    st->n_layers = sp->groups[gi].n_layers;
+    st->first_core = gr->first_core;
+    st->n_cores = gr->n_cores;
+    st->compute_s = round12(gr->compute_s);
+    st->comm_s = round12(gr->comm_s);
+    st->dram_s = round12(gr->dram_s);
+    double idle = makespan - gr->compute_s - gr->dram_s;
+    st->idle_s = idle > 0 ? round12(idle) : 0;
+    st->analytical_t_s = cs->time_s;
+    st->sram_bytes = (uint64_t)ceil(cs->mem_bytes);
+    st->fits = cs->fits;
+    st->n_sends = sp->groups[gi].n_sends;
+    st->n_recvs = sp->groups[gi].n_recvs;
+    double dram = 0;
+    if (gr->dram)
+      for (int k = 0; k < gr->n_cores; k++) dram += gr->dram[k];
+    st->dram_bytes = (uint64_t)llround(dram);
+    res->dram_bytes += st->dram_bytes * (uint64_t)M;
+    double busy = gr->compute_s + gr->dram_s > gr->comm_s ? gr->compute_s + gr->dram_s : gr->comm_s;
+    if (busy > best) {
+      best = busy;
+      res->bottleneck_stage = gi;
+    }
+    res->activities += gr->acts;
+    for (int k = gr->first_core; k <= gr->last_core; k++) {
+      res->cores[k].sram_bytes = st->sram_bytes;
+      res->cores[k].fits = (double)c->cores[k].sram_bytes >= cs->mem_bytes;
+    }
+  }
+  for (int k = 0; k < c->n_cores; k++) res->cores[k].sram_capacity = c->cores[k].sram_bytes;
+  /* link traffic on the XY routes */
+  int nl = sim_n_links(c);
+  memset(s->link_bytes, 0, (size_t)nl * sizeof *s->link_bytes);
+  for (int gi = 0; gi < j->n_groups; gi++) {
+    const jgroup *gr = &j->groups[gi];
+    double A = 0;
+    for (int k = 0; k < gr->n_segs; k++) A += gr->segs[k].gather;
+    for (int k = 0; k + 1 < gr->n_cores && A > 0; k++) {
+      int a = gr->first_core + k;
+      sim_route_visit(c, -1, a, a + 1, add_bytes, s->link_bytes, M * A * (double)(k + 1) / gr->n_cores);
+      sim_route_visit(c, -1, a + 1, a, add_bytes, s->link_bytes, M * A * (double)(gr->n_cores - 1 - k) / gr->n_cores);
+    }
+    for (int k = 0; k < gr->n_sends; k++)
+      sim_route_visit(c, -1, gr->last_core, gr->sends[k].dst_core, add_bytes, s->link_bytes, M * gr->sends[k].bytes);
+    if (gr->dram)
+      for (int k = 0; k < gr->n_cores; k++)
+        if (gr->dram[k] > 0)
+          sim_route_visit(c, gr->dram_port, -1, gr->first_core + k, add_bytes, s->link_bytes, M * gr->dram[k]);
+  }
+  int used = 0;
+  for (int k = 0; k < nl; k++)
+    if (s->link_bytes[k] > 0) s->link_order[used++] = k;
+  sort_sim = s;
+  qsort(s->link_order, (size_t)used, sizeof *s->link_order, link_cmp);
+  for (int k = 0; k < used && k < top; k++) {
+    int l = s->link_order[k];
+    sim_link_result *lr = &res->links[res->n_links++];
+    sim_link_name(c, l, lr->name, sizeof lr->name);
+    lr->bytes = (uint64_t)llround(s->link_bytes[l]);
+    double bw = l >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
+    lr->utilisation = makespan > 0 ? round12(s->link_bytes[l] / (bw * makespan)) : 0;
+  }
+  return MP_OK;
+}
+
+static cache_entry *cache_slot(sim *s, uint64_t gh, uint64_t ph, int M) {
+  if (!s->cache) return NULL;
+  uint64_t h = fileio_hash(FILEIO_HASH_INIT, &gh, sizeof gh);
+  h = fileio_hash(h, &ph, sizeof ph);
+  h = fileio_hash(h, &M, sizeof M);
+  return &s->cache[h % (uint64_t)s->opt.cache_size];
+}
+
+mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_result *res, mp_error *err) {
+  memset(res, 0, sizeof *res);
+  const chip *c = s->chip;
+  if (M < 1) return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", M);
+  if (p->n_cores != c->n_cores)
+    return err_set(err, MP_INPUT, "sim: the plan is for %d cores but chip '%s' has %d", p->n_cores, c->name,
+                   c->n_cores);
+  if (p->n_layers != g->n_ops)
+    return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
+                   g->n_ops);
+  uint64_t ph = plan_hash(p);
+  cache_entry *ce = cache_slot(s, g->hash, ph, M);
+  if (ce && ce->valid && ce->graph_hash == g->hash && ce->plan_hash == ph && ce->M == M &&
+      ce->n_arranged == p->n_cores && memcmp(ce->arranged, p->arranged, (size_t)p->n_cores * sizeof(int)) == 0) {
+    mp_status st = result_copy(&ce->res, res, err);
+    if (st != MP_OK) return st;
+    res->cached = 1;
+    s->stats.evaluations++;
+    s->stats.cache_hits++;
+    return MP_OK;
+  }
+  split *sp = NULL;
+  cost_result *cr = NULL;
+  job *j = NULL;
+  mp_status st = split_new(g, p, &sp, err);
+  if (st == MP_OK) st = cost_evaluate(g, c, p, &cr, err);
+  if (st == MP_OK) st = job_build(s, g, sp, cr, M, &j, err);
+  if (st == MP_OK) {
+    double t = now_wall();
+    run_job(s, j);
+    s->stats.engine_s += now_wall() - t;
+    st = make_result(s, g, p, sp, cr, j, res, err);
+  }
+  if (st == MP_OK) {
+    s->stats.evaluations++;
+    s->stats.activities += res->activities;
+    if (ce) {
+      int *arr = malloc((size_t)p->n_cores * sizeof *arr);
+      sim_result copy;
+      if (arr && result_copy(res, &copy, NULL) == MP_OK) {
+        if (ce->valid) {
+          free(ce->arranged);
+          sim_result_clear(&ce->res);
+        }
+        memcpy(arr, p->arranged, (size_t)p->n_cores * sizeof *arr);
+        ce->valid = 1;
+        ce->graph_hash = g->hash;
+        ce->plan_hash = ph;
+        ce->M = M;
+        ce->n_arranged = p->n_cores;
+        ce->arranged = arr;
+        ce->res = copy;
+      } else {
+        free(arr); /* no room to cache: the result itself is fine */
+      }
+    }
+  }
+  job_free(j);
+  cost_result_free(cr);
+  split_free(sp);
+  return st;
+}
+
+mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, mp_error *err) {
+  return sim_evaluate_m(s, g, p, s->opt.microbatches, res, err);
+}
+
+int sim_route_links(sim *s, int a, int b, char (*names)[48], int max) {
+  if (a < 0 || b < 0 || a >= s->chip->n_cores || b >= s->chip->n_cores || a == b || max < 0) return -1;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.kind = JOB_ROUTE;
+  j.ra = a;
+  j.rb = b;
+  j.r_max = max;
+  j.r_names = names;
+  run_job(s, &j);
+  return j.r_count;
+}
+
+void sim_free(sim *s) {
+  if (!s) return;
+  if (s->thread_started) {
+    pthread_mutex_lock(&s->mu);
+    s->state = ST_STOP;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+  }
+  if (s->cache)
+    for (int i = 0; i < s->opt.cache_size; i++)
+      if (s->cache[i].valid) {
+        free(s->cache[i].arranged);
+        sim_result_clear(&s->cache[i].res);
+      }
+  free(s->cache);
+  free(s->hosts);
+  free(s->dram_hosts);
+  free(s->link_bytes);
+  free(s->link_order);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------- */
+
+static int add_pair(cJSON *o, const char *key, int first, int n) {
+  int v[2] = {first, first + n - 1};
+  cJSON *a = cJSON_CreateIntArray(v, 2);
+  if (!a) return -1;
+  cJSON_AddItemToObject(o, key, a);
+  return 0;
+}
+
+cJSON *sim_result_to_json(const sim_result *r) {
+  char hex[17];
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  if (!cJSON_AddNumberToObject(o, "throughput_per_s", r->throughput_per_s) ||
+      !cJSON_AddNumberToObject(o, "period_s", r->period_s) || !cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s) ||
+      !cJSON_AddNumberToObject(o, "latency_s", r->latency_s) ||
+      !cJSON_AddNumberToObject(o, "microbatches", r->microbatches) ||
+      !cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) ||
+      !cJSON_AddNumberToObject(o, "analytical_bottleneck_s", r->analytical_bottleneck_s) ||
+      !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !jsonio_add_u64(o, "dram_bytes", r->dram_bytes) ||
+      !cJSON_AddNumberToObject(o, "activities", (double)r->activities) ||
+      !cJSON_AddStringToObject(o, "graph_hash", fileio_hash_hex(r->graph_hash, hex)) ||
+      !cJSON_AddStringToObject(o, "plan_hash", fileio_hash_hex(r->plan_hash, hex)) ||
+      !cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(r->chip_hash, hex)))
+    goto fail;
+  cJSON *stages = cJSON_AddArrayToObject(o, "stages");
+  if (!stages) goto fail;
+  for (int i = 0; i < r->n_stages; i++) {
+    const sim_stage_result *st = &r->stages[i];
+    cJSON *x = cJSON_CreateObject();
+    if (!x) goto fail;
+    cJSON_AddItemToArray(stages, x);
+    if (!cJSON_AddNumberToObject(x, "stage", i) || add_pair(x, "layers", st->first_layer, st->n_layers) ||
+        add_pair(x, "cores", st->first_core, st->n_cores) || !cJSON_AddNumberToObject(x, "compute_s", st->compute_s) ||
+        !cJSON_AddNumberToObject(x, "comm_s", st->comm_s) || !cJSON_AddNumberToObject(x, "dram_s", st->dram_s) ||
+        !cJSON_AddNumberToObject(x, "idle_s", st->idle_s) ||
+        !cJSON_AddNumberToObject(x, "analytical_t_s", st->analytical_t_s) ||
+        !jsonio_add_u64(x, "sram_bytes", st->sram_bytes) || !jsonio_add_u64(x, "dram_bytes", st->dram_bytes) ||
+        !cJSON_AddBoolToObject(x, "fits", st->fits) || !cJSON_AddNumberToObject(x, "sends", st->n_sends) ||
+        !cJSON_AddNumberToObject(x, "recvs", st->n_recvs))
+      goto fail;
+  }
+  cJSON *cores = cJSON_AddArrayToObject(o, "cores");
+  if (!cores) goto fail;
+  for (int k = 0; k < r->n_cores; k++) {
+    cJSON *x = cJSON_CreateObject();
+    if (!x) goto fail;
+    cJSON_AddItemToArray(cores, x);
+    if (!cJSON_AddNumberToObject(x, "core", k) || !jsonio_add_u64(x, "sram_bytes", r->cores[k].sram_bytes) ||
+        !jsonio_add_u64(x, "sram_capacity", r->cores[k].sram_capacity) ||
+        !cJSON_AddBoolToObject(x, "fits", r->cores[k].fits))
+      goto fail;
+  }
+  cJSON *links = cJSON_AddArrayToObject(o, "links");
+  if (!links) goto fail;
+  for (int k = 0; k < r->n_links; k++) {
+    cJSON *x = cJSON_CreateObject();
+    if (!x) goto fail;
+    cJSON_AddItemToArray(links, x);
+    if (!cJSON_AddStringToObject(x, "link", r->links[k].name) || !jsonio_add_u64(x, "bytes", r->links[k].bytes) ||
+        !cJSON_AddNumberToObject(x, "utilisation", r->links[k].utilisation))
+      goto fail;
+  }
+  return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
+}

@@ -1,0 +1,117 @@
+/* sim_platform: the SimGrid platform of a chip (layout in sim_int.h) and the XY routes the
+ * simulator accounts link traffic on. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+int sim_n_links(const chip *c) { return 4 * c->width * c->height + c->n_dram; }
+
+int sim_link_index(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
+
+void sim_link_name(const chip *c, int k, char *buf, size_t n) {
+  int noc = 4 * c->width * c->height;
+  if (k >= noc) {
+    const chip_dram *d = &c->dram[k - noc];
+    snprintf(buf, n, "dram%d>x%dy%d", k - noc, d->x, d->y);
+    return;
+  }
+  int node = k / 4, dir = k % 4, x = node % c->width, y = node / c->width;
+  int nx = x + (dir == SIM_DIR_XPLUS) - (dir == SIM_DIR_XMINUS);
+  int ny = y + (dir == SIM_DIR_YPLUS) - (dir == SIM_DIR_YMINUS);
+  snprintf(buf, n, "x%dy%d>x%dy%d", x, y, nx, ny);
+}
+
+void sim_route_visit(const chip *c, int from_dram, int a, int b, void (*visit)(void *, int, double), void *ctx,
+                     double bytes) {
+  int x, y;
+  if (from_dram >= 0) {
+    visit(ctx, 4 * c->width * c->height + from_dram, bytes);
+    x = c->dram[from_dram].x;
+    y = c->dram[from_dram].y;
+  } else {
+    x = c->cores[a].x;
+    y = c->cores[a].y;
+  }
+  int tx = c->cores[b].x, ty = c->cores[b].y;
+  while (x != tx) {
+    int dir = tx > x ? SIM_DIR_XPLUS : SIM_DIR_XMINUS;
+    visit(ctx, sim_link_index(c, x, y, dir), bytes);
+    x += tx > x ? 1 : -1;
+  }
+  while (y != ty) {
+    int dir = ty > y ? SIM_DIR_YPLUS : SIM_DIR_YMINUS;
+    visit(ctx, sim_link_index(c, x, y, dir), bytes);
+    y += ty > y ? 1 : -1;
+  }
+}
+
+static void route(FILE *f, const char *src, const char *dst, const char *link, int times) {
+  fprintf(f, "<route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", src, dst);
+  for (int i = 0; i < times; i++) fprintf(f, "<link_ctn id=\"%s\"/>", link);
+  fputs("</route>\n", f);
+}
+
+mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
+  FILE *f = fopen(path, "w");
+  if (!f) return err_set(err, MP_OUTPUT, "%s: cannot write the SimGrid platform: %s", path, strerror(errno));
+  int W = c->width, H = c->height, detour = W + H + 2;
+  char a[64], b[64], l[64];
+  fputs("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\">\n<zone id=\"chip\" routing=\"DijkstraCache\">\n",
+        f);
+  for (int i = 0; i < c->n_cores; i++) fprintf(f, "<host id=\"c%d\" speed=\"%.17gf\"/>\n", i, c->cores[i].flops);
+  for (int i = 0; i < c->n_dram; i++) fprintf(f, "<host id=\"dram%d\" speed=\"1f\"/>\n", i);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) fprintf(f, "<router id=\"X%d_%d\"/>\n<router id=\"Y%d_%d\"/>\n", x, y, x, y);
+  fputs("<link id=\"local\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
+        "<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n",
+        f);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int d = 0; d < 4; d++) {
+        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS), ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
+        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", l, c->noc_bandwidth,
+                c->noc_latency);
+      }
+  for (int i = 0; i < c->n_dram; i++) {
+    sim_link_name(c, 4 * W * H + i, l, sizeof l);
+    fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", l, c->dram_bandwidth);
+  }
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      int id = chip_core_at(c, x, y);
+      snprintf(a, sizeof a, "c%d", id);
+      snprintf(b, sizeof b, "X%d_%d", x, y);
+      route(f, a, b, "local", 1);
+      snprintf(a, sizeof a, "Y%d_%d", x, y);
+      route(f, b, a, "local", 1);
+      route(f, a, b, "detour", detour);
+      snprintf(b, sizeof b, "c%d", id);
+      route(f, a, b, "local", 1);
+      for (int d = 0; d < 4; d++) {
+        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS), ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
+        char kind = d <= SIM_DIR_XMINUS ? 'X' : 'Y';
+        snprintf(a, sizeof a, "%c%d_%d", kind, x, y);
+        snprintf(b, sizeof b, "%c%d_%d", kind, nx, ny);
+        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        route(f, a, b, l, 1);
+      }
+    }
+  for (int i = 0; i < c->n_dram; i++) {
+    snprintf(a, sizeof a, "dram%d", i);
+    snprintf(b, sizeof b, "X%d_%d", c->dram[i].x, c->dram[i].y);
+    sim_link_name(c, 4 * W * H + i, l, sizeof l);
+    route(f, a, b, l, 1);
+    route(f, b, a, "detour", detour);
+  }
+  fputs("</zone>\n</platform>\n", f);
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad)
+    return err_set(err, MP_OUTPUT, "%s: cannot write the SimGrid platform: %s", path, strerror(errno));
+  return MP_OK;
+}
