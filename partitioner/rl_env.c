@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-mp_status rl_env_new(int n_cores, int n_layers, const uint64_t *layer_macs, rl_env **out, mp_error *err) {
+mp_status rl_env_new(int n_cores, int n_layers, const uint64_t *layer_macs, const uint64_t *layer_weights,
+                     rl_env **out, mp_error *err) {
   *out = NULL;
   if (n_cores < 2) return err_set(err, MP_INPUT, "rl_env: the RL partitioner needs at least 2 cores, got %d", n_cores);
   if (n_layers < 1) return err_set(err, MP_INPUT, "rl_env: the graph has no layers");
@@ -12,32 +13,46 @@ mp_status rl_env_new(int n_cores, int n_layers, const uint64_t *layer_macs, rl_e
   if (!e) return err_nomem(err);
   e->n_cores = n_cores;
   e->n_layers = n_layers;
-  e->n_actions = 4 * (n_cores - 1);
-  e->n_features = 2 * n_cores;
+  e->n_actions = RL_PAIR_ACTIONS * (n_cores - 1);
+  e->n_pairs = n_cores - 1;
+  e->n_features = e->n_pairs * RL_PAIR_FEATURES;
   e->cum_macs = malloc(((size_t)n_layers + 1) * sizeof *e->cum_macs);
-  if (!e->cum_macs) {
+  e->cum_weights = malloc(((size_t)n_layers + 1) * sizeof *e->cum_weights);
+  e->core = malloc((size_t)n_cores * RL_CORE_FEATURES * sizeof *e->core);
+  if (!e->cum_macs || !e->cum_weights || !e->core) {
     rl_env_free(e);
     return err_nomem(err);
   }
-  e->cum_macs[0] = 0;
-  for (int l = 0; l < n_layers; l++) e->cum_macs[l + 1] = e->cum_macs[l] + (layer_macs ? (double)layer_macs[l] : 0.0);
+  e->cum_macs[0] = e->cum_weights[0] = 0;
+  for (int l = 0; l < n_layers; l++) {
+    e->cum_macs[l + 1] = e->cum_macs[l] + (layer_macs ? (double)layer_macs[l] : 0.0);
+    e->cum_weights[l + 1] = e->cum_weights[l] + (layer_weights ? (double)layer_weights[l] : 0.0);
+  }
   *out = e;
   return MP_OK;
 }
 
 mp_status rl_env_from_graph(const graph *g, int n_cores, rl_env **out, mp_error *err) {
   *out = NULL;
-  uint64_t *macs = malloc(((size_t)g->n_ops > 0 ? (size_t)g->n_ops : 1) * sizeof *macs);
-  if (!macs) return err_nomem(err);
-  for (int l = 0; l < g->n_ops; l++) macs[l] = g->ops[l].macs;
-  mp_status st = rl_env_new(n_cores, g->n_ops, macs, out, err);
+  size_t n = g->n_ops > 0 ? (size_t)g->n_ops : 1;
+  uint64_t *macs = malloc(n * sizeof *macs), *weights = malloc(n * sizeof *weights);
+  mp_status st;
+  if (!macs || !weights) {
+    st = err_nomem(err);
+  } else {
+    for (int l = 0; l < g->n_ops; l++) macs[l] = g->ops[l].macs, weights[l] = g->ops[l].weight_bytes;
+    st = rl_env_new(n_cores, g->n_ops, macs, weights, out, err);
+  }
   free(macs);
+  free(weights);
   return st;
 }
 
 void rl_env_free(rl_env *e) {
   if (!e) return;
   free(e->cum_macs);
+  free(e->cum_weights);
+  free(e->core);
   free(e);
 }
 
@@ -96,14 +111,42 @@ int rl_env_mask(const rl_env *e, const int *arranged, unsigned char *mask) {
   return n;
 }
 
-void rl_env_features(const rl_env *e, const int *arranged, double *x) {
-  int n = e->n_cores;
-  double total = e->cum_macs[e->n_layers];
-  int start = 0;
-  for (int i = 0; i < n; i++) {
-    x[i] = (double)arranged[i] * n / e->n_layers;
-    double m = e->cum_macs[start + arranged[i]] - e->cum_macs[start];
-    x[n + i] = total > 0 ? m * n / total : 0.0;
-    start += arranged[i];
+void rl_env_features(rl_env *e, const int *arranged, double *x) {
+  const int n = e->n_cores, F = RL_CORE_FEATURES;
+  const double total = e->cum_macs[e->n_layers];
+  double *core = e->core;
+  /* Pass 1: per group, its per-core MACs and weights (kept in f2, f3 of its cores), the maxima. */
+  double max_m = 0, max_w = 0;
+  int n_groups = 0, start_layer = 0, g0 = 0;
+  for (int c = 0; c < n; c++) {
+    core[c * F + 0] = (double)arranged[c] * n / e->n_layers;
+    double m = e->cum_macs[start_layer + arranged[c]] - e->cum_macs[start_layer];
+    core[c * F + 1] = total > 0 ? m * n / total : 0.0;
+    core[c * F + 4] = arranged[c] > 0;
+    if (arranged[c] == 0) continue;
+    int k = c - g0 + 1;
+    double gm = m / k, gw = (e->cum_weights[start_layer + arranged[c]] - e->cum_weights[start_layer]) / k;
+    for (int d = g0; d <= c; d++) core[d * F + 2] = gm, core[d * F + 3] = gw, core[d * F + 5] = k;
+    max_m = gm > max_m ? gm : max_m;
+    max_w = gw > max_w ? gw : max_w;
+    n_groups++;
+    start_layer += arranged[c];
+    g0 = c + 1;
+  }
+  /* Pass 2: normalise. */
+  for (int c = 0; c < n; c++) {
+    core[c * F + 2] = max_m > 0 ? core[c * F + 2] / max_m : 0.0;
+    core[c * F + 3] = max_w > 0 ? core[c * F + 3] / max_w : 0.0;
+    core[c * F + 5] = core[c * F + 5] * n_groups / n;
+  }
+  /* Rows: cores i-1 .. i+2 of each pair, then the two edge flags. */
+  for (int i = 0; i < e->n_pairs; i++) {
+    double *row = x + (size_t)i * RL_PAIR_FEATURES;
+    for (int w = 0; w < 4; w++) {
+      int c = i - 1 + w;
+      for (int f = 0; f < F; f++) row[w * F + f] = c >= 0 && c < n ? core[c * F + f] : 0.0;
+    }
+    row[4 * F] = i - 1 >= 0;
+    row[4 * F + 1] = i + 2 < n;
   }
 }

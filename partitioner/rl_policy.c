@@ -55,8 +55,7 @@ static mp_status alloc_shape(int n_in, int n_out, int n_hidden, int hidden, rl_p
   p->params = calloc(off, sizeof *p->params);
   p->m = calloc(off, sizeof *p->m);
   p->v = calloc(off, sizeof *p->v);
-  p->scratch = calloc(2 * (size_t)widest(p), sizeof *p->scratch);
-  if (!p->params || !p->m || !p->v || !p->scratch) {
+  if (!p->params || !p->m || !p->v) {
     rl_policy_free(p);
     return err_nomem(err);
   }
@@ -96,7 +95,6 @@ void rl_policy_free(rl_policy *p) {
   free(p->params);
   free(p->m);
   free(p->v);
-  free(p->scratch);
   free(p);
 }
 
@@ -119,23 +117,6 @@ static int masked_softmax(const double *z, const unsigned char *mask, int n, dou
   for (int k = 0; k < n; k++) probs[k] /= sum;
   if (lse_out) *lse_out = zmax + log(sum);
   return allowed;
-}
-
-int rl_policy_probs(rl_policy *p, const double *x, const unsigned char *mask, double *probs) {
-  int w = widest(p);
-  double *a = p->scratch, *z = p->scratch + w;
-  memcpy(a, x, (size_t)p->n_in * sizeof *a);
-  for (int l = 0; l < p->n_layers; l++) {
-    int s0 = p->sizes[l], s1 = p->sizes[l + 1];
-    memcpy(z, p->params + p->b_off[l], (size_t)s1 * sizeof *z);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, s1, s0, 1.0, p->params + p->w_off[l], s0, a, 1, 1.0, z, 1);
-    if (l < p->n_layers - 1)
-      for (int i = 0; i < s1; i++) z[i] = tanh(z[i]);
-    double *t = a;
-    a = z;
-    z = t;
-  }
-  return masked_softmax(a, mask, p->n_out, probs, NULL);
 }
 
 int rl_policy_sample(const double *probs, int n, rng *r) {
@@ -193,32 +174,48 @@ static mp_status ws_reserve(const rl_policy *p, rl_policy_ws *ws, int T, mp_erro
   return MP_OK;
 }
 
-mp_status rl_policy_loss_grad(rl_policy *p, int T, const double *X, const unsigned char *masks, const int *act,
-                              const double *adv, double beta, rl_policy_ws *ws, double *loss, double *entropy,
-                              double *grad, mp_error *err) {
-  if (T < 1) return err_set(err, MP_INPUT, "rl_policy: a batch needs at least one step, got %d", T);
-  for (int t = 0; t < T; t++)
-    if (act[t] < 0 || act[t] >= p->n_out || !masks[(size_t)t * p->n_out + act[t]])
-      return err_set(err, MP_INPUT, "rl_policy: step %d: action %d is not allowed by its mask", t, act[t]);
-  mp_status st = ws_reserve(p, ws, T, err);
-  if (st != MP_OK) return st;
-  int cap = ws->cap, L = p->n_layers, n_out = p->n_out;
-
-  /* Forward: acts[l+1] = act(acts[l] · W_lᵀ + b_l), one dgemm per layer. */
+/* Forward pass of n rows of X through the layers into ws; returns the logits (n × n_out). */
+static double *forward(rl_policy *p, rl_policy_ws *ws, const double *X, int n) {
+  int cap = ws->cap, L = p->n_layers;
   double *a0 = ws->acts + act_offset(p, cap, 0);
-  memcpy(a0, X, (size_t)T * (size_t)p->n_in * sizeof *a0);
+  memcpy(a0, X, (size_t)n * (size_t)p->n_in * sizeof *a0);
   for (int l = 0; l < L; l++) {
     int s0 = p->sizes[l], s1 = p->sizes[l + 1];
     const double *A = ws->acts + act_offset(p, cap, l);
     double *Z = ws->acts + act_offset(p, cap, l + 1);
-    for (int t = 0; t < T; t++) memcpy(Z + (size_t)t * s1, p->params + p->b_off[l], (size_t)s1 * sizeof *Z);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, s1, s0, 1.0, A, s0, p->params + p->w_off[l], s0, 1.0, Z,
+    for (int t = 0; t < n; t++) memcpy(Z + (size_t)t * s1, p->params + p->b_off[l], (size_t)s1 * sizeof *Z);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1, s0, 1.0, A, s0, p->params + p->w_off[l], s0, 1.0, Z,
                 s1);
     if (l < L - 1)
-      for (size_t i = 0; i < (size_t)T * s1; i++) Z[i] = tanh(Z[i]);
+      for (size_t i = 0; i < (size_t)n * s1; i++) Z[i] = tanh(Z[i]);
   }
+  return ws->acts + act_offset(p, cap, L);
+}
 
-  /* Loss and d loss / d logits, row by row. */
+int rl_policy_probs(rl_policy *p, rl_policy_ws *ws, const double *x, int rows, const unsigned char *mask,
+                    double *probs) {
+  if (rows < 1 || ws_reserve(p, ws, rows, NULL) != MP_OK) return -1;
+  const double *logits = forward(p, ws, x, rows);
+  return masked_softmax(logits, mask, rows * p->n_out, probs, NULL);
+}
+
+mp_status rl_policy_loss_grad(rl_policy *p, int T, int rows, const double *X, const unsigned char *masks,
+                              const int *act, const double *adv, double beta, rl_policy_ws *ws, double *loss,
+                              double *entropy, double *grad, mp_error *err) {
+  if (T < 1 || rows < 1)
+    return err_set(err, MP_INPUT, "rl_policy: a batch needs at least one step of one row, got %d of %d", T, rows);
+  const int n_out = rows * p->n_out; /* actions per state */
+  for (int t = 0; t < T; t++)
+    if (act[t] < 0 || act[t] >= n_out || !masks[(size_t)t * n_out + act[t]])
+      return err_set(err, MP_INPUT, "rl_policy: step %d: action %d is not allowed by its mask", t, act[t]);
+  mp_status st = ws_reserve(p, ws, T * rows, err);
+  if (st != MP_OK) return st;
+  int cap = ws->cap, L = p->n_layers;
+
+  /* Forward: acts[l+1] = act(acts[l] · W_lᵀ + b_l), one dgemm per layer over all T · rows rows. */
+  forward(p, ws, X, T * rows);
+
+  /* Loss and d loss / d logits, state by state: a state's rows × n_out logits are contiguous. */
   double *logits = ws->acts + act_offset(p, cap, L);
   double *dz = ws->delta;
   double total = 0, total_h = 0;
@@ -248,14 +245,14 @@ mp_status rl_policy_loss_grad(rl_policy *p, int T, const double *X, const unsign
   /* Backward: gW_l = dZᵀ · A_l, gb_l = dZᵀ · 1, dA_l = dZ · W_l, dZ_{l-1} = dA_l ⊙ (1 − A_l²). */
   double *cur = ws->delta, *other = ws->delta2;
   for (int l = L - 1; l >= 0; l--) {
-    int s0 = p->sizes[l], s1 = p->sizes[l + 1];
+    int s0 = p->sizes[l], s1 = p->sizes[l + 1], TR = T * rows;
     const double *A = ws->acts + act_offset(p, cap, l);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s1, s0, T, 1.0, cur, s1, A, s0, 0.0, grad + p->w_off[l], s0);
-    cblas_dgemv(CblasRowMajor, CblasTrans, T, s1, 1.0, cur, s1, ws->ones, 1, 0.0, grad + p->b_off[l], 1);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s1, s0, TR, 1.0, cur, s1, A, s0, 0.0, grad + p->w_off[l], s0);
+    cblas_dgemv(CblasRowMajor, CblasTrans, TR, s1, 1.0, cur, s1, ws->ones, 1, 0.0, grad + p->b_off[l], 1);
     if (l == 0) break;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, s0, s1, 1.0, cur, s1, p->params + p->w_off[l], s0, 0.0,
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TR, s0, s1, 1.0, cur, s1, p->params + p->w_off[l], s0, 0.0,
                 other, s0);
-    for (size_t i = 0; i < (size_t)T * s0; i++) other[i] *= 1.0 - A[i] * A[i];
+    for (size_t i = 0; i < (size_t)TR * s0; i++) other[i] *= 1.0 - A[i] * A[i];
     double *tmp = cur;
     cur = other;
     other = tmp;

@@ -5,7 +5,9 @@
  * maps sizes[l] to sizes[l+1] as z = W_l·a + b_l, tanh between layers, none after the last.  All
  * parameters live in one flat array params[n_params]: for l = 0, 1, ...: W_l (sizes[l+1] × sizes[l],
  * row-major, handed straight to cblas) then b_l.  Adam's moments m[] and v[] have the same layout.
- * The object is not shared between threads: forward passes use its own scratch space.
+ * Rows: a state may be several rows of n_in features (the rl_env gives one row per neighbour pair);
+ * each row yields n_out logits, and the softmax runs over all rows × n_out logits of the state, so
+ * one small network with shared weights scores every position of any size of state.
  * The file format (rl_policy_save/rl_policy_load) is described in partitioner/README.md, section
  * "RL policy and checkpoint files"; a saved policy loads back bit for bit. */
 #ifndef MESHPIPE_RL_POLICY_H
@@ -34,7 +36,6 @@ typedef struct rl_policy {
   size_t n_params;
   double *params, *m, *v; /* owned */
   rl_adam adam;
-  double *scratch; /* owned: two vectors of the widest layer, for single-state passes */
 } rl_policy;
 
 /* A new policy: Glorot-scaled normal weights drawn from r (borrowed, advanced), zero biases, the last
@@ -48,10 +49,6 @@ mp_status rl_policy_new(int n_in, int n_out, int n_hidden, int hidden, double lr
 rl_policy *rl_policy_clone(const rl_policy *p);
 
 void rl_policy_free(rl_policy *p);
-
-/* Action probabilities of one state: x[n_in] and mask[n_out] borrowed, probs[n_out] caller-owned.
- * Masked actions get exactly 0.  Returns the number of allowed actions (0: probs all zero). */
-int rl_policy_probs(rl_policy *p, const double *x, const unsigned char *mask, double *probs);
 
 /* Draws an action from probs[n] (allowed entries > 0) with r; -1 when all are zero. */
 int rl_policy_sample(const double *probs, int n, rng *r);
@@ -70,16 +67,22 @@ typedef struct rl_policy_ws {
 
 void rl_policy_ws_free(rl_policy_ws *ws);
 
-/* The REINFORCE loss of a batch of T steps and its gradient:
+/* Action probabilities of one state of `rows` rows: x[rows · n_in] and mask[rows · n_out] borrowed,
+ * probs[rows · n_out] caller-owned, ws caller-owned scratch.  Masked actions get exactly 0.  Returns
+ * the number of allowed actions (0: probs all zero), or -1 when out of memory or rows < 1. */
+int rl_policy_probs(rl_policy *p, rl_policy_ws *ws, const double *x, int rows, const unsigned char *mask,
+                    double *probs);
+
+/* The REINFORCE loss of a batch of T steps (states of `rows` rows each) and its gradient:
  *   loss = −(1/T) Σ_t [ adv[t] · log π(act[t] | X_t) + beta · H(π(·|X_t)) ]
- * with X (T × n_in, row-major) the states, masks (T × n_out) the allowed actions, act[t] an allowed
- * action, adv[t] its advantage, beta the entropy bonus.  grad[n_params] (caller-owned) receives
+ * with X (T · rows × n_in, row-major) the states, masks (T × rows · n_out) the allowed actions,
+ * act[t] an allowed action (0 .. rows · n_out − 1), adv[t] its advantage, beta the entropy bonus.  grad[n_params] (caller-owned) receives
  * d loss / d params when not NULL; *loss gets the loss.  The mean entropy goes to *entropy if not NULL.
  * ws is caller-owned (zero-initialise it once; free with rl_policy_ws_free).  MP_NOMEM or MP_INPUT
- * (T < 1, an action outside its mask). */
-mp_status rl_policy_loss_grad(rl_policy *p, int T, const double *X, const unsigned char *masks, const int *act,
-                              const double *adv, double beta, rl_policy_ws *ws, double *loss, double *entropy,
-                              double *grad, mp_error *err);
+ * (T < 1, rows < 1, an action outside its mask). */
+mp_status rl_policy_loss_grad(rl_policy *p, int T, int rows, const double *X, const unsigned char *masks,
+                              const int *act, const double *adv, double beta, rl_policy_ws *ws, double *loss,
+                              double *entropy, double *grad, mp_error *err);
 
 /* One Adam step along −grad, after scaling grad down to global norm clip_norm when it is larger
  * (clip_norm <= 0: no clipping).  grad is modified (scaled).  Returns the norm before clipping. */

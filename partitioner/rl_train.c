@@ -35,12 +35,47 @@ double rl_reward_combine(const rl_reward_weights *w, double period, double ref, 
   return -w->period * (period / ref) - w->memory * over - w->storage * mem_ratio - w->routing * link_util;
 }
 
-static mp_status cost_figures(const rl_cost_reward *r, const int *arranged, double *period, double *mem, int *feasible,
-                              mp_error *err) {
+double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s) {
+  double worst = 0;
+  for (int i = 0; i < n_stages; i++) worst = stage_s[i] > worst ? stage_s[i] : worst;
+  double ss = 0, over = 0;
+  for (int i = 0; i < n_stages; i++) {
+    double q = worst > 0 ? stage_s[i] / worst : 0;
+    q *= q, q *= q, q *= q;
+    ss += q;
+    if (stage_mem_ratio && stage_mem_ratio[i] > 1) over += stage_mem_ratio[i] - 1;
+  }
+  return -(worst * pow(ss, 1.0 / 8)) / ref_period_s - over;
+}
+
+/* Evaluates arranged on the model: period, balance (against ref, or 0 when ref <= 0), memory. */
+static mp_status cost_figures(const rl_cost_reward *r, const int *arranged, double ref, double *period,
+                              double *balance, double *mem, int *feasible, mp_error *err) {
   plan *p = NULL;
   mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
   if (st != MP_OK) return st;
-  *period = cost_model_bottleneck(r->model, p, feasible, mem);
+  double *buf = malloc(2 * (size_t)p->n_stages * sizeof *buf);
+  if (!buf) {
+    plan_free(p);
+    return err_nomem(err);
+  }
+  double worst = 0, mem_max = 0;
+  int fits = 1;
+  for (int i = 0; i < p->n_stages; i++) {
+    cost_stage cs;
+    const plan_stage *ps = &p->stages[i];
+    cost_model_stage(r->model, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
+    buf[i] = cs.time_s;
+    buf[p->n_stages + i] = cs.mem_bytes / cs.sram_bytes;
+    worst = cs.time_s > worst ? cs.time_s : worst;
+    mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
+    fits &= cs.fits;
+  }
+  *period = worst;
+  *mem = mem_max;
+  *feasible = fits;
+  *balance = ref > 0 ? rl_reward_balance(buf, buf + p->n_stages, p->n_stages, ref) : 0.0;
+  free(buf);
   plan_free(p);
   if (!(*period > 0) || !isfinite(*period))
     return err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", *period);
@@ -57,18 +92,19 @@ mp_status rl_cost_reward_init(rl_cost_reward *r, const cost_model *m, int n_core
     r->w = *w;
   else
     rl_reward_weights_default(&r->w);
-  double mem;
+  double mem, balance;
   int feasible;
-  return cost_figures(r, ref, &r->ref_period_s, &mem, &feasible, err);
+  return cost_figures(r, ref, 0.0, &r->ref_period_s, &balance, &mem, &feasible, err);
 }
 
 mp_status rl_cost_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
   rl_cost_reward *r = ctx;
-  double period, mem;
+  double period, mem, balance;
   int feasible;
-  mp_status st = cost_figures(r, arranged, &period, &mem, &feasible, err);
+  mp_status st = cost_figures(r, arranged, r->ref_period_s, &period, &balance, &mem, &feasible, err);
   if (st != MP_OK) return st;
   out->reward = rl_reward_combine(&r->w, period, r->ref_period_s, mem, 0.0);
+  out->balance = balance;
   out->figure = 1.0 / period;
   out->feasible = feasible;
   return MP_OK;
@@ -82,13 +118,15 @@ void rl_train_config_default(rl_train_config *c, int n_cores) {
   c->episodes = 0;
   c->batch = 8;
   c->max_steps = 2 * (n_cores > 1 ? n_cores : 2);
-  c->hidden = 64;
+  c->hidden = 16;
   c->n_hidden = 2;
   c->lr = 3e-3;
   c->entropy = 0.01;
   c->gamma = 0.9;
   c->clip_norm = 1.0;
   c->restart_best = 0.75;
+  c->balance_weight = 1.0;
+  c->samples = 8;
   c->target_reward = INFINITY;
 }
 
@@ -104,6 +142,10 @@ mp_status rl_train_config_check(const rl_train_config *c, mp_error *err) {
   if (!(c->clip_norm >= 0) || !isfinite(c->clip_norm)) return err_set(err, MP_USAGE, "rl: clip_norm must be >= 0");
   if (!(c->restart_best >= 0 && c->restart_best <= 1))
     return err_set(err, MP_USAGE, "rl: restart_best must be a probability in [0, 1]");
+  if (c->samples < 1 || c->samples > 1024)
+    return err_set(err, MP_USAGE, "rl: samples per state must be in 1..1024, got %d", c->samples);
+  if (!(c->balance_weight >= 0) || !isfinite(c->balance_weight))
+    return err_set(err, MP_USAGE, "rl: balance_weight must be >= 0");
   if (isnan(c->target_reward)) return err_set(err, MP_USAGE, "rl: the target reward is not a number");
   return MP_OK;
 }
@@ -118,7 +160,8 @@ typedef struct inst_state {
 
 struct rl_trainer {
   rl_train_config cfg;
-  int n_inst, n_cores, n_in, n_out;
+  int n_inst, n_cores, n_in, n_out; /* n_in, n_out: numbers per state (all rows), actions per state */
+  int rows;                          /* policy rows per state (neighbour pairs) */
   inst_state *inst;
   rl_policy *policy;
   rng rng;
@@ -131,23 +174,27 @@ struct rl_trainer {
   int *act, *ep_start;
   double *base_sum;
   int *base_cnt;
-  int *cur, *next;
+  int *cur, *next, *cand;
   double *probs;
-  rl_policy_ws ws;
+  rl_policy_ws ws, pws; /* training passes; single-state passes */
   double *grad;
 };
 
 static int better(const rl_eval *a, const rl_eval *b) {
   if (a->feasible != b->feasible) return a->feasible > b->feasible;
-  return a->reward > b->reward;
+  if (a->reward != b->reward) return a->reward > b->reward;
+  return a->balance > b->balance;
 }
+
+static double signal(const rl_trainer *t, const rl_eval *e) { return e->reward + t->cfg.balance_weight * e->balance; }
 
 /* Evaluates a plan of instance i, counting it and keeping it when it beats the best. */
 static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
   inst_state *s = &t->inst[i];
   mp_status st = s->in.reward(s->in.ctx, arranged, ev, err);
   if (st != MP_OK) return st;
-  if (!isfinite(ev->reward)) return err_set(err, MP_RUN, "rl: the reward of a plan is not a finite number");
+  if (!isfinite(ev->reward) || !isfinite(ev->balance))
+    return err_set(err, MP_RUN, "rl: the reward of a plan is not a finite number");
   t->evaluations++;
   if (better(ev, &s->best_eval)) {
     s->best_eval = *ev;
@@ -173,8 +220,10 @@ void rl_trainer_free(rl_trainer *t) {
   free(t->base_cnt);
   free(t->cur);
   free(t->next);
+  free(t->cand);
   free(t->probs);
   rl_policy_ws_free(&t->ws);
+  rl_policy_ws_free(&t->pws);
   free(t->grad);
   free(t);
 }
@@ -215,11 +264,10 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
       return err_set(err, MP_INPUT, "rl: the initial plan of instance %d is not a valid arranged_core list", i);
   }
   const rl_env *e0 = inst[0].env;
-  if (policy && (policy->n_in != e0->n_features || policy->n_out != e0->n_actions))
+  if (policy && (policy->n_in != RL_PAIR_FEATURES || policy->n_out != RL_PAIR_ACTIONS))
     return err_set(err, MP_INPUT,
-                   "rl: the policy takes %d features and has %d actions, but %d cores need %d and %d (it was trained "
-                   "for %d cores)",
-                   policy->n_in, policy->n_out, n_cores, e0->n_features, e0->n_actions, policy->n_in / 2);
+                   "rl: the policy takes %d features per row and gives %d logits, this decision process needs %d and %d",
+                   policy->n_in, policy->n_out, RL_PAIR_FEATURES, RL_PAIR_ACTIONS);
   rl_trainer *t = calloc(1, sizeof *t);
   if (!t) return err_nomem(err);
   t->cfg = *cfg;
@@ -227,6 +275,7 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
   t->n_cores = n_cores;
   t->n_in = e0->n_features;
   t->n_out = e0->n_actions;
+  t->rows = e0->n_pairs;
   rng_seed(&t->rng, cfg->seed);
   t->inst = calloc((size_t)n_inst, sizeof *t->inst);
   t->ep_start = malloc(((size_t)cfg->batch + 1) * sizeof *t->ep_start);
@@ -234,8 +283,9 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
   t->base_cnt = malloc((size_t)cfg->max_steps * sizeof *t->base_cnt);
   t->cur = malloc((size_t)n_cores * sizeof *t->cur);
   t->next = malloc((size_t)n_cores * sizeof *t->next);
+  t->cand = malloc((size_t)n_cores * sizeof *t->cand);
   t->probs = malloc((size_t)t->n_out * sizeof *t->probs);
-  if (!t->inst || !t->ep_start || !t->base_sum || !t->base_cnt || !t->cur || !t->next || !t->probs) {
+  if (!t->inst || !t->ep_start || !t->base_sum || !t->base_cnt || !t->cur || !t->next || !t->cand || !t->probs) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -248,7 +298,7 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
   } else {
     rng prng;
     rng_split(&t->rng, &prng);
-    st = rl_policy_new(t->n_in, t->n_out, cfg->n_hidden, cfg->hidden, cfg->lr, &prng, &t->policy, err);
+    st = rl_policy_new(RL_PAIR_FEATURES, RL_PAIR_ACTIONS, cfg->n_hidden, cfg->hidden, cfg->lr, &prng, &t->policy, err);
     if (st != MP_OK) goto cleanup;
   }
   t->policy->adam.lr = cfg->lr;
@@ -257,7 +307,9 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
     st = err_nomem(err);
     goto cleanup;
   }
-  st = reserve_rows(t, cfg->batch * cfg->max_steps < 4096 ? cfg->batch * cfg->max_steps : 4096, err);
+  st = reserve_rows(t, cfg->batch * cfg->max_steps * cfg->samples < 4096 ? cfg->batch * cfg->max_steps * cfg->samples
+                                                                          : 4096,
+                    err);
   if (st != MP_OK) goto cleanup;
   for (int i = 0; i < n_inst; i++) {
     inst_state *s = &t->inst[i];
@@ -268,7 +320,7 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
       goto cleanup;
     }
     memcpy(s->best, inst[i].init, (size_t)n_cores * sizeof *s->best);
-    s->best_eval = (rl_eval){.reward = -INFINITY, .figure = 0, .feasible = 0};
+    s->best_eval = (rl_eval){.reward = -INFINITY, .balance = -INFINITY, .figure = 0, .feasible = 0};
     st = evaluate(t, i, inst[i].init, &s->init_eval, err);
     if (st != MP_OK) goto cleanup;
   }
@@ -282,36 +334,51 @@ cleanup:
 /* Plays one episode on instance i, appending its steps to the batch buffers. */
 static mp_status play_episode(rl_trainer *t, int i, double *final_reward, mp_error *err) {
   inst_state *s = &t->inst[i];
-  const rl_env *env = s->in.env;
+  rl_env *env = s->in.env;
+  const int K = t->cfg.samples;
   int from_best = rng_uniform(&t->rng) < t->cfg.restart_best;
   const int *start = from_best ? s->best : s->in.init;
-  double R = from_best ? s->best_eval.reward : s->init_eval.reward;
+  const rl_eval *from = from_best ? &s->best_eval : &s->init_eval;
+  double R = signal(t, from), final = from->reward;
   memcpy(t->cur, start, (size_t)t->n_cores * sizeof *t->cur);
   for (int step = 0; step < t->cfg.max_steps; step++) {
-    mp_status st = reserve_rows(t, t->n_rows + 1, err);
+    mp_status st = reserve_rows(t, t->n_rows + K, err);
     if (st != MP_OK) return st;
     int row = t->n_rows;
     double *x = t->X + (size_t)row * t->n_in;
     unsigned char *mask = t->masks + (size_t)row * t->n_out;
     rl_env_features(env, t->cur, x);
     if (rl_env_mask(env, t->cur, mask) == 0) break; /* a one-layer graph: nothing to move */
-    rl_policy_probs(t->policy, x, mask, t->probs);
-    int a = rl_policy_sample(t->probs, t->n_out, &t->rng);
-    rl_env_apply(env, t->cur, a, t->next);
-    rl_eval ev;
-    st = evaluate(t, i, t->next, &ev, err);
-    if (st != MP_OK) return st;
-    t->act[row] = a;
-    t->rew[row] = ev.reward - R;
-    t->n_rows++;
+    if (rl_policy_probs(t->policy, &t->pws, x, t->rows, mask, t->probs) < 0) return err_nomem(err);
+    /* K proposals from one state; the episode follows the best of them. */
+    double step_best = -INFINITY, step_final = final;
+    for (int k = 0; k < K; k++) {
+      int r = row + k;
+      if (k > 0) {
+        memcpy(t->X + (size_t)r * t->n_in, x, (size_t)t->n_in * sizeof *x);
+        memcpy(t->masks + (size_t)r * t->n_out, mask, (size_t)t->n_out);
+      }
+      int a = rl_policy_sample(t->probs, t->n_out, &t->rng);
+      rl_env_apply(env, t->cur, a, t->next);
+      rl_eval ev;
+      st = evaluate(t, i, t->next, &ev, err);
+      if (st != MP_OK) return st;
+      t->act[r] = a;
+      t->rew[r] = signal(t, &ev) - R;
+      if (signal(t, &ev) > step_best) {
+        step_best = signal(t, &ev);
+        step_final = ev.reward;
+        memcpy(t->cand, t->next, (size_t)t->n_cores * sizeof *t->cand);
+      }
+    }
+    t->n_rows += K;
     t->steps++;
-    R = ev.reward;
-    int *tmp = t->cur;
-    t->cur = t->next;
-    t->next = tmp;
-    if (R >= t->cfg.target_reward) break;
+    R = step_best;
+    final = step_final;
+    memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
+    if (final >= t->cfg.target_reward) break;
   }
-  *final_reward = R;
+  *final_reward = final;
   return MP_OK;
 }
 
@@ -323,7 +390,7 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
   double sum_final = 0;
   for (int e = 0; e < B; e++) {
     t->ep_start[e] = t->n_rows;
-    double fin;
+    double fin = 0;
     mp_status st = play_episode(t, (int)((t->episodes_done + e) % t->n_inst), &fin, err);
     if (st != MP_OK) return st;
     sum_final += fin;
@@ -334,32 +401,47 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
   t->mean_final = sum_final / B;
   if (t->n_rows == 0) return MP_OK;
 
-  /* Discounted returns, then the per-step-index batch mean as baseline. */
-  int K = t->cfg.max_steps;
-  for (int k = 0; k < K; k++) t->base_sum[k] = 0, t->base_cnt[k] = 0;
-  for (int e = 0; e < B; e++) {
-    double G = 0;
-    for (int r = t->ep_start[e + 1] - 1; r >= t->ep_start[e]; r--) {
-      G = t->rew[r] + t->cfg.gamma * G;
-      t->ret[r] = G;
-      int k = r - t->ep_start[e];
-      t->base_sum[k] += G;
-      t->base_cnt[k]++;
-    }
-  }
   double ss = 0;
-  for (int e = 0; e < B; e++)
-    for (int r = t->ep_start[e]; r < t->ep_start[e + 1]; r++) {
-      int k = r - t->ep_start[e];
-      t->adv[r] = t->ret[r] - t->base_sum[k] / t->base_cnt[k];
-      ss += t->adv[r] * t->adv[r];
+  if (t->cfg.samples > 1) {
+    /* Several proposals per state: each one's advantage is its step reward minus the mean of the
+     * other proposals from the same state (a leave-one-out baseline, unbiased and free). */
+    int K = t->cfg.samples;
+    for (int r0 = 0; r0 < t->n_rows; r0 += K) {
+      double sum = 0;
+      for (int k = 0; k < K; k++) sum += t->rew[r0 + k];
+      for (int k = 0; k < K; k++) {
+        double a = t->rew[r0 + k] - (sum - t->rew[r0 + k]) / (K - 1);
+        t->adv[r0 + k] = a;
+        ss += a * a;
+      }
     }
+  } else {
+    /* One action per state: discounted returns, baseline = the batch mean at the same step index. */
+    int K = t->cfg.max_steps;
+    for (int k = 0; k < K; k++) t->base_sum[k] = 0, t->base_cnt[k] = 0;
+    for (int e = 0; e < B; e++) {
+      double G = 0;
+      for (int r = t->ep_start[e + 1] - 1; r >= t->ep_start[e]; r--) {
+        G = t->rew[r] + t->cfg.gamma * G;
+        t->ret[r] = G;
+        int k = r - t->ep_start[e];
+        t->base_sum[k] += G;
+        t->base_cnt[k]++;
+      }
+    }
+    for (int e = 0; e < B; e++)
+      for (int r = t->ep_start[e]; r < t->ep_start[e + 1]; r++) {
+        int k = r - t->ep_start[e];
+        t->adv[r] = t->ret[r] - t->base_sum[k] / t->base_cnt[k];
+        ss += t->adv[r] * t->adv[r];
+      }
+  }
   double sd = sqrt(ss / t->n_rows);
   for (int r = 0; r < t->n_rows; r++) t->adv[r] = sd > 1e-12 ? t->adv[r] / sd : 0.0;
 
   double loss;
-  mp_status st = rl_policy_loss_grad(t->policy, t->n_rows, t->X, t->masks, t->act, t->adv, t->cfg.entropy, &t->ws,
-                                     &loss, &t->entropy, t->grad, err);
+  mp_status st = rl_policy_loss_grad(t->policy, t->n_rows, t->rows, t->X, t->masks, t->act, t->adv, t->cfg.entropy,
+                                     &t->ws, &loss, &t->entropy, t->grad, err);
   if (st != MP_OK) return st;
   t->grad_norm = rl_policy_adam_step(t->policy, t->grad, t->cfg.clip_norm);
   return MP_OK;
@@ -400,7 +482,10 @@ mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err) {
   for (int step = 0; step < steps; step++) {
     rl_env_features(s->in.env, cur, x);
     if (rl_env_mask(s->in.env, cur, mask) == 0) break;
-    rl_policy_probs(t->policy, x, mask, t->probs);
+    if (rl_policy_probs(t->policy, &t->pws, x, t->rows, mask, t->probs) < 0) {
+      st = err_nomem(err);
+      break;
+    }
     rl_env_apply(s->in.env, cur, rl_policy_argmax(t->probs, t->n_out), cur);
     rl_eval ev;
     st = evaluate(t, i, cur, &ev, err);
@@ -519,11 +604,13 @@ static void put_config(wbuf *w, const rl_train_config *c) {
   put_u32(w, (uint32_t)c->max_steps);
   put_u32(w, (uint32_t)c->hidden);
   put_u32(w, (uint32_t)c->n_hidden);
+  put_u32(w, (uint32_t)c->samples);
   put_f64(w, c->lr);
   put_f64(w, c->entropy);
   put_f64(w, c->gamma);
   put_f64(w, c->clip_norm);
   put_f64(w, c->restart_best);
+  put_f64(w, c->balance_weight);
   put_f64(w, c->target_reward);
 }
 
@@ -540,6 +627,7 @@ mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err) 
     put_u32(&w, (uint32_t)s->in.env->n_layers);
     for (int c = 0; c < t->n_cores; c++) put_u32(&w, (uint32_t)s->best[c]);
     put_f64(&w, s->best_eval.reward);
+    put_f64(&w, s->best_eval.balance);
     put_f64(&w, s->best_eval.figure);
     put_u32(&w, (uint32_t)s->best_eval.feasible);
   }
@@ -630,6 +718,7 @@ mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst,
     }
     for (int c = 0; c < t->n_cores; c++) s->best[c] = (int)get_u32(&r);
     s->best_eval.reward = get_f64(&r);
+    s->best_eval.balance = get_f64(&r);
     s->best_eval.figure = get_f64(&r);
     s->best_eval.feasible = (int)get_u32(&r);
     if (!r.short_read && !rl_env_valid_state(s->in.env, s->best)) {
@@ -654,7 +743,7 @@ mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst,
   st = rl_policy_from_bytes(r.b + r.pos, (size_t)img_len, path, &pol, &used, err);
   if (st != MP_OK) goto cleanup;
   if (used != img_len || r.pos + img_len != r.len || pol->n_params != t->policy->n_params ||
-      pol->n_in != t->n_in || pol->n_out != t->n_out) {
+      pol->n_in != RL_PAIR_FEATURES || pol->n_out != RL_PAIR_ACTIONS) {
     st = err_at(err, MP_INPUT, path, "policy", "the policy in the checkpoint does not fit this run");
     goto cleanup;
   }

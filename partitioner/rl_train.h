@@ -13,8 +13,12 @@
  * Start plans: the instance's initial plan, or with probability restart_best the best plan found so
  * far on the instance (so the search can walk further than max_steps from the initial plan).
  * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (feasible
- * plans first, then higher reward; ties keep the earlier).  An episode also ends when its reward
- * reaches target_reward.
+ * plans first, then higher reward, then higher balance; ties keep the earlier).  An episode also
+ * ends when its reward reaches target_reward.
+ * The learning signal is R + balance_weight · balance: the bottleneck alone is flat across the many
+ * moves that leave the slowest stage alone, and the balance term (an 8-norm of the stage times and
+ * the memory excess of every stage) tells the policy, and the polish step, which of those moves
+ * eases the near-slowest or over-full stages.
  * Determinism: the trainer owns one rng seeded from cfg.seed; the same configuration, instances and
  * rewards give bit-identical policies and plans, and a checkpoint taken between iterations resumes
  * to exactly the state the uninterrupted run has at the same point. */
@@ -39,9 +43,10 @@ struct cost_model;
 
 /* What a reward callback says about one plan. */
 typedef struct rl_eval {
-  double reward; /* higher is better */
-  double figure; /* what users want to see, e.g. simulated samples/s (higher is better) */
-  int feasible;  /* 1 when the plan fits memory */
+  double reward;  /* higher is better */
+  double balance; /* tie-break, higher is better: rl_reward_balance; 0 if the reward has none */
+  double figure;  /* what users want to see, e.g. simulated samples/s (higher is better) */
+  int feasible;   /* 1 when the plan fits memory */
 } rl_eval;
 
 /* Scores arranged (a valid state, n_cores entries, borrowed) into *out; ctx is the callback's. */
@@ -56,6 +61,11 @@ typedef struct rl_reward_weights {
 } rl_reward_weights;
 
 void rl_reward_weights_default(rl_reward_weights *w);
+
+/* The tie-break of rl_eval.balance: −‖t‖₈ / T_ref − Σ_i max(0, m_i − 1), the 8-norm of the stage
+ * times (close to the largest, but lowered by easing any near-largest stage) and the memory excess of
+ * every stage (not only the worst).  stage_mem_ratio may be NULL. */
+double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s);
 
 /* R of the formula above from its figures. */
 double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref_period_s, double mem_ratio,
@@ -97,12 +107,14 @@ typedef struct rl_train_config {
   int hidden, n_hidden; /* policy shape when the trainer creates the policy */
   double lr, entropy, gamma, clip_norm;
   double restart_best;  /* probability that an episode starts from the best plan so far, in [0, 1] */
+  double balance_weight; /* weight of rl_eval.balance in the learning signal (>= 0) */
+  int samples;           /* K proposals drawn per state (1..1024); see above */
   double target_reward; /* an episode ends once its reward reaches this (+inf: never) */
 } rl_train_config;
 
 /* Fills the defaults (see partitioner/README.md, "RL partitioner"): seed 1, episodes 0 (the caller
- * decides), batch 8, max_steps 2·n_cores (n_cores >= 2), hidden 64 × 2 layers, lr 3e-3, entropy
- * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, target +inf. */
+ * decides), batch 8, max_steps 2·n_cores (n_cores >= 2), hidden 16 × 2 layers, lr 3e-3, entropy
+ * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, balance_weight 1, samples 8, target +inf. */
 void rl_train_config_default(rl_train_config *c, int n_cores);
 
 /* MP_USAGE naming the first out-of-range field, else MP_OK. */
@@ -110,7 +122,7 @@ mp_status rl_train_config_check(const rl_train_config *c, mp_error *err);
 
 /* One graph to train on.  All pointers borrowed; they must outlive the trainer. */
 typedef struct rl_instance {
-  const rl_env *env;
+  rl_env *env; /* its feature scratch is used */
   const int *init; /* initial plan: a valid state of env */
   rl_reward_fn reward;
   void *ctx;
@@ -128,8 +140,8 @@ typedef struct rl_train_stats {
 typedef struct rl_trainer rl_trainer;
 
 /* Init: a trainer over n_inst >= 1 instances sharing one core count (all borrowed).  policy (borrowed,
- * copied; may be NULL) is the starting policy — it must fit the instances' feature and action
- * counts; NULL creates one of cfg's shape from the seed.  Evaluates each initial plan.  *out is owned
+ * copied; may be NULL) is the starting policy — any policy of RL_PAIR_FEATURES inputs and
+ * RL_PAIR_ACTIONS outputs, trained on any core count; NULL creates one of cfg's shape from the seed.  Evaluates each initial plan.  *out is owned
  * (rl_trainer_free). */
 mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const rl_policy *policy,
                          rl_trainer **out, mp_error *err);

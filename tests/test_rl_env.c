@@ -7,20 +7,24 @@
 #include "rl_env.h"
 #include "testutil.h"
 
-static rl_env *make_env(int n_cores, int n_layers, const uint64_t *macs) {
+static rl_env *make_env_w(int n_cores, int n_layers, const uint64_t *macs, const uint64_t *weights) {
   rl_env *e = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(rl_env_new(n_cores, n_layers, macs, &e, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(n_cores, n_layers, macs, weights, &e, &err), MP_OK);
   return e;
+}
+
+static rl_env *make_env(int n_cores, int n_layers, const uint64_t *macs) {
+  return make_env_w(n_cores, n_layers, macs, NULL);
 }
 
 static void rl_env_new_should_reject_fewer_than_two_cores_or_no_layers(void) {
   rl_env *e = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL(rl_env_new(1, 5, NULL, &e, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_env_new(1, 5, NULL, NULL, &e, &err), MP_INPUT);
   CU_ASSERT_PTR_NULL(e);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "at least 2 cores"));
-  CU_ASSERT_EQUAL(rl_env_new(4, 0, NULL, &e, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_env_new(4, 0, NULL, NULL, &e, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no layers"));
   rl_env_free(NULL);
 }
@@ -28,7 +32,8 @@ static void rl_env_new_should_reject_fewer_than_two_cores_or_no_layers(void) {
 static void rl_env_should_number_four_actions_per_neighbour_pair(void) {
   rl_env *e = make_env(6, 10, NULL);
   CU_ASSERT_EQUAL(e->n_actions, 20);
-  CU_ASSERT_EQUAL(e->n_features, 12);
+  CU_ASSERT_EQUAL(e->n_pairs, 5);
+  CU_ASSERT_EQUAL(e->n_features, 5 * RL_PAIR_FEATURES);
   rl_env_free(e);
 }
 
@@ -153,35 +158,79 @@ static void the_actions_should_connect_every_plan_to_every_other(void) {
   rl_env_free(e);
 }
 
+/* Core feature f of core c as it appears in the rows (row c-1 holds core c at window slot 2, or
+ * row 0 slot 1 for core 0). */
+static double core_feature(const double *x, int c, int f) {
+  return c == 0 ? x[1 * RL_CORE_FEATURES + f] : x[(size_t)(c - 1) * RL_PAIR_FEATURES + 2 * RL_CORE_FEATURES + f];
+}
+
 static void features_should_be_one_per_core_for_an_even_split_of_equal_layers(void) {
-  const uint64_t macs[8] = {5, 5, 5, 5, 5, 5, 5, 5};
-  rl_env *e = make_env(4, 8, macs);
+  const uint64_t macs[8] = {5, 5, 5, 5, 5, 5, 5, 5}, w[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+  rl_env *e = make_env_w(4, 8, macs, w);
   const int even[4] = {2, 2, 2, 2};
-  double x[8];
+  double x[3 * RL_PAIR_FEATURES];
   rl_env_features(e, even, x);
-  for (int i = 0; i < 8; i++) CU_ASSERT_DOUBLE_EQUAL(x[i], 1.0, 1e-15);
-  const int skew[4] = {0, 1, 0, 7};
-  rl_env_features(e, skew, x);
-  CU_ASSERT_DOUBLE_EQUAL(x[1], 0.5, 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL(x[3], 3.5, 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL(x[4 + 0], 0.0, 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL(x[4 + 3], 3.5, 1e-15);
+  for (int c = 0; c < 4; c++)
+    for (int f = 0; f < RL_CORE_FEATURES; f++) CU_ASSERT_DOUBLE_EQUAL(core_feature(x, c, f), 1.0, 1e-15);
   rl_env_free(e);
 }
 
-static void mac_features_should_follow_the_layers_each_entry_takes(void) {
+static void rows_should_hold_the_four_cores_around_each_pair_and_the_edge_flags(void) {
   const uint64_t macs[5] = {100, 0, 300, 0, 600};
-  rl_env *e = make_env(3, 5, macs);
-  const int s[3] = {2, 0, 3};
-  double x[6];
+  rl_env *e = make_env(4, 5, macs);
+  const int s[4] = {2, 0, 2, 1};
+  double x[3 * RL_PAIR_FEATURES];
   rl_env_features(e, s, x);
-  CU_ASSERT_DOUBLE_EQUAL(x[3], 100.0 * 3 / 1000, 1e-12);
-  CU_ASSERT_DOUBLE_EQUAL(x[4], 0.0, 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL(x[5], 900.0 * 3 / 1000, 1e-12);
+  const int F = RL_CORE_FEATURES;
+  /* Row 0 (pair 0,1): no core -1, so slot 0 is zeros and the left flag is 0. */
+  for (int f = 0; f < F; f++) CU_ASSERT_EQUAL(x[f], 0.0);
+  CU_ASSERT_EQUAL(x[4 * F], 0.0);
+  CU_ASSERT_EQUAL(x[4 * F + 1], 1.0);
+  /* Row 2 (pair 2,3): no core 4. */
+  const double *r2 = x + 2 * RL_PAIR_FEATURES;
+  for (int f = 0; f < F; f++) CU_ASSERT_EQUAL(r2[3 * F + f], 0.0);
+  CU_ASSERT_EQUAL(r2[4 * F], 1.0);
+  CU_ASSERT_EQUAL(r2[4 * F + 1], 0.0);
+  /* Row 1 (pair 1,2) holds cores 0..3 in order: compare its slots with the other rows' copies. */
+  const double *r1 = x + RL_PAIR_FEATURES;
+  for (int f = 0; f < F; f++) {
+    CU_ASSERT_EQUAL(r1[0 * F + f], x[1 * F + f]);  /* core 0 */
+    CU_ASSERT_EQUAL(r1[1 * F + f], x[2 * F + f]);  /* core 1 */
+    CU_ASSERT_EQUAL(r1[2 * F + f], r2[1 * F + f]); /* core 2 */
+    CU_ASSERT_EQUAL(r1[3 * F + f], r2[2 * F + f]); /* core 3 */
+  }
+  CU_ASSERT_EQUAL(r1[4 * F], 1.0);
+  CU_ASSERT_EQUAL(r1[4 * F + 1], 1.0);
   rl_env_free(e);
-  e = make_env(3, 5, NULL); /* no MACs at all: the MAC features are zero, not NaN */
+}
+
+static void core_features_should_follow_the_groups_loads(void) {
+  /* Groups: core 0 takes layers 0-1 (100 MACs, 10 weight bytes); cores 1-2 take layers 2-4
+   * (900 MACs, 60 bytes: 450 and 30 per core). */
+  const uint64_t macs[5] = {100, 0, 300, 0, 600}, w[5] = {4, 6, 20, 20, 20};
+  rl_env *e = make_env_w(3, 5, macs, w);
+  const int s[3] = {2, 0, 3};
+  double x[2 * RL_PAIR_FEATURES];
   rl_env_features(e, s, x);
-  CU_ASSERT_DOUBLE_EQUAL(x[5], 0.0, 0.0);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 0, 0), 2.0 * 3 / 5, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 1, 0), 0.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 0, 1), 100.0 * 3 / 1000, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 2, 1), 900.0 * 3 / 1000, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 0, 2), 100.0 / 450, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 1, 2), 1.0, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 2, 2), 1.0, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 0, 3), 10.0 / 30, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 1, 3), 1.0, 1e-15);
+  CU_ASSERT_EQUAL(core_feature(x, 0, 4), 1.0);
+  CU_ASSERT_EQUAL(core_feature(x, 1, 4), 0.0);
+  CU_ASSERT_EQUAL(core_feature(x, 2, 4), 1.0);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 0, 5), 1.0 * 2 / 3, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(core_feature(x, 1, 5), 2.0 * 2 / 3, 1e-15);
+  rl_env_free(e);
+  e = make_env(3, 5, NULL); /* no MACs or weights at all: those features are zero, not NaN */
+  rl_env_features(e, s, x);
+  for (int c = 0; c < 3; c++)
+    for (int f = 1; f <= 3; f++) CU_ASSERT_EQUAL(core_feature(x, c, f), 0.0);
   rl_env_free(e);
 }
 
@@ -205,7 +254,9 @@ static CU_TestInfo tests[] = {
     {"the_actions_should_connect_every_plan_to_every_other", the_actions_should_connect_every_plan_to_every_other},
     {"features_should_be_one_per_core_for_an_even_split_of_equal_layers",
      features_should_be_one_per_core_for_an_even_split_of_equal_layers},
-    {"mac_features_should_follow_the_layers_each_entry_takes", mac_features_should_follow_the_layers_each_entry_takes},
+    {"rows_should_hold_the_four_cores_around_each_pair_and_the_edge_flags",
+     rows_should_hold_the_four_cores_around_each_pair_and_the_edge_flags},
+    {"core_features_should_follow_the_groups_loads", core_features_should_follow_the_groups_loads},
     {"rl_env_valid_state_should_reject_bad_lists", rl_env_valid_state_should_reject_bad_lists},
     CU_TEST_INFO_NULL,
 };

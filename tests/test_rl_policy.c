@@ -39,8 +39,8 @@ static void rl_policy_new_should_reject_bad_shapes_and_learning_rates(void) {
   rl_policy_free(NULL);
 }
 
-/* The forward pass written as plain loops over the documented layout. */
-static void reference_probs(const rl_policy *p, const double *x, const unsigned char *mask, double *probs) {
+/* The forward pass written as plain loops over the documented layout: logits of one row. */
+static void reference_logits(const rl_policy *p, const double *x, double *out) {
   double a[64], z[64];
   memcpy(a, x, (size_t)p->n_in * sizeof *a);
   for (int l = 0; l < p->n_layers; l++) {
@@ -52,9 +52,21 @@ static void reference_probs(const rl_policy *p, const double *x, const unsigned 
     }
     memcpy(a, z, (size_t)s1 * sizeof *a);
   }
-  double sum = 0;
-  for (int k = 0; k < p->n_out; k++) sum += mask[k] ? exp(a[k]) : 0;
-  for (int k = 0; k < p->n_out; k++) probs[k] = mask[k] ? exp(a[k]) / sum : 0;
+  memcpy(out, a, (size_t)p->n_out * sizeof *out);
+}
+
+/* Masked softmax over `rows` rows' logits, by the definition. */
+static void reference_probs_rows(const rl_policy *p, const double *x, int rows, const unsigned char *mask,
+                                 double *probs) {
+  double z[64], sum = 0;
+  for (int r = 0; r < rows; r++) reference_logits(p, x + (size_t)r * p->n_in, z + r * p->n_out);
+  int n = rows * p->n_out;
+  for (int k = 0; k < n; k++) sum += mask[k] ? exp(z[k]) : 0;
+  for (int k = 0; k < n; k++) probs[k] = mask[k] ? exp(z[k]) / sum : 0;
+}
+
+static void reference_probs(const rl_policy *p, const double *x, const unsigned char *mask, double *probs) {
+  reference_probs_rows(p, x, 1, mask, probs);
 }
 
 static void perturb(rl_policy *p, uint64_t seed, double scale) {
@@ -69,7 +81,8 @@ static void probs_should_match_a_plain_loop_forward_pass_and_respect_the_mask(vo
   const double x[5] = {0.3, -1.2, 2.0, 0.0, 0.7};
   const unsigned char mask[7] = {1, 0, 1, 1, 0, 1, 1};
   double got[7], want[7];
-  CU_ASSERT_EQUAL(rl_policy_probs(p, x, mask, got), 5);
+  rl_policy_ws ws = {0};
+  CU_ASSERT_EQUAL(rl_policy_probs(p, &ws, x, 1, mask, got), 5);
   reference_probs(p, x, mask, want);
   double sum = 0;
   for (int k = 0; k < 7; k++) {
@@ -80,9 +93,27 @@ static void probs_should_match_a_plain_loop_forward_pass_and_respect_the_mask(vo
   CU_ASSERT_EQUAL(got[4], 0.0);
   CU_ASSERT_DOUBLE_EQUAL(sum, 1.0, 1e-14);
   const unsigned char none[7] = {0};
-  CU_ASSERT_EQUAL(rl_policy_probs(p, x, none, got), 0);
+  CU_ASSERT_EQUAL(rl_policy_probs(p, &ws, x, 1, none, got), 0);
   CU_ASSERT_EQUAL(rl_policy_sample(got, 7, &(rng){{1, 2, 3, 4}}), -1);
   CU_ASSERT_EQUAL(rl_policy_argmax(got, 7), -1);
+  CU_ASSERT_EQUAL(rl_policy_probs(p, &ws, x, 0, mask, got), -1);
+  rl_policy_ws_free(&ws);
+  rl_policy_free(p);
+}
+
+/* Several rows per state: each row gives n_out logits and one softmax spans them all. */
+static void probs_should_span_all_rows_of_a_state(void) {
+  rl_policy *p = make_policy(3, 2, 1, 5, 13);
+  perturb(p, 14, 0.5);
+  const double x[9] = {0.1, 0.2, 0.3, -1, 0, 1, 2, -2, 0.5};
+  const unsigned char mask[6] = {1, 1, 0, 1, 1, 1};
+  double got[6], want[6];
+  rl_policy_ws ws = {0};
+  CU_ASSERT_EQUAL(rl_policy_probs(p, &ws, x, 3, mask, got), 5);
+  reference_probs_rows(p, x, 3, mask, want);
+  for (int k = 0; k < 6; k++) CU_ASSERT_DOUBLE_EQUAL(got[k], want[k], 1e-14);
+  CU_ASSERT_EQUAL(got[2], 0.0);
+  rl_policy_ws_free(&ws);
   rl_policy_free(p);
 }
 
@@ -92,19 +123,21 @@ static void a_new_policy_should_be_nearly_uniform_over_the_allowed_actions(void)
   unsigned char mask[30];
   for (int i = 0; i < 16; i++) x[i] = 1.0 + 0.1 * i;
   for (int k = 0; k < 30; k++) mask[k] = k % 3 != 0;
-  rl_policy_probs(p, x, mask, probs);
+  rl_policy_ws ws = {0};
+  rl_policy_probs(p, &ws, x, 1, mask, probs);
+  rl_policy_ws_free(&ws);
   for (int k = 0; k < 30; k++)
     if (mask[k]) CU_ASSERT_DOUBLE_EQUAL(probs[k], 1.0 / 20, 0.1 / 20);
   rl_policy_free(p);
 }
 
-/* A random batch for gradient checks. */
-enum { GT = 9, GIN = 4, GOUT = 6 };
+/* A random batch for gradient checks: GT states of GR rows, GOUT logits per row. */
+enum { GT = 9, GR = 3, GIN = 4, GROW = 2, GOUT = GR * GROW };
 static void random_batch(double *X, unsigned char *masks, int *act, double *adv) {
   rng r;
   rng_seed(&r, 99);
   for (int t = 0; t < GT; t++) {
-    for (int i = 0; i < GIN; i++) X[t * GIN + i] = 2 * rng_normal(&r);
+    for (int i = 0; i < GR * GIN; i++) X[t * GR * GIN + i] = 2 * rng_normal(&r);
     int first = -1;
     for (int k = 0; k < GOUT; k++) {
       masks[t * GOUT + k] = rng_uniform(&r) < 0.7;
@@ -118,24 +151,24 @@ static void random_batch(double *X, unsigned char *masks, int *act, double *adv)
 }
 
 static void check_gradient(int n_hidden, int hidden, double beta) {
-  rl_policy *p = make_policy(GIN, GOUT, n_hidden, hidden, 21);
+  rl_policy *p = make_policy(GIN, GROW, n_hidden, hidden, 21);
   perturb(p, 22, 0.4); /* away from the near-uniform start, so every term matters */
-  double X[GT * GIN], adv[GT];
+  double X[GT * GR * GIN], adv[GT];
   unsigned char masks[GT * GOUT];
   int act[GT];
   random_batch(X, masks, act, adv);
   rl_policy_ws ws = {0};
   mp_error err;
   double loss, *grad = calloc(p->n_params, sizeof *grad);
-  CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, GT, X, masks, act, adv, beta, &ws, &loss, NULL, grad, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, GT, GR, X, masks, act, adv, beta, &ws, &loss, NULL, grad, &err), MP_OK);
   double worst = 0;
   for (size_t i = 0; i < p->n_params; i++) {
     const double h = 1e-6, keep = p->params[i];
     double lp, lm;
     p->params[i] = keep + h;
-    rl_policy_loss_grad(p, GT, X, masks, act, adv, beta, &ws, &lp, NULL, NULL, &err);
+    rl_policy_loss_grad(p, GT, GR, X, masks, act, adv, beta, &ws, &lp, NULL, NULL, &err);
     p->params[i] = keep - h;
-    rl_policy_loss_grad(p, GT, X, masks, act, adv, beta, &ws, &lm, NULL, NULL, &err);
+    rl_policy_loss_grad(p, GT, GR, X, masks, act, adv, beta, &ws, &lm, NULL, NULL, &err);
     p->params[i] = keep;
     double fd = (lp - lm) / (2 * h);
     double rel = fabs(fd - grad[i]) / fmax(1e-6, fabs(fd) + fabs(grad[i]));
@@ -143,7 +176,7 @@ static void check_gradient(int n_hidden, int hidden, double beta) {
   }
   CU_ASSERT(worst < 1e-5);
   double l2;
-  rl_policy_loss_grad(p, GT, X, masks, act, adv, beta, &ws, &l2, NULL, NULL, &err);
+  rl_policy_loss_grad(p, GT, GR, X, masks, act, adv, beta, &ws, &l2, NULL, NULL, &err);
   CU_ASSERT_EQUAL(l2, loss); /* a loss-only pass gives the same value */
   free(grad);
   rl_policy_ws_free(&ws);
@@ -158,19 +191,20 @@ static void the_gradient_should_match_finite_differences(void) {
 }
 
 static void the_loss_should_match_its_definition(void) {
-  rl_policy *p = make_policy(GIN, GOUT, 1, 4, 5);
+  rl_policy *p = make_policy(GIN, GROW, 1, 4, 5);
   perturb(p, 6, 0.5);
-  double X[GT * GIN], adv[GT];
+  double X[GT * GR * GIN], adv[GT];
   unsigned char masks[GT * GOUT];
   int act[GT];
   random_batch(X, masks, act, adv);
   rl_policy_ws ws = {0};
   mp_error err;
   double loss, ent;
-  CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, GT, X, masks, act, adv, 0.25, &ws, &loss, &ent, NULL, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, GT, GR, X, masks, act, adv, 0.25, &ws, &loss, &ent, NULL, &err),
+                        MP_OK);
   double want = 0, want_h = 0, probs[GOUT];
   for (int t = 0; t < GT; t++) {
-    reference_probs(p, X + t * GIN, masks + t * GOUT, probs);
+    reference_probs_rows(p, X + t * GR * GIN, GR, masks + t * GOUT, probs);
     double h = 0;
     for (int k = 0; k < GOUT; k++)
       if (probs[k] > 0) h -= probs[k] * log(probs[k]);
@@ -191,12 +225,13 @@ static void loss_grad_should_reject_an_empty_batch_and_a_masked_action(void) {
   rl_policy_ws ws = {0};
   mp_error err;
   double loss;
-  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 0, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 0, 1, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "at least one step"));
-  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 1, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 1, 0, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 1, 1, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not allowed by its mask"));
   act[0] = 3;
-  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 1, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_policy_loss_grad(p, 1, 1, X, mask, act, adv, 0, &ws, &loss, NULL, NULL, &err), MP_INPUT);
   rl_policy_ws_free(&ws);
   rl_policy_free(p);
 }
@@ -256,19 +291,19 @@ static void policy_gradient_should_learn_a_contextual_bandit(void) {
     for (int t = 0; t < B; t++) {
       int ctx = t % 2;
       X[2 * t] = ctx == 0, X[2 * t + 1] = ctx == 1;
-      rl_policy_probs(p, X + 2 * t, masks, probs);
+      rl_policy_probs(p, &ws, X + 2 * t, 1, masks, probs);
       act[t] = rl_policy_sample(probs, 3, &r);
       rew[t] = act[t] == (ctx == 0 ? 2 : 0) ? 1.0 : 0.0;
       mean += rew[t] / B;
     }
     for (int t = 0; t < B; t++) adv[t] = rew[t] - mean;
-    CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, B, X, masks, act, adv, 0.001, &ws, NULL, NULL, grad, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(rl_policy_loss_grad(p, B, 1, X, masks, act, adv, 0.001, &ws, NULL, NULL, grad, &err), MP_OK);
     rl_policy_adam_step(p, grad, 10);
   }
   const double c0[2] = {1, 0}, c1[2] = {0, 1};
-  rl_policy_probs(p, c0, masks, probs);
+  rl_policy_probs(p, &ws, c0, 1, masks, probs);
   CU_ASSERT(probs[2] > 0.95);
-  rl_policy_probs(p, c1, masks, probs);
+  rl_policy_probs(p, &ws, c1, 1, masks, probs);
   CU_ASSERT(probs[0] > 0.95);
   free(grad);
   rl_policy_ws_free(&ws);
@@ -383,6 +418,7 @@ static CU_TestInfo tests[] = {
      rl_policy_new_should_reject_bad_shapes_and_learning_rates},
     {"probs_should_match_a_plain_loop_forward_pass_and_respect_the_mask",
      probs_should_match_a_plain_loop_forward_pass_and_respect_the_mask},
+    {"probs_should_span_all_rows_of_a_state", probs_should_span_all_rows_of_a_state},
     {"a_new_policy_should_be_nearly_uniform_over_the_allowed_actions",
      a_new_policy_should_be_nearly_uniform_over_the_allowed_actions},
     {"the_gradient_should_match_finite_differences", the_gradient_should_match_finite_differences},

@@ -47,6 +47,7 @@ static mp_status toy_reward(void *ctx, const int *a, rl_eval *out, mp_error *err
     return err_set(err, MP_RUN, "toy: refusing plans with %d layers on core 0", a[0]);
   double p = toy_period(t, a);
   out->reward = -p;
+  out->balance = 0;
   out->figure = 1.0 / p;
   out->feasible = 1;
   return MP_OK;
@@ -91,7 +92,7 @@ static void setup_toy(setup *s, int n_cores, int n_layers, uint64_t seed) {
   memset(s, 0, sizeof *s);
   s->t = make_toy(n_cores, n_layers);
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(rl_env_new(n_cores, n_layers, NULL, &s->env, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(n_cores, n_layers, NULL, NULL, &s->env, &err), MP_OK);
   for (int i = 0; i < n_cores; i++) s->init[i] = n_layers / n_cores + (i >= n_cores - n_layers % n_cores);
   s->inst = (rl_instance){s->env, s->init, toy_reward, &s->t, 0x1234};
   rl_train_config_default(&s->cfg, n_cores);
@@ -127,6 +128,8 @@ static void config_check_should_name_each_bad_field(void) {
   BAD(c.gamma = 1.5, "gamma");
   BAD(c.clip_norm = NAN, "clip_norm");
   BAD(c.restart_best = 2, "restart_best");
+  BAD(c.balance_weight = -1, "balance_weight");
+  BAD(c.samples = 0, "samples");
   BAD(c.target_reward = NAN, "target");
 #undef BAD
 }
@@ -140,7 +143,7 @@ static void trainer_new_should_reject_inconsistent_instances_and_policies(void) 
   CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 0, NULL, &t, &err), MP_USAGE);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no instances"));
   rl_env *e3 = NULL;
-  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 6, NULL, &e3, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 6, NULL, NULL, &e3, &err), MP_OK);
   int init3[3] = {2, 2, 2};
   rl_instance two[2] = {s.inst, {e3, init3, toy_reward, &s.t, 1}};
   CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, two, 2, NULL, &t, &err), MP_USAGE);
@@ -153,9 +156,9 @@ static void trainer_new_should_reject_inconsistent_instances_and_policies(void) 
   rng r;
   rng_seed(&r, 3);
   rl_policy *p = NULL;
-  CU_ASSERT_EQUAL_FATAL(rl_policy_new(6, 8, 1, 4, 1e-3, &r, &p, &err), MP_OK); /* a 3-core policy */
+  CU_ASSERT_EQUAL_FATAL(rl_policy_new(6, 8, 1, 4, 1e-3, &r, &p, &err), MP_OK); /* not a pair policy */
   CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, p, &t, &err), MP_INPUT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "trained for 3 cores"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "features per row"));
   s.cfg.batch = 1;
   CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_USAGE);
   CU_ASSERT_PTR_NULL(t);
@@ -170,45 +173,51 @@ static mp_status bandit_reward(void *ctx, const int *a, rl_eval *out, mp_error *
   (void)ctx;
   (void)err;
   out->reward = a[0] == 2 && a[1] == 0 ? 1.0 : 0.0;
+  out->balance = 0;
   out->figure = out->reward;
   out->feasible = 1;
   return MP_OK;
 }
 
 static void reinforce_should_learn_a_bandit(void) {
-  rl_env *e = NULL;
-  mp_error err;
-  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, &e, &err), MP_OK);
-  int init[3] = {1, 1, 1};
-  rl_instance in = {e, init, bandit_reward, NULL, 7};
-  rl_train_config cfg;
-  rl_train_config_default(&cfg, 3);
-  cfg.max_steps = 1;
-  cfg.restart_best = 0;
-  cfg.hidden = 16;
-  cfg.lr = 1e-2;
-  cfg.batch = 16;
-  cfg.episodes = 16 * 150;
-  rl_trainer *t = NULL;
-  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&cfg, &in, 1, NULL, &t, &err), MP_OK);
-  double x[6], probs[8];
-  unsigned char mask[8];
-  rl_env_features(e, init, x);
-  rl_env_mask(e, init, mask);
-  rl_policy_probs((rl_policy *)rl_trainer_policy(t), x, mask, probs);
-  CU_ASSERT(probs[1] + probs[3] < 0.5); /* 2 of 6 allowed actions at the start */
-  run_all(t);
-  rl_policy_probs((rl_policy *)rl_trainer_policy(t), x, mask, probs);
-  CU_ASSERT(probs[1] + probs[3] > 0.9);
-  rl_train_stats st;
-  rl_trainer_get_stats(t, &st);
-  CU_ASSERT_EQUAL(st.episodes, 2400);
-  CU_ASSERT_EQUAL(st.iterations, 150);
-  CU_ASSERT_EQUAL(st.steps, 2400);
-  CU_ASSERT_EQUAL(st.evaluations, 2401);
-  CU_ASSERT(st.mean_final_reward > 0.8);
-  rl_trainer_free(t);
-  rl_env_free(e);
+  for (int samples = 1; samples <= 4; samples += 3) { /* one action per state, and 4 with leave-one-out */
+    rl_env *e = NULL;
+    mp_error err;
+    CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, NULL, &e, &err), MP_OK);
+    int init[3] = {1, 1, 1};
+    rl_instance in = {e, init, bandit_reward, NULL, 7};
+    rl_train_config cfg;
+    rl_train_config_default(&cfg, 3);
+    cfg.max_steps = 1;
+    cfg.samples = samples;
+    cfg.restart_best = 0;
+    cfg.hidden = 16;
+    cfg.lr = 1e-2;
+    cfg.batch = 16;
+    cfg.episodes = 16 * 150;
+    rl_trainer *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&cfg, &in, 1, NULL, &t, &err), MP_OK);
+    double x[2 * RL_PAIR_FEATURES], probs[8];
+    unsigned char mask[8];
+    rl_policy_ws ws = {0};
+    rl_env_features(e, init, x);
+    rl_env_mask(e, init, mask);
+    rl_policy_probs((rl_policy *)rl_trainer_policy(t), &ws, x, 2, mask, probs);
+    CU_ASSERT(probs[1] + probs[3] < 0.5); /* 2 of 6 allowed actions at the start */
+    run_all(t);
+    rl_policy_probs((rl_policy *)rl_trainer_policy(t), &ws, x, 2, mask, probs);
+    CU_ASSERT(probs[1] + probs[3] > 0.9);
+    rl_train_stats st;
+    rl_trainer_get_stats(t, &st);
+    CU_ASSERT_EQUAL(st.episodes, 2400);
+    CU_ASSERT_EQUAL(st.iterations, 150);
+    CU_ASSERT_EQUAL(st.steps, 2400);
+    CU_ASSERT_EQUAL(st.evaluations, 1 + 2400 * samples);
+    CU_ASSERT(st.mean_final_reward > 0.8);
+    rl_policy_ws_free(&ws);
+    rl_trainer_free(t);
+    rl_env_free(e);
+  }
 }
 
 static void training_should_find_the_brute_force_optimum_of_a_small_instance(void) {
@@ -359,7 +368,7 @@ static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
 static void greedy_play_should_follow_a_trained_policy_without_changing_it(void) {
   rl_env *e = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, &e, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_env_new(3, 3, NULL, NULL, &e, &err), MP_OK);
   int init[3] = {1, 1, 1};
   rl_instance in = {e, init, bandit_reward, NULL, 7};
   rl_train_config cfg;
@@ -419,13 +428,16 @@ static void reward_errors_should_stop_training_with_their_message(void) {
   CU_ASSERT_EQUAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_RUN);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing plans"));
   CU_ASSERT_PTR_NULL(t);
-  s.t.fail_at_sum_first = 3; /* reachable in a few moves */
+  s.t.fail_at_sum_first = -1;
+  s.t.calls = 0;
+  s.t.fail_after = 50; /* in the middle of the first batch */
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
   mp_status st = MP_OK;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, &err);
   CU_ASSERT_EQUAL(st, MP_RUN);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing plans"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing call 51"));
   rl_trainer_free(t);
+  s.t.fail_after = 0;
   s.t.fail_at_sum_first = 2; /* one move from the even split [1,1,2,2] */
   s.cfg.episodes = 0;
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
@@ -444,6 +456,7 @@ static void reward_errors_should_stop_training_with_their_message(void) {
 static mp_status nan_reward(void *ctx, const int *a, rl_eval *out, mp_error *err) {
   (void)ctx, (void)a, (void)err;
   out->reward = NAN;
+  out->balance = 0;
   out->figure = 0;
   out->feasible = 1;
   return MP_OK;
@@ -489,6 +502,12 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   CU_ASSERT_DOUBLE_EQUAL(rl_reward_combine(&w, 2.0, 1.0, 2.0, 0.5), -5.0, 0);
   int bad[16] = {0};
   CU_ASSERT_EQUAL(rl_cost_reward_fn(&r, bad, &ev, &err), MP_INPUT); /* sums to 0 layers */
+  /* The balance: an 8-norm of the stage times plus every stage's memory excess. */
+  const double t2[2] = {1, 1}, t3[2] = {1, 0.5}, m2[2] = {1.5, 0.5};
+  CU_ASSERT_DOUBLE_EQUAL(rl_reward_balance(t2, NULL, 2, 1.0), -pow(2, 1.0 / 8), 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(rl_reward_balance(t3, NULL, 2, 2.0), -pow(1 + pow(0.5, 8), 1.0 / 8) / 2, 1e-15);
+  CU_ASSERT(rl_reward_balance(t3, NULL, 2, 1.0) > rl_reward_balance(t2, NULL, 2, 1.0));
+  CU_ASSERT_DOUBLE_EQUAL(rl_reward_balance(t2, m2, 2, 1.0), -pow(2, 1.0 / 8) - 0.5, 1e-15);
   plan_free(p);
   free(ref);
   cost_model_free(m);
