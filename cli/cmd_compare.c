@@ -10,20 +10,24 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "sim.h"
 
 static const char usage[] =
     "usage: meshpipe compare -g GRAPH [-c CHIP] [--methods a,b,...] [--json] [options]\n"
     "\n"
     "Runs partitioners on the same graph and chip and prints one row each: the analytical bottleneck,\n"
-    "its gap to the optimum (the exact minimum of the analytical model), whether the plan fits memory\n"
-    "and the solve time.  The optimum and the lower bound are computed even when 'optimal' is not listed.\n"
+    "its gap to the optimum (the exact minimum of the analytical model), whether the plan fits memory,\n"
+    "the simulated throughput (SimGrid), its speed-up over the 'even' split, and the solve time.  The\n"
+    "optimum, the lower bound and the even split are computed even when not listed.\n"
     "\n"
     "  -g, --graph GRAPH     workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP       chip file (default: platforms/mesh8x8.json)\n"
     "  --methods LIST        comma-separated method names (default: all of 'meshpipe partition --help')\n"
     "  -j, --json            one JSON object: graph, chip, optimum_s, lower_bound_s and a \"methods\" array\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
-    "                        passed to every method (see 'meshpipe partition --help')\n";
+    "                        passed to every method (see 'meshpipe partition --help')\n"
+    "  -M, --microbatches M  micro-batches the simulator streams through each plan (default 8)\n"
+    "  --no-simulate         analytical figures only\n";
 
 #define MAX_ROWS 32
 
@@ -32,6 +36,8 @@ typedef struct row {
   plan *p;
   cost_result *r;
   method_report rep;
+  int simulated;
+  double throughput_per_s, period_s; /* simulated */
 } row;
 
 static char *fmt_s(double s, char *buf, size_t n) {
@@ -77,23 +83,26 @@ static void row_clear(row *r) {
 static double gap_pct(double v, double best) { return best > 0 ? 100 * (v / best - 1) : 0; }
 
 static int run(int argc, char **argv) {
-  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT };
+  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
       {"seed", required_argument, NULL, OPT_SEED}, {"tau", required_argument, NULL, OPT_TAU},
       {"max-step", required_argument, NULL, OPT_MAX_STEP}, {"episodes", required_argument, NULL, OPT_EPISODES},
       {"policy", required_argument, NULL, OPT_POLICY}, {"init", required_argument, NULL, OPT_INIT},
+      {"microbatches", required_argument, NULL, 'M'}, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
   char *methods_arg = NULL;
-  int json = 0, opt;
+  int json = 0, simulate = 1, opt;
   long v;
+  sim_options so;
+  sim_options_init(&so);
   method_options o;
   method_options_default(&o);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:M:jh", options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
@@ -117,6 +126,11 @@ static int run(int argc, char **argv) {
       break;
     case OPT_POLICY: o.policy = optarg; break;
     case OPT_INIT: o.init = optarg; break;
+    case 'M':
+      if (cli_parse_int("compare", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
+      so.microbatches = (int)v;
+      break;
+    case OPT_NO_SIM: simulate = 0; break;
     case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
     }
@@ -142,14 +156,16 @@ static int run(int argc, char **argv) {
   }
   graph *g = NULL;
   chip *c = NULL;
-  row rows[MAX_ROWS], best;
+  row rows[MAX_ROWS], best, even;
   memset(rows, 0, sizeof rows);
   memset(&best, 0, sizeof best);
+  memset(&even, 0, sizeof even);
+  sim *engine = NULL;
   mp_error err;
   err_clear(&err);
   int rc = 0;
   if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
-      run_one("optimal", g, c, &o, &best, &err) != MP_OK) {
+      run_one("optimal", g, c, &o, &best, &err) != MP_OK || run_one("even", g, c, &o, &even, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
@@ -158,6 +174,25 @@ static int run(int argc, char **argv) {
       rc = cli_fail(&err);
       goto cleanup;
     }
+  if (simulate) { /* one engine for the whole command (SimGrid starts once per process) */
+    if (sim_new(c, &so, &engine, &err) != MP_OK) {
+      rc = cli_fail(&err);
+      goto cleanup;
+    }
+    for (int i = -1; i < n; i++) {
+      row *r = i < 0 ? &even : &rows[i];
+      sim_result sr;
+      memset(&sr, 0, sizeof sr);
+      if (sim_evaluate(engine, g, r->p, &sr, &err) != MP_OK) {
+        rc = cli_fail(&err);
+        goto cleanup;
+      }
+      r->simulated = 1;
+      r->throughput_per_s = sr.throughput_per_s;
+      r->period_s = sr.period_s;
+      sim_result_clear(&sr);
+    }
+  }
   cost_bound lb;
   cost_lower_bound(g, c, &lb);
   double opt_s = best.r->bottleneck_s;
@@ -171,6 +206,7 @@ static int run(int argc, char **argv) {
              jsonio_add_u64(root, "seed", o.seed) && cJSON_AddNumberToObject(root, "optimum_s", opt_s) &&
              cJSON_AddBoolToObject(root, "optimum_feasible", best.r->feasible) &&
              cJSON_AddNumberToObject(root, "lower_bound_s", lb.bound_s) &&
+             cJSON_AddNumberToObject(root, "microbatches", so.microbatches) &&
              (arr = cJSON_AddArrayToObject(root, "methods"));
     for (int i = 0; ok && i < n; i++) {
       const row *r = &rows[i];
@@ -182,6 +218,10 @@ static int run(int argc, char **argv) {
            cJSON_AddNumberToObject(e, "mem_ratio", r->r->mem_ratio) &&
            cJSON_AddNumberToObject(e, "n_stages", r->r->n_stages) && cJSON_AddNumberToObject(e, "solve_s", r->rep.solve_s) &&
            cJSON_AddStringToObject(e, "notes", r->rep.notes) && (ac = cJSON_AddArrayToObject(e, "arranged_core"));
+      if (ok && r->simulated)
+        ok = cJSON_AddNumberToObject(e, "simulated_throughput_per_s", r->throughput_per_s) &&
+             cJSON_AddNumberToObject(e, "simulated_period_s", r->period_s) &&
+             cJSON_AddNumberToObject(e, "speedup_over_even", r->throughput_per_s / even.throughput_per_s);
       for (int k = 0; ok && k < r->p->n_cores; k++) ok = cJSON_AddItemToArray(ac, cJSON_CreateNumber(r->p->arranged[k]));
     }
     if (!ok) err_nomem(&err);
@@ -193,13 +233,19 @@ static int run(int argc, char **argv) {
     printf("%s (%d layers) on %s (%d cores): optimum %s%s, lower bound %s\n\n", g->name, g->n_ops, c->name, c->n_cores,
            fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (no plan fits memory: least-infeasible)",
            fmt_s(lb.bound_s, b, sizeof b));
-    printf("%-11s %12s %9s %7s %8s %11s\n", "method", "bottleneck", "gap", "stages", "memory", "solve");
+    printf("%-11s %12s %9s %7s %8s %14s %9s %11s\n", "method", "bottleneck", "gap", "stages", "memory", "simulated/s",
+           "vs even", "solve");
     for (int i = 0; i < n; i++) {
       const row *r = &rows[i];
       char mem[16] = "fits";
       if (!r->r->feasible) snprintf(mem, sizeof mem, "%.2fx", r->r->mem_ratio);
-      printf("%-11s %12s %8.1f%% %7d %8s %11s\n", r->method, fmt_s(r->r->bottleneck_s, a, sizeof a),
-             gap_pct(r->r->bottleneck_s, opt_s), r->r->n_stages, mem, fmt_s(r->rep.solve_s, b, sizeof b));
+      char thr[32] = "-", speedup[32] = "-";
+      if (r->simulated) {
+        snprintf(thr, sizeof thr, "%.4g", r->throughput_per_s);
+        snprintf(speedup, sizeof speedup, "%.2fx", r->throughput_per_s / even.throughput_per_s);
+      }
+      printf("%-11s %12s %8.1f%% %7d %8s %14s %9s %11s\n", r->method, fmt_s(r->r->bottleneck_s, a, sizeof a),
+             gap_pct(r->r->bottleneck_s, opt_s), r->r->n_stages, mem, thr, speedup, fmt_s(r->rep.solve_s, b, sizeof b));
     }
     printf("\n(gap: bottleneck over the optimum's; memory: 'fits' or the largest per-core need over SRAM.  The optimum\n"
            " puts memory first, so a plan that does not fit can show a negative gap.)\n");
@@ -207,6 +253,8 @@ static int run(int argc, char **argv) {
 cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);
   row_clear(&best);
+  row_clear(&even);
+  sim_free(engine);
   chip_free(c);
   graph_free(g);
   free(copy);

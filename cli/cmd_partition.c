@@ -10,6 +10,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "sim.h"
 
 static const char usage[] =
     "usage: meshpipe partition -g GRAPH [-c CHIP] [-m METHOD] [-o PLAN.json] [--json] [options]\n"
@@ -17,7 +18,8 @@ static const char usage[] =
     "Splits the graph's layers into contiguous pipeline stages on contiguous (snake-ordered) core groups\n"
     "with one partitioner and prints the plan: per stage its layers (first and last op), its cores, its\n"
     "time t_i and per-core memory s_i of the analytical model (partitioner/README.md); the analytical\n"
-    "bottleneck, a lower bound on any plan's bottleneck and the gap to it.\n"
+    "bottleneck, a lower bound on any plan's bottleneck and the gap to it, and - by running the\n"
+    "SimGrid simulator on the plan - the simulated throughput, period and latency.\n"
     "\n"
     "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
@@ -32,7 +34,9 @@ static const char usage[] =
     "  --max-step N         seed-split: finetune_maximum's move limit (default 100)\n"
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
-    "  --init METHOD        learning methods: start from this method's plan\n";
+    "  --init METHOD        learning methods: start from this method's plan\n"
+    "  -M, --microbatches M micro-batches the simulator streams through the plan (default 8)\n"
+    "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n";
 
 /* "12.3 ms" style seconds. */
 static char *fmt_s(double s, char *buf, size_t n) {
@@ -48,7 +52,7 @@ static char *fmt_s(double s, char *buf, size_t n) {
 }
 
 static void print_text(const char *method, const graph *g, const chip *c, const plan *p, const cost_result *r,
-                       const cost_bound *lb, const method_report *rep) {
+                       const cost_bound *lb, const method_report *rep, const sim_result *sr) {
   char a[32], b[32], d[32];
   printf("%s on %s (%d layers) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, c->name,
          c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
@@ -75,12 +79,18 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
     printf("memory                 fits (largest per-core need %.0f%% of SRAM)\n", 100 * r->mem_ratio);
   else
     printf("memory                 DOES NOT FIT: largest per-core need %.3g x SRAM (stages marked !)\n", r->mem_ratio);
+  if (sr) {
+    printf("simulated              %.4g samples/s (period %s, latency %s, %d micro-batches); analytical / simulated "
+           "period %.3f\n",
+           sr->throughput_per_s, fmt_s(sr->period_s, a, sizeof a), fmt_s(sr->latency_s, b, sizeof b), sr->microbatches,
+           sr->period_s > 0 ? r->bottleneck_s / sr->period_s : 0.0);
+  }
   if (rep->notes[0]) printf("notes                  %s\n", rep->notes);
 }
 
 /* The JSON report; NULL if out of memory. */
 static cJSON *report_json(const char *method, const method_options *o, const graph *g, const chip *c, const plan *p,
-                          const cost_result *r, const cost_bound *lb, const method_report *rep) {
+                          const cost_result *r, const cost_bound *lb, const method_report *rep, const sim_result *sr) {
   char hex[17];
   cJSON *root = cJSON_CreateObject(), *arr = NULL, *stages = cost_result_to_json(r), *bound = cost_bound_to_json(lb);
   int ok = root && stages && bound && cJSON_AddStringToObject(root, "method", method) &&
@@ -108,6 +118,11 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
     ok = cJSON_AddItemToObject(root, "lower_bound", bound) != 0;
     if (ok) bound = NULL;
   }
+  if (ok) {
+    cJSON *simulated = sr ? sim_result_to_json(sr) : cJSON_CreateNull();
+    ok = simulated && cJSON_AddItemToObject(root, "simulated", simulated);
+    if (!ok) cJSON_Delete(simulated);
+  }
   cJSON_Delete(stages);
   cJSON_Delete(bound);
   if (!ok) {
@@ -118,23 +133,26 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
 }
 
 static int run(int argc, char **argv) {
-  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT };
+  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
       {"json", no_argument, NULL, 'j'},          {"seed", required_argument, NULL, OPT_SEED},
       {"tau", required_argument, NULL, OPT_TAU}, {"max-step", required_argument, NULL, OPT_MAX_STEP},
       {"episodes", required_argument, NULL, OPT_EPISODES}, {"policy", required_argument, NULL, OPT_POLICY},
-      {"init", required_argument, NULL, OPT_INIT}, {"help", no_argument, NULL, 'h'},
+      {"init", required_argument, NULL, OPT_INIT}, {"microbatches", required_argument, NULL, 'M'},
+      {"no-simulate", no_argument, NULL, OPT_NO_SIM}, {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
-  int json = 0, opt;
+  int json = 0, simulate = 1, opt;
   long v;
+  sim_options so;
+  sim_options_init(&so);
   method_options o;
   method_options_default(&o);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:m:o:M:jh", options, NULL)) != -1) {
     switch (opt) {
     case 'h': {
       char list[1024] = "";
@@ -168,6 +186,11 @@ static int run(int argc, char **argv) {
       break;
     case OPT_POLICY: o.policy = optarg; break;
     case OPT_INIT: o.init = optarg; break;
+    case 'M':
+      if (cli_parse_int("partition", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
+      so.microbatches = (int)v;
+      break;
+    case OPT_NO_SIM: simulate = 0; break;
     case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
     }
@@ -186,6 +209,10 @@ static int run(int argc, char **argv) {
   chip *c = NULL;
   plan *p = NULL;
   cost_result *r = NULL;
+  sim *engine = NULL;
+  sim_result sr;
+  memset(&sr, 0, sizeof sr);
+  int simulated = 0;
   mp_error err;
   err_clear(&err);
   method_report rep;
@@ -196,20 +223,29 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
+  if (simulate) { /* one engine per process: this command's only simulation */
+    if (sim_new(c, &so, &engine, &err) != MP_OK || sim_evaluate(engine, g, p, &sr, &err) != MP_OK) {
+      rc = cli_fail(&err);
+      goto cleanup;
+    }
+    simulated = 1;
+  }
   cost_bound lb;
   cost_lower_bound(g, c, &lb);
   if (json) {
-    cJSON *root = report_json(method, &o, g, c, p, r, &lb, &rep);
+    cJSON *root = report_json(method, &o, g, c, p, r, &lb, &rep, simulated ? &sr : NULL);
     if (!root || jsonio_print(root, &err) != MP_OK) {
       if (!root) err_nomem(&err);
       rc = cli_fail(&err);
     }
     cJSON_Delete(root);
   } else {
-    print_text(method, g, c, p, r, &lb, &rep);
+    print_text(method, g, c, p, r, &lb, &rep, simulated ? &sr : NULL);
     if (output) printf("plan written to %s\n", output);
   }
 cleanup:
+  sim_result_clear(&sr);
+  sim_free(engine);
   cost_result_free(r);
   plan_free(p);
   chip_free(c);

@@ -1,6 +1,7 @@
 /* Tests of baseline.c (even, balanced), of the method table (method.c) and of the commands that
  * expose them (meshpipe partition / compare): hand-worked splits, the balanced split against a brute
- * force over every contiguous split, core shares, unknown names, the commands' output and errors. */
+ * force over every contiguous split, core shares, unknown names, the commands' output and errors.
+ * The commands run the simulator (in their own processes): MESHPIPE_TEST_LABELS: simgrid */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,9 @@ static void partition_should_print_the_json_report_and_write_a_loadable_plan(voi
   double bottleneck = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "bottleneck_s"));
   double bound = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "lower_bound_s"));
   CU_ASSERT(bound > 0 && bound <= bottleneck);
+  cJSON *sim = cJSON_GetObjectItem(root, "simulated");
+  CU_ASSERT(cJSON_IsObject(sim));
+  CU_ASSERT(cJSON_GetNumberValue(cJSON_GetObjectItem(sim, "throughput_per_s")) > 0);
   cJSON_Delete(root);
   graph *g = NULL;
   chip *c = NULL;
@@ -260,13 +264,14 @@ static void partition_should_print_the_json_report_and_write_a_loadable_plan(voi
 
 static void partition_text_should_show_stages_bottleneck_and_bound(void) {
   char args[2048], *out = NULL, *errout = NULL;
-  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m balanced", testutil_src("traces/tiny_resnet.json"),
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m balanced --no-simulate", testutil_src("traces/tiny_resnet.json"),
            testutil_src("platforms/mesh4x4.json"));
   CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "balanced on tiny_resnet"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "<- bottleneck"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "analytical bottleneck"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "lower bound"));
+  CU_ASSERT_PTR_NULL(strstr(out, "simulated")); /* --no-simulate */
   free(out);
   free(errout);
 }
@@ -286,6 +291,8 @@ static void partition_should_refuse_bad_usage_with_status_2(void) {
       {"compare -g g.json --methods even,magic", "no method 'magic'"},
       {"compare -g g.json --methods ''", "--methods is empty"},
       {"compare -g g.json --seed -3", "--seed"},
+      {"compare -g g.json -M 0", "--microbatches must be"},
+      {"partition -g g.json --microbatches x", "--microbatches expects"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *out = NULL, *errout = NULL;
@@ -338,6 +345,9 @@ static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
     if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")), "optimal") == 0)
       CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(m, "gap_to_optimum_pct")), 0, 1e-9);
     if (feasible_optimum && cJSON_IsTrue(cJSON_GetObjectItem(m, "feasible"))) CU_ASSERT(b >= optimum * (1 - 1e-12));
+    CU_ASSERT(cJSON_GetNumberValue(cJSON_GetObjectItem(m, "simulated_throughput_per_s")) > 0);
+    if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")), "even") == 0)
+      CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(m, "speedup_over_even")), 1, 1e-12);
   }
   cJSON_Delete(root);
   free(out);
