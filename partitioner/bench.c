@@ -19,8 +19,8 @@ static const char *const suite_graphs[] = {"traces/resnet50.json", "traces/vgg16
                                            "traces/transformer_encoder.json"};
 static const char *const suite_chips[] = {"platforms/mesh4x4.json", "platforms/mesh8x8.json",
                                           "platforms/mesh16x16.json"};
-/* The quick suite: the two CNNs the issue names, on the two smaller meshes. */
-#define QUICK_GRAPHS 2
+/* The quick suite (CI's): every model on the two smaller meshes. */
+#define QUICK_GRAPHS 4
 #define QUICK_CHIPS 2
 
 mp_status bench_suite(int quick, bench_item **out, int *n, mp_error *err) {
@@ -276,9 +276,9 @@ void bench_diff_clear(bench_diff *d) {
   memset(d, 0, sizeof *d);
 }
 
-static void add_why(bench_diff_row *row, const char *text) {
-  size_t used = strlen(row->why);
-  snprintf(row->why + used, sizeof row->why - used, "%s%s", used ? "; " : "", text);
+static void add_why(char *why, size_t cap, const char *text) {
+  size_t used = strlen(why);
+  snprintf(why + used, cap - used, "%s%s", used ? "; " : "", text);
 }
 
 static void compare(const bench_entry *o, const bench_entry *e, const bench_limits *lim, int speed, bench_diff_row *row) {
@@ -289,32 +289,34 @@ static void compare(const bench_entry *o, const bench_entry *e, const bench_limi
   row->verdict = BENCH_SAME;
   if (e->throughput_per_s < (1 - lim->quality_drop) * o->throughput_per_s) {
     snprintf(text, sizeof text, "throughput %+.2f%%", 100 * row->quality);
-    add_why(row, text);
+    add_why(row->why, sizeof row->why, text);
     row->verdict = BENCH_WORSE;
   } else if (e->throughput_per_s > o->throughput_per_s * (1 + lim->quality_drop)) {
     row->verdict = BENCH_BETTER;
   }
   if (o->feasible && !e->feasible) {
-    add_why(row, "no longer fits memory");
+    add_why(row->why, sizeof row->why, "no longer fits memory");
     row->verdict = BENCH_WORSE;
   }
-  if (speed) {
-    if ((o->solve_s >= lim->min_solve_s || e->solve_s >= lim->min_solve_s) && e->solve_s > 0) {
-      row->solve = o->solve_s / e->solve_s - 1;
-      if (row->solve < -lim->speed_drop) {
-        snprintf(text, sizeof text, "solve time %.3g s -> %.3g s", o->solve_s, e->solve_s);
-        add_why(row, text);
-      }
-    }
-    if (o->evals_per_s > 0 && e->evals_per_s > 0) {
-      row->evals = e->evals_per_s / o->evals_per_s - 1;
-      if (row->evals < -lim->speed_drop) {
-        snprintf(text, sizeof text, "sim evals/s %.3g -> %.3g", o->evals_per_s, e->evals_per_s);
-        add_why(row, text);
-      }
-    }
-  }
   row->fails = row->why[0] != '\0';
+  if (speed) {
+    if ((o->solve_s >= lim->min_solve_s || e->solve_s >= lim->min_solve_s) && o->solve_s > 0 && e->solve_s > 0)
+      row->solve = o->solve_s / e->solve_s - 1;
+    if (o->evals_per_s > 0 && e->evals_per_s > 0) row->evals = e->evals_per_s / o->evals_per_s - 1;
+  }
+}
+
+/* Geometric mean of (1 + x) over the rows' non-NAN figures, - 1; NAN when there is none. */
+static double mean_change(const bench_diff *d, int evals, int *n) {
+  double log_sum = 0;
+  *n = 0;
+  for (int i = 0; i < d->n; i++) {
+    double x = evals ? d->rows[i].evals : d->rows[i].solve;
+    if (isnan(x)) continue;
+    log_sum += log1p(x);
+    (*n)++;
+  }
+  return *n ? expm1(log_sum / *n) : NAN;
 }
 
 mp_status bench_diff_new(const bench_report *old, const bench_report *now, const bench_limits *lim, bench_diff *out,
@@ -350,10 +352,23 @@ mp_status bench_diff_new(const bench_report *old, const bench_report *now, const
     row->verdict = BENCH_MISSING;
     row->quality = row->solve = row->evals = NAN;
     if (out->missing_fail) {
-      add_why(row, "missing from this run");
+      add_why(row->why, sizeof row->why, "missing from this run");
       row->fails = 1;
     }
   }
   for (int i = 0; i < out->n; i++) out->failures += out->rows[i].fails;
+  out->solve = mean_change(out, 0, &out->n_solve);
+  out->evals = mean_change(out, 1, &out->n_evals);
+  char text[96];
+  if (out->n_solve > 0 && out->solve < -lim->speed_drop) {
+    snprintf(text, sizeof text, "solve speed %+.1f%% over %d cases", 100 * out->solve, out->n_solve);
+    add_why(out->speed_why, sizeof out->speed_why, text);
+    out->failures++;
+  }
+  if (out->n_evals > 0 && out->evals < -lim->speed_drop) {
+    snprintf(text, sizeof text, "sim evaluations/s %+.1f%% over %d cases", 100 * out->evals, out->n_evals);
+    add_why(out->speed_why, sizeof out->speed_why, text);
+    out->failures++;
+  }
   return MP_OK;
 }

@@ -5,8 +5,11 @@
  * is worth (simulated throughput, analytical bottleneck, gap to the optimum's bottleneck on the same
  * graph and chip) and how fast things ran (the method's solve time, uncached simulator evaluations
  * per second), with the machine and meshpipe version.  Plans are deterministic, so quality figures
- * compare exactly between machines; speed figures are compared only between runs on the same kind of
- * machine (same CPU model and count), since on another machine they measure the machine.
+ * compare exactly between machines, case by case.  Speed figures are compared only between runs on
+ * the same kind of machine (same CPU model and count), since on another machine they measure the
+ * machine, and over the whole suite (geometric means of the ratios over the cases both runs have),
+ * since one case's timing on a shared machine easily moves by half while a slower simulator or
+ * partitioner moves them all.
  *
  * A bench_report owns its entries (bench_report_clear); the diff borrows the two reports. */
 #ifndef MESHPIPE_BENCH_H
@@ -88,7 +91,7 @@ mp_status bench_save(const bench_report *r, const char *path, mp_error *err);
 /* When a change counts as a regression. */
 typedef struct bench_limits {
   double quality_drop; /* fail when throughput < (1 - this) x the baseline's (default 0.005) */
-  double speed_drop;   /* fail when a speed (1/solve_s, evals/s) < (1 - this) x the baseline's (0.25) */
+  double speed_drop;   /* fail when a suite speed (1/solve_s, evals/s) < (1 - this) x the baseline's (0.25) */
   double min_solve_s;  /* solve times below this in both runs are timer noise: not compared (0.02 s) */
 } bench_limits;
 
@@ -102,7 +105,7 @@ typedef struct bench_diff_row {
   double solve;     /* old / now solve time - 1: the change in solve speed (NAN: not compared) */
   double evals;     /* now / old evaluations per second - 1 (NAN: not compared) */
   bench_verdict verdict;
-  int fails;        /* this row makes the comparison fail */
+  int fails;        /* this row makes the comparison fail (quality, memory, missing; never speed) */
   char why[160];    /* what got worse, "" otherwise */
 } bench_diff_row;
 
@@ -111,7 +114,12 @@ typedef struct bench_diff {
   bench_diff_row *rows; /* owned; in the order of now's entries, then old's missing ones */
   int speed_compared;   /* the machines match, so speed figures count */
   int missing_fail;     /* same suite and filter, so a case missing from now counts */
-  int failures;         /* rows that fail */
+  double solve;         /* geometric mean over the cases with a solve figure of (1 + row.solve), - 1;
+                           NAN when there is none */
+  double evals;         /* likewise for evaluations per second */
+  int n_solve, n_evals; /* cases in each mean */
+  char speed_why[160];  /* which suite speed dropped, "" otherwise */
+  int failures;         /* failing rows, plus one per suite speed that dropped by more than speed_drop */
 } bench_diff;
 
 /* Compares now against the baseline old (both borrowed, must outlive the diff); lim may be NULL. */

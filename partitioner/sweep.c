@@ -482,18 +482,20 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   row->cores = c->n_cores;
   row->solve_s = rep.solve_s;
   row->plan_hash = plan_hash(p);
-  if (speed_s > 0) {
-    double t0 = now_s(), t = t0;
-    long n = 0;
-    while (st == MP_OK && (n < 3 || t - t0 < speed_s)) {
-      sim_result again;
-      memset(&again, 0, sizeof again);
-      st = sim_evaluate(sm, g, p, &again, err);
-      sim_result_clear(&again);
-      n++;
-      t = now_s();
+  if (speed_s > 0) { /* the best of three windows, so a moment of load elsewhere counts less */
+    for (int w = 0; w < 3 && st == MP_OK; w++) {
+      double t0 = now_s(), t = t0;
+      long n = 0;
+      while (st == MP_OK && (n < 1 || t - t0 < speed_s / 3)) {
+        sim_result again;
+        memset(&again, 0, sizeof again);
+        st = sim_evaluate(sm, g, p, &again, err);
+        sim_result_clear(&again);
+        n++;
+        t = now_s();
+      }
+      if (st == MP_OK && t > t0 && (double)n / (t - t0) > row->evals_per_s) row->evals_per_s = (double)n / (t - t0);
     }
-    if (st == MP_OK) row->evals_per_s = t > t0 ? (double)n / (t - t0) : 0;
   }
 cleanup:
   sim_result_clear(&res);

@@ -118,7 +118,8 @@ typedef struct sweep_row {
 
 /* Partitions g on c with the named method and simulates the plan.  Starts a SimGrid engine, so it
  * can run once per process (call it in a worker).  With speed_s > 0 it then re-simulates the plan
- * without the cache for about speed_s seconds (at least 3 times) and fills evals_per_s.  All
+ * without the cache for about speed_s seconds, in three windows (each at least one evaluation), and
+ * fills evals_per_s with the best window's rate.  All
  * arguments borrowed; so may be NULL.  A method or simulator failure is returned as is. */
 mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const method_options *mo,
                         const sim_options *so, double speed_s, sweep_row *row, mp_error *err);
