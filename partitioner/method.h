@@ -3,8 +3,8 @@
  * A method maps a graph and a chip (both borrowed) and options to a plan in canonical arranged_core
  * form (owned by the caller) covering every layer and every core, plus a small report.  Every method
  * is deterministic for given inputs and options (seed included).  When no plan fits memory a method
- * still returns a plan and says so in the report (report.feasible = 0); it is an error only when it
- * cannot produce any plan at all.  The table is in method.c; adding a method is one more entry. */
+ * still returns a plan (method_run marks the report infeasible); it is an error only when it cannot
+ * produce any plan at all.  The table is in method.c; adding a method is one more entry. */
 #ifndef MESHPIPE_METHOD_H
 #define MESHPIPE_METHOD_H
 
@@ -23,7 +23,6 @@ typedef struct method_options {
   int episodes;        /* learning methods: episodes to run (-1 = the method's default) */
   const char *policy;  /* learning methods: policy file to start from, or NULL */
   const char *init;    /* learning methods: name of the method whose plan starts the search, or NULL */
-  int verbose;         /* methods may write progress into the report's notes only; never print */
 } method_options;
 
 /* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings. */
@@ -38,8 +37,8 @@ typedef struct method_report {
   char notes[METHOD_NOTES_MAX];  /* one or two sentences: how the plan was derived, caveats */
 } method_report;
 
-/* A method: g, c, o borrowed; on success *out is an owned plan for g on c and rep is filled
- * (except solve_s). */
+/* A method: g, c, o borrowed; on success *out is an owned plan for g on c and rep->notes says how it
+ * was made (method_run fills solve_s and feasible). */
 typedef mp_status (*method_fn)(const graph *g, const chip *c, const method_options *o, plan **out,
                                method_report *rep, mp_error *err);
 
