@@ -367,11 +367,48 @@ static void optimal_should_return_the_least_infeasible_plan_and_say_so(void) {
   chip_free(c);
 }
 
+/* No method finds a fitting plan with a lower bottleneck than the optimum, and the optimum is never
+ * below the lower bound, on larger random instances than brute force can take. */
+static void no_method_should_beat_the_optimum_on_medium_instances(void) {
+  rng_state = 777;
+  for (int id = 0; id < 30; id++) {
+    graph *g = random_graph(8 + below(8), 0);
+    chip *c = random_chip(2 + below(3), 1 + below(3), below(4) == 0, below(3) == 0 ? 0.5 : 40.0);
+    CU_ASSERT_FATAL(g && c);
+    method_options o;
+    method_options_default(&o);
+    method_report rep;
+    plan *p = NULL;
+    mp_error err;
+    cost_result *best = NULL;
+    CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &o, &p, &rep, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &best, &err), MP_OK);
+    plan_free(p);
+    cost_bound lb;
+    cost_lower_bound(g, c, &lb);
+    CU_ASSERT(lb.bound_s <= best->bottleneck_s * (1 + 1e-12));
+    for (int i = 1; i < method_count(); i++) {
+      if (!strcmp(method_at(i)->name, "rl")) continue; /* trains on the simulator: not for this loop */
+      cost_result *r = NULL;
+      CU_ASSERT_EQUAL_FATAL(method_run(method_at(i)->name, g, c, &o, &p, &rep, &err), MP_OK);
+      CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &r, &err), MP_OK);
+      if (r->feasible) CU_ASSERT(best->feasible && r->bottleneck_s >= best->bottleneck_s * (1 - 1e-12));
+      if (!r->feasible && !best->feasible) CU_ASSERT(r->mem_ratio >= best->mem_ratio * (1 - 1e-12));
+      cost_result_free(r);
+      plan_free(p);
+    }
+    cost_result_free(best);
+    graph_free(g);
+    chip_free(c);
+  }
+}
+
 static CU_TestInfo tests[] = {
     {"optimal_should_equal_brute_force_on_400_random_instances", optimal_should_equal_brute_force_on_400_random_instances},
     {"threshold_dp_should_equal_the_position_aware_dp_on_larger_instances",
      threshold_dp_should_equal_the_position_aware_dp_on_larger_instances},
     {"optimal_should_return_the_least_infeasible_plan_and_say_so", optimal_should_return_the_least_infeasible_plan_and_say_so},
+    {"no_method_should_beat_the_optimum_on_medium_instances", no_method_should_beat_the_optimum_on_medium_instances},
     CU_TEST_INFO_NULL,
 };
 
