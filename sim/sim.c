@@ -25,8 +25,9 @@
  * signals the receiver (a counter and a semaphore: the transfer is in flight from the moment it is
  * posted, as with a permanent receiver).  When a group's per-core share s_i = W_i/c_i + max a_j
  * exceeds a core's SRAM, that core's excess weights (at most W_i/c_i) are streamed every
- * micro-batch, before its first segment, from the DRAM port nearest the group's first core to that
- * core, through the NoC; the plan is flagged infeasible.  A chip without DRAM ports streams nothing.
+ * micro-batch, before its first segment, from the DRAM port nearest the group's first core to the
+ * cores that need them, all at once (one ptask sharing the port's link), through the NoC; the plan
+ * is flagged infeasible.  A chip without DRAM ports streams nothing.
  * Graph inputs are fed by the host to every group that reads them and cost nothing.
  * L07 shares a link fairly between the transfers that use it; every transfer and all-gather also
  * pays its route's latency (hops x per-hop latency).
@@ -88,6 +89,8 @@ typedef struct jgroup {
   int n_recvs;
   double *dram; /* per core of the group: weight bytes streamed per micro-batch (NULL when it fits) */
   int dram_port;
+  sg_host_t *dram_hosts; /* the port, then the group's cores */
+  double *dram_matrix;   /* (n_cores+1)^2 bytes (row 0: port to core k+1), then n_cores+1 zero flops */
   /* run state */
   int *progress; /* per micro-batch: next segment */
   int *arrived;  /* per recv: micro-batches arrived */
@@ -118,6 +121,7 @@ enum { ST_STARTING, ST_IDLE, ST_REQUEST, ST_DONE, ST_STOP };
 
 typedef struct cache_entry {
   int valid;
+  long stamp; /* insertion number, to evict the oldest of a set */
   uint64_t graph_hash, plan_hash;
   int M, n_arranged;
   int *arranged;
@@ -138,6 +142,7 @@ struct sim {
   sg_host_t *dram_hosts; /* per port */
   sim_stats stats;
   cache_entry *cache;
+  long cache_stamp;
   double *link_bytes; /* scratch: per link index */
   int *link_order;    /* scratch */
 };
@@ -197,6 +202,13 @@ static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
 }
 
+/* One ptask from the DRAM port to every core of the group that needs weights, all at once (they
+ * share the port's link); its host list and matrix were prepared by job_build. */
+static void stream_weights(jgroup *gr) {
+  int n = gr->n_cores + 1;
+  sg_actor_parallel_execute(n, gr->dram_hosts, gr->dram_matrix + (size_t)n * (size_t)n, gr->dram_matrix);
+}
+
 static int seg_ready(const jgroup *gr, int mb, int sg) {
   const seg *x = &gr->segs[sg];
   for (int k = 0; k < x->n_needs; k++)
@@ -230,11 +242,8 @@ static void group_actor(int argc, char **argv) {
     const seg *x = &gr->segs[sg];
     if (sg == 0 && gr->dram) {
       double t = simgrid_get_clock();
-      for (int k = 0; k < gr->n_cores; k++)
-        if (gr->dram[k] > 0) {
-          ptask2(s->dram_hosts[gr->dram_port], s->hosts[gr->first_core + k], gr->dram[k]);
-          gr->acts++;
-        }
+      stream_weights(gr);
+      gr->acts++;
       gr->dram_s += simgrid_get_clock() - t;
     }
     double t = simgrid_get_clock();
@@ -337,7 +346,7 @@ static void run_route(sim *s, job *j) {
   j->r_count = 0;
   xbt_dynar_foreach (links, i, l) {
     const char *name = sg_link_get_name(l);
-    if (strcmp(name, "local") == 0) continue;
+    if (name[0] != 'x' && strncmp(name, "dram", 4) != 0) continue; /* the zero-cost in/turn/out links */
     if (j->r_count < j->r_max) snprintf(j->r_names[j->r_count], 48, "%s", name);
     j->r_count++;
   }
@@ -524,6 +533,8 @@ static void job_free(job *j) {
     free(gr->segs);
     free(gr->sends);
     free(gr->dram);
+    free(gr->dram_hosts);
+    free(gr->dram_matrix);
     free(gr->progress);
     free(gr->arrived);
     free(gr->done_t);
@@ -621,6 +632,15 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
         gr->dram[k] = excess > 0 ? excess : 0;
       }
       gr->dram_port = chip_nearest_dram(c, gr->first_core);
+      size_t n = (size_t)gr->n_cores + 1;
+      gr->dram_hosts = malloc(n * sizeof *gr->dram_hosts);
+      gr->dram_matrix = calloc(n * n + n, sizeof *gr->dram_matrix);
+      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
+      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
+      for (int k = 0; k < gr->n_cores; k++) {
+        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
+        gr->dram_matrix[k + 1] = gr->dram[k];
+      }
     }
   }
   free(recv_of);
@@ -748,12 +768,40 @@ static mp_status make_result(sim *s, const graph *g, const plan *p, const split 
   return MP_OK;
 }
 
-static cache_entry *cache_slot(sim *s, uint64_t gh, uint64_t ph, int M) {
-  if (!s->cache) return NULL;
+/* The cache is 4-way set associative: a key may sit in any of the 4 entries of its set; a new
+ * result replaces the set's oldest entry. */
+#define CACHE_WAYS 4
+
+static uint64_t cache_key(uint64_t gh, uint64_t ph, int M) {
   uint64_t h = fileio_hash(FILEIO_HASH_INIT, &gh, sizeof gh);
   h = fileio_hash(h, &ph, sizeof ph);
-  h = fileio_hash(h, &M, sizeof M);
-  return &s->cache[h % (uint64_t)s->opt.cache_size];
+  return fileio_hash(h, &M, sizeof M);
+}
+
+static cache_entry *cache_find(sim *s, const graph *g, const plan *p, uint64_t ph, int M) {
+  if (!s->cache) return NULL;
+  int sets = s->opt.cache_size / CACHE_WAYS > 0 ? s->opt.cache_size / CACHE_WAYS : 1;
+  int ways = s->opt.cache_size < CACHE_WAYS ? s->opt.cache_size : CACHE_WAYS;
+  cache_entry *set = &s->cache[(cache_key(g->hash, ph, M) % (uint64_t)sets) * (uint64_t)ways];
+  for (int w = 0; w < ways; w++) {
+    cache_entry *ce = &set[w];
+    if (ce->valid && ce->graph_hash == g->hash && ce->plan_hash == ph && ce->M == M && ce->n_arranged == p->n_cores &&
+        memcmp(ce->arranged, p->arranged, (size_t)p->n_cores * sizeof(int)) == 0)
+      return ce;
+  }
+  return NULL;
+}
+
+static cache_entry *cache_victim(sim *s, uint64_t gh, uint64_t ph, int M) {
+  if (!s->cache) return NULL;
+  int sets = s->opt.cache_size / CACHE_WAYS > 0 ? s->opt.cache_size / CACHE_WAYS : 1;
+  int ways = s->opt.cache_size < CACHE_WAYS ? s->opt.cache_size : CACHE_WAYS;
+  cache_entry *set = &s->cache[(cache_key(gh, ph, M) % (uint64_t)sets) * (uint64_t)ways], *best = &set[0];
+  for (int w = 0; w < ways; w++) {
+    if (!set[w].valid) return &set[w];
+    if (set[w].stamp < best->stamp) best = &set[w];
+  }
+  return best;
 }
 
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_result *res, mp_error *err) {
@@ -767,9 +815,8 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
     return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
                    g->n_ops);
   uint64_t ph = plan_hash(p);
-  cache_entry *ce = cache_slot(s, g->hash, ph, M);
-  if (ce && ce->valid && ce->graph_hash == g->hash && ce->plan_hash == ph && ce->M == M &&
-      ce->n_arranged == p->n_cores && memcmp(ce->arranged, p->arranged, (size_t)p->n_cores * sizeof(int)) == 0) {
+  cache_entry *ce = cache_find(s, g, p, ph, M);
+  if (ce) {
     mp_status st = result_copy(&ce->res, res, err);
     if (st != MP_OK) return st;
     res->cached = 1;
@@ -792,6 +839,7 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
   if (st == MP_OK) {
     s->stats.evaluations++;
     s->stats.activities += res->activities;
+    ce = cache_victim(s, g->hash, ph, M);
     if (ce) {
       int *arr = malloc((size_t)p->n_cores * sizeof *arr);
       sim_result copy;
@@ -802,6 +850,7 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
         }
         memcpy(arr, p->arranged, (size_t)p->n_cores * sizeof *arr);
         ce->valid = 1;
+        ce->stamp = ++s->cache_stamp;
         ce->graph_hash = g->hash;
         ce->plan_hash = ph;
         ce->M = M;

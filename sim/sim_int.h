@@ -4,7 +4,8 @@
  * Platform (one DijkstraCache zone, so that a 32x32 mesh loads in well under a second): per core a
  * host "cID" and two routers "Xx_y", "Yx_y".  Edges: cID -> Xx_y (inject), Xx_y -> Xx±1_y (a NoC
  * link), Xx_y -> Yx_y (turn), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID (eject); inject, turn and
- * eject carry one shared zero-latency FATPIPE link "local" of practically infinite bandwidth.  A
+ * eject carry the core's own zero-latency links "inID", "turnID", "outID" of practically infinite
+ * bandwidth (one link shared by every route would couple all transfers in SimGrid's solver).  A
  * route can only go along x first and then along y, never back, so the shortest route (SimGrid's
  * Dijkstra counts links) between two cores is exactly the dimension-ordered XY route.  Every node
  * must stay reachable from every other (SimGrid's Dijkstra overflows its costs on unreachable nodes),

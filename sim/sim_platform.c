@@ -65,9 +65,13 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
   for (int i = 0; i < c->n_dram; i++) fprintf(f, "<host id=\"dram%d\" speed=\"1f\"/>\n", i);
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++) fprintf(f, "<router id=\"X%d_%d\"/>\n<router id=\"Y%d_%d\"/>\n", x, y, x, y);
-  fputs("<link id=\"local\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
-        "<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n",
-        f);
+  fputs("<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n", f);
+  for (int i = 0; i < c->n_cores; i++)
+    fprintf(f,
+            "<link id=\"in%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
+            "<link id=\"turn%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
+            "<link id=\"out%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n",
+            i, i, i);
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
       for (int d = 0; d < 4; d++) {
@@ -86,12 +90,15 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
       int id = chip_core_at(c, x, y);
       snprintf(a, sizeof a, "c%d", id);
       snprintf(b, sizeof b, "X%d_%d", x, y);
-      route(f, a, b, "local", 1);
+      snprintf(l, sizeof l, "in%d", id);
+      route(f, a, b, l, 1);
       snprintf(a, sizeof a, "Y%d_%d", x, y);
-      route(f, b, a, "local", 1);
+      snprintf(l, sizeof l, "turn%d", id);
+      route(f, b, a, l, 1);
       route(f, a, b, "detour", detour);
       snprintf(b, sizeof b, "c%d", id);
-      route(f, a, b, "local", 1);
+      snprintf(l, sizeof l, "out%d", id);
+      route(f, a, b, l, 1);
       for (int d = 0; d < 4; d++) {
         int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS), ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
         if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;

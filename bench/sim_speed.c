@@ -1,0 +1,178 @@
+/* sim_speed: how fast the SimGrid simulator evaluates plans, and what a 32x32 chip costs to start.
+ *
+ * For ResNet-50 (traces/resnet50.json, or the graph given as argv[1]) on the 4x4, 8x8 and 16x16
+ * meshes, each in a child process of its own (SimGrid starts once per process): N random plans of
+ * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
+ * evaluations/s, activities per evaluation and simulated activities/s.  Then, in another child, the
+ * start-up time of a sim on the 32x32 mesh, one evaluation there, and the child's peak resident
+ * memory.  Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP]]] (default 2000
+ * evaluations per chip; with CHIP, that chip only). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chip.h"
+#include "graph.h"
+#include "plan.h"
+#include "rng.h"
+#include "sim.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* k-1 distinct cut points in 1..n-1, ascending, as k counts summing to n. */
+static void random_counts(rng *r, int n, int k, int *counts) {
+  int *cut = calloc((size_t)n + 1, sizeof *cut);
+  int made = 0;
+  while (made < k - 1) {
+    int x = 1 + (int)rng_below(r, (uint64_t)(n - 1));
+    if (!cut[x]) {
+      cut[x] = 1;
+      made++;
+    }
+  }
+  int prev = 0, i = 0;
+  for (int x = 1; x <= n; x++)
+    if (x == n || cut[x]) {
+      counts[i++] = x - prev;
+      prev = x;
+    }
+  free(cut);
+}
+
+static int bench_chip(const char *graph_path, const char *chip_path, int n_evals) {
+  graph *g = NULL;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  err_clear(&err);
+  if (graph_load(graph_path, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  sim_options o;
+  sim_options_init(&o);
+  o.cache_size = 0;
+  if (sim_new(c, &o, &s, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  rng r;
+  rng_seed(&r, 42);
+  int max_k = 16;
+  if (max_k > g->n_ops) max_k = g->n_ops;
+  if (max_k > c->n_cores) max_k = c->n_cores;
+  int *layers = malloc((size_t)max_k * sizeof *layers), *cores = malloc((size_t)max_k * sizeof *cores);
+  long acts = 0;
+  double stages = 0, t = now();
+  for (int e = 0; e < n_evals; e++) {
+    int k = 1 + (int)rng_below(&r, (uint64_t)max_k);
+    random_counts(&r, g->n_ops, k, layers);
+    random_counts(&r, c->n_cores, k, cores);
+    plan *p = NULL;
+    sim_result res;
+    if (plan_from_stages(layers, cores, k, &p, &err) != MP_OK || sim_evaluate(s, g, p, &res, &err) != MP_OK) {
+      fprintf(stderr, "sim_speed: %s\n", err.msg);
+      return 1;
+    }
+    acts += res.activities;
+    stages += k;
+    sim_result_clear(&res);
+    plan_free(p);
+  }
+  double dt = now() - t;
+  sim_stats st;
+  sim_get_stats(s, &st);
+  printf("%-10s %4d cores  %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
+         "start-up %.3f s, %.0f%% of the time in the engine)\n",
+         c->name, c->n_cores, n_evals, n_evals / dt, (double)acts / n_evals, (double)acts / dt, stages / n_evals,
+         st.startup_s, 100 * st.engine_s / dt);
+  fflush(stdout);
+  free(layers);
+  free(cores);
+  sim_free(s);
+  chip_free(c);
+  graph_free(g);
+  return 0;
+}
+
+static int bench_startup(const char *graph_path, const char *chip_path) {
+  graph *g = NULL;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  err_clear(&err);
+  if (graph_load(graph_path, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  double t = now();
+  if (sim_new(c, NULL, &s, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  double startup = now() - t;
+  int k = 16, layers[16], cores[16];
+  rng r;
+  rng_seed(&r, 7);
+  random_counts(&r, g->n_ops, k, layers);
+  random_counts(&r, c->n_cores, k, cores);
+  plan *p = NULL;
+  sim_result res;
+  t = now();
+  if (plan_from_stages(layers, cores, k, &p, &err) != MP_OK || sim_evaluate(s, g, p, &res, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  double first = now() - t;
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("%-10s %4d cores  start-up %.3f s  first 16-stage evaluation %.3f s (%ld activities)  peak RSS %.1f MB\n",
+         c->name, c->n_cores, startup, first, res.activities, ru.ru_maxrss / 1024.0);
+  fflush(stdout);
+  sim_result_clear(&res);
+  plan_free(p);
+  sim_free(s);
+  chip_free(c);
+  graph_free(g);
+  return 0;
+}
+
+static int in_child(int (*fn)(const char *, const char *, int), const char *a, const char *b, int n) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) _exit(fn(a, b, n));
+  int status;
+  if (waitpid(pid, &status, 0) < 0) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int startup_adapter(const char *a, const char *b, int n) {
+  (void)n;
+  return bench_startup(a, b);
+}
+
+int main(int argc, char **argv) {
+  const char *graph_path = argc > 1 ? argv[1] : "traces/resnet50.json";
+  int n = argc > 2 ? atoi(argv[2]) : 2000;
+  if (n < 1) n = 1;
+  static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16"};
+  int rc = 0;
+  if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
+  printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
+  for (int i = 0; i < 3; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
+    rc |= in_child(bench_chip, graph_path, path, n);
+  }
+  rc |= in_child(startup_adapter, graph_path, "platforms/mesh32x32.json", 0);
+  return rc;
+}

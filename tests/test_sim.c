@@ -1,0 +1,693 @@
+/* test_sim: the SimGrid pipeline simulator against closed forms and hand-derived figures.
+ * MESHPIPE_TEST_LABELS: simgrid
+ *
+ * SimGrid starts once per process, so every engine runs in a child (testutil_in_child): the child
+ * evaluates a list of (graph, plan, M) cases on one chip and writes the results' JSON to a file the
+ * parent checks.  Figures must agree to 1e-9 relative (the simulator rounds to 12 digits). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip.h"
+#include "graph.h"
+#include "jsonio.h"
+#include "plan.h"
+#include "sim.h"
+#include "sim_int.h"
+#include "testutil.h"
+
+/* ---- helpers ----------------------------------------------------------------------------------- */
+
+typedef struct sim_case {
+  const char *graph; /* graph JSON */
+  int arranged[64];
+  int n_cores;
+  int M;
+} sim_case;
+
+typedef struct child_job {
+  const char *chip;
+  const sim_case *cases;
+  int n_cases;
+  int cache;
+  const char *out;
+} child_job;
+
+static int load_graph(const char *text, graph **g, mp_error *err) {
+  cJSON *root = NULL;
+  mp_status st = jsonio_parse("test-graph", text, strlen(text), &root, err);
+  if (st == MP_OK) st = graph_from_json(root, "test-graph", g, err);
+  cJSON_Delete(root);
+  return st;
+}
+
+static int load_chip(const char *text, chip **c, mp_error *err) {
+  cJSON *root = NULL;
+  mp_status st = jsonio_parse("test-chip", text, strlen(text), &root, err);
+  if (st == MP_OK) st = chip_from_json(root, "test-chip", c, err);
+  cJSON_Delete(root);
+  return st;
+}
+
+static int child_eval(void *arg) {
+  const child_job *j = arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  err_clear(&err);
+  sim_options o;
+  sim_options_init(&o);
+  o.cache_size = j->cache ? 4096 : 0;
+  if (load_chip(j->chip, &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK) {
+    fprintf(stderr, "child: %s\n", err.msg);
+    return 10;
+  }
+  cJSON *all = cJSON_CreateArray();
+  for (int i = 0; i < j->n_cases; i++) {
+    graph *g = NULL;
+    plan *p = NULL;
+    sim_result r;
+    if (load_graph(j->cases[i].graph, &g, &err) != MP_OK ||
+        plan_new(j->cases[i].arranged, j->cases[i].n_cores, g->n_ops, &p, &err) != MP_OK ||
+        sim_evaluate_m(s, g, p, j->cases[i].M, &r, &err) != MP_OK) {
+      fprintf(stderr, "child: case %d: %s\n", i, err.msg);
+      return 11;
+    }
+    cJSON *o_r = sim_result_to_json(&r);
+    cJSON_AddBoolToObject(o_r, "cached", r.cached);
+    cJSON_AddItemToArray(all, o_r);
+    sim_result_clear(&r);
+    plan_free(p);
+    graph_free(g);
+  }
+  if (jsonio_save(j->out, all, &err) != MP_OK) return 12;
+  cJSON_Delete(all);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+/* Runs the cases in a fresh child; returns the array of result objects (owned) or NULL. */
+static cJSON *eval_cases(const char *chip_json, const sim_case *cases, int n, int cache) {
+  static int seq;
+  char name[64];
+  snprintf(name, sizeof name, "results%d.json", seq++);
+  child_job j = {chip_json, cases, n, cache, testutil_temp_path(name)};
+  int rc = testutil_in_child(child_eval, &j);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc != 0) return NULL;
+  cJSON *root = NULL;
+  mp_error err;
+  if (jsonio_load(j.out, &root, &err) != MP_OK) return NULL;
+  return root;
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const cJSON *stage(const cJSON *res, int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "stages"), i);
+}
+
+static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)); }
+
+#define ASSERT_REL(a, b)                                                                                               \
+  do {                                                                                                                 \
+    double a_ = (a), b_ = (b);                                                                                         \
+    if (!close_rel(a_, b_, 1e-9)) fprintf(stderr, "\n  %s = %.17g but %s = %.17g\n", #a, a_, #b, b_);                  \
+    CU_ASSERT(close_rel(a_, b_, 1e-9));                                                                                \
+  } while (0)
+
+/* ---- a chain on a line of cores: the closed form ------------------------------------------------ */
+
+/* x -> L0 -> L1 -> L2 -> L3: flops and output bytes chosen so that stages and transfers differ. */
+static const double chain_flops[4] = {3e6, 7e6, 2e6, 5e6};
+static const double chain_bytes[4] = {40000, 10000, 90000, 16};
+static const char chain_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"chain\",\"inputs\":[{\"name\":\"x\",\"bytes\":64}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":40000}],"
+    "\"macs\":1500000,\"flops\":3000000,\"weight_bytes\":1000},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":10000}],"
+    "\"macs\":3500000,\"flops\":7000000,\"weight_bytes\":2000},"
+    "{\"name\":\"L2\",\"type\":\"Conv\",\"inputs\":[\"t1\"],\"outputs\":[{\"name\":\"t2\",\"bytes\":90000}],"
+    "\"macs\":1000000,\"flops\":2000000,\"weight_bytes\":3000},"
+    "{\"name\":\"L3\",\"type\":\"Gemm\",\"inputs\":[\"t2\"],\"outputs\":[{\"name\":\"y\",\"bytes\":16}],"
+    "\"macs\":2500000,\"flops\":5000000,\"weight_bytes\":4000}]}";
+
+/* 1x4 line: every transfer between consecutive cores uses its own link. */
+static const char line4_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line4\",\"mesh\":{\"width\":4,\"height\":1},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":5e-9}}";
+
+static void sim_chain_makespan_should_match_the_closed_form(void) {
+  sim_case cs[3] = {{chain_graph, {1, 1, 1, 1}, 4, 8}, {chain_graph, {1, 1, 1, 1}, 4, 1},
+                    {chain_graph, {1, 1, 1, 1}, 4, 3}};
+  cJSON *res = eval_cases(line4_chip, cs, 3, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  /* stages: compute of each layer on one core, then a one-hop transfer of its output (none after L3) */
+  double t[7], sum = 0, mx = 0;
+  int n = 0;
+  for (int i = 0; i < 4; i++) {
+    t[n++] = chain_flops[i] / 1e12;
+    if (i < 3) t[n++] = chain_bytes[i] / 1e10 + 5e-9;
+  }
+  for (int i = 0; i < n; i++) {
+    sum += t[i];
+    if (t[i] > mx) mx = t[i];
+  }
+  for (int k = 0; k < 3; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    int M = cs[k].M;
+    ASSERT_REL(num(r, "makespan_s"), sum + (M - 1) * mx);
+    ASSERT_REL(num(r, "latency_s"), sum);
+    if (M > 1) {
+      ASSERT_REL(num(r, "period_s"), mx);
+      ASSERT_REL(num(r, "throughput_per_s"), 1 / mx);
+    }
+    for (int i = 0; i < 4; i++) {
+      ASSERT_REL(num(stage(r, i), "compute_s"), M * chain_flops[i] / 1e12);
+      if (i < 3) ASSERT_REL(num(stage(r, i), "comm_s"), M * (chain_bytes[i] / 1e10 + 5e-9));
+    }
+    CU_ASSERT_EQUAL((int)num(r, "bottleneck_stage"), 2); /* its 90000-byte send, 9.005 us, is the slowest */
+  }
+  cJSON_Delete(res);
+}
+
+/* 2x4 mesh, no latency, core 5 twice as fast and core 3 a host-attached device (gamma 2):
+ * multi-core groups gather, and the period equals the analytical bottleneck computed here. */
+static const char mesh24_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"mesh2x4\",\"mesh\":{\"width\":4,\"height\":2},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":0},"
+    "\"overrides\":[{\"core\":5,\"flops\":2e12},{\"core\":3,\"transfer_factor\":2.0}]}";
+
+static void sim_period_should_equal_the_analytical_bottleneck_without_latency(void) {
+  /* plans: stages (layers / cores) = (1/2, 1/1, 1/3, 1/2) and (2/3, 2/5) */
+  sim_case cs[2] = {{chain_graph, {0, 1, 1, 0, 0, 1, 0, 1}, 8, 8}, {chain_graph, {0, 0, 2, 0, 0, 0, 0, 2}, 8, 6}};
+  cJSON *res = eval_cases(mesh24_chip, cs, 2, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  static const double speed[8] = {1e12, 1e12, 1e12, 1e12, 1e12, 2e12, 1e12, 1e12};
+  static const double gamma[8] = {1, 1, 1, 2, 1, 1, 1, 1};
+  for (int k = 0; k < 2; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    /* the analytical model, from the formula: stage = (first layer, layers, first core, cores) */
+    int st[4][4], ns = 0, core = 0, layer = 0;
+    for (int i = 0; i < 8; i++)
+      if (cs[k].arranged[i] > 0) {
+        st[ns][0] = layer;
+        st[ns][1] = cs[k].arranged[i];
+        st[ns][2] = core;
+        st[ns][3] = i - core + 1;
+        layer += cs[k].arranged[i];
+        core = i + 1;
+        ns++;
+      }
+    double bottleneck = 0;
+    for (int i = 0; i < ns; i++) {
+      double F = 0, A = 0, X = 0, S = 0, g = 1;
+      for (int l = st[i][0]; l < st[i][0] + st[i][1]; l++) {
+        F += chain_flops[l];
+        A += chain_bytes[l];
+      }
+      int last = st[i][0] + st[i][1] - 1;
+      if (last < 3) X = chain_bytes[last]; /* a chain: only the last layer's output leaves */
+      for (int q = st[i][2]; q < st[i][2] + st[i][3]; q++) {
+        S += speed[q];
+        if (gamma[q] > g) g = gamma[q];
+      }
+      int c = st[i][3];
+      double compute = F / S + (double)(c - 1) / c * A / 1e10, send = g * X / 1e10;
+      double ti = compute > send ? compute : send;
+      if (ti > bottleneck) bottleneck = ti;
+      ASSERT_REL(num(stage(r, i), "compute_s"), cs[k].M * compute);
+      if (X > 0) ASSERT_REL(num(stage(r, i), "comm_s"), cs[k].M * send);
+      ASSERT_REL(num(stage(r, i), "analytical_t_s"), ti);
+    }
+    ASSERT_REL(num(r, "period_s"), bottleneck);
+    ASSERT_REL(num(r, "analytical_bottleneck_s"), bottleneck);
+  }
+  cJSON_Delete(res);
+}
+
+/* ---- contention and latency -------------------------------------------------------------------- */
+
+/* L0 and L1 both read x and finish together; L2 reads t0 (and t1 in the shared variant), so the
+ * transfers 0->2 and 1->2 on a 1x3 line share the link x1y0>x2y0. */
+static const char shared_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"shared\",\"inputs\":[{\"name\":\"x\",\"bytes\":8}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":1000000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":1000000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L2\",\"type\":\"Add\",\"inputs\":[\"t0\",\"t1\"],\"outputs\":[{\"name\":\"y\",\"bytes\":8}],"
+    "\"macs\":0,\"flops\":1000000,\"weight_bytes\":0}]}";
+static const char alone_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"alone\",\"inputs\":[{\"name\":\"x\",\"bytes\":8}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":1000000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":1000000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L2\",\"type\":\"Add\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"y\",\"bytes\":8}],"
+    "\"macs\":0,\"flops\":1000000,\"weight_bytes\":0}]}";
+static const char line3_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line3\",\"mesh\":{\"width\":3,\"height\":1},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":4194304},\"noc\":{\"bandwidth\":1e10,\"latency\":0}}";
+
+static void sim_two_transfers_on_one_link_should_take_twice_as_long(void) {
+  sim_case cs[2] = {{alone_graph, {1, 1, 1}, 3, 1}, {shared_graph, {1, 1, 1}, 3, 1}};
+  cJSON *res = eval_cases(line3_chip, cs, 2, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *alone = cJSON_GetArrayItem(res, 0), *shared = cJSON_GetArrayItem(res, 1);
+  ASSERT_REL(num(stage(alone, 0), "comm_s"), 1e6 / 1e10);
+  ASSERT_REL(num(stage(shared, 0), "comm_s"), 2 * num(stage(alone, 0), "comm_s"));
+  ASSERT_REL(num(stage(shared, 1), "comm_s"), 2 * num(stage(alone, 0), "comm_s"));
+  /* the shared link carried both tensors and is the busiest */
+  const cJSON *l0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(shared, "links"), 0);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(l0, "link")->valuestring, "x1y0>x2y0");
+  CU_ASSERT_EQUAL(num(l0, "bytes"), 2e6);
+  cJSON_Delete(res);
+}
+
+/* t travels from core 0 (group 0) to the first core of group 2 over h hops; group 1 computes for a
+ * millisecond so that nothing else is on the links meanwhile. */
+static const char hops_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"hops\",\"inputs\":[{\"name\":\"x\",\"bytes\":8}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t\",\"bytes\":10000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"u\",\"bytes\":8}],"
+    "\"macs\":500000000,\"flops\":1000000000,\"weight_bytes\":0},"
+    "{\"name\":\"L2\",\"type\":\"Add\",\"inputs\":[\"t\",\"u\"],\"outputs\":[{\"name\":\"y\",\"bytes\":8}],"
+    "\"macs\":0,\"flops\":1000000,\"weight_bytes\":0}]}";
+static const char line6_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line6\",\"mesh\":{\"width\":6,\"height\":1},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":4194304},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-8}}";
+
+static void sim_transfer_time_should_grow_by_the_hop_latency(void) {
+  sim_case cs[4];
+  for (int h = 2; h <= 5; h++) { /* group 0 = core 0, group 1 = cores 1..h-1, group 2 = cores h..5 */
+    sim_case *c = &cs[h - 2];
+    memset(c, 0, sizeof *c);
+    c->graph = hops_graph;
+    c->n_cores = 6;
+    c->M = 1;
+    c->arranged[0] = 1;
+    c->arranged[h - 1] = 1;
+    c->arranged[5] = 1;
+  }
+  cJSON *res = eval_cases(line6_chip, cs, 4, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  for (int h = 2; h <= 5; h++) {
+    double t = num(stage(cJSON_GetArrayItem(res, h - 2), 0), "comm_s");
+    ASSERT_REL(t, 1e4 / 1e10 + h * 1e-8);
+    if (h > 2) {
+      double prev = num(stage(cJSON_GetArrayItem(res, h - 3), 0), "comm_s");
+      CU_ASSERT(fabs((t - prev) - 1e-8) < 1e-18);
+    }
+  }
+  cJSON_Delete(res);
+}
+
+/* ---- speed scaling ----------------------------------------------------------------------------- */
+
+static const char big_chain[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"big\",\"inputs\":[{\"name\":\"x\",\"bytes\":64}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":1000}],"
+    "\"macs\":1000000000,\"flops\":2000000000,\"weight_bytes\":0},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":1000}],"
+    "\"macs\":3000000000,\"flops\":6000000000,\"weight_bytes\":0},"
+    "{\"name\":\"L2\",\"type\":\"Conv\",\"inputs\":[\"t1\"],\"outputs\":[{\"name\":\"t2\",\"bytes\":1000}],"
+    "\"macs\":2000000000,\"flops\":4000000000,\"weight_bytes\":0},"
+    "{\"name\":\"L3\",\"type\":\"Gemm\",\"inputs\":[\"t2\"],\"outputs\":[{\"name\":\"y\",\"bytes\":16}],"
+    "\"macs\":500000000,\"flops\":1000000000,\"weight_bytes\":0}]}";
+static const char line4_fast_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line4fast\",\"mesh\":{\"width\":4,\"height\":1},"
+    "\"core\":{\"flops\":2e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":5e-9}}";
+
+static void sim_doubling_core_speed_should_double_compute_bound_throughput(void) {
+  sim_case cs[1] = {{big_chain, {1, 1, 1, 1}, 4, 8}};
+  cJSON *slow = eval_cases(line4_chip, cs, 1, 0), *fast = eval_cases(line4_fast_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fast);
+  double ts = num(cJSON_GetArrayItem(slow, 0), "throughput_per_s"), tf = num(cJSON_GetArrayItem(fast, 0), "throughput_per_s");
+  ASSERT_REL(tf, 2 * ts);
+  ASSERT_REL(ts, 1e12 / 6e9);
+  cJSON_Delete(slow);
+  cJSON_Delete(fast);
+}
+
+/* ---- determinism ------------------------------------------------------------------------------- */
+
+static char *print_result(const cJSON *r) {
+  cJSON *copy = cJSON_Duplicate(r, 1);
+  cJSON_DeleteItemFromObjectCaseSensitive(copy, "cached");
+  char *s = cJSON_PrintUnformatted(copy);
+  cJSON_Delete(copy);
+  return s;
+}
+
+static void sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes(void) {
+  /* the plan, then 30 others on the 2x4 mesh, then the plan again */
+  sim_case cs[32];
+  memset(cs, 0, sizeof cs);
+  int probe[8] = {0, 1, 1, 0, 0, 1, 0, 1};
+  for (int i = 0; i < 32; i++) {
+    cs[i].graph = chain_graph;
+    cs[i].n_cores = 8;
+    cs[i].M = 8;
+    memcpy(cs[i].arranged, probe, sizeof probe);
+    if (i > 0 && i < 31) { /* another split of the 4 layers over 8 cores */
+      memset(cs[i].arranged, 0, sizeof probe);
+      int a = 1 + i % 7, b = 1 + (i / 7) % 3;
+      cs[i].arranged[a - 1] = b;
+      cs[i].arranged[7] = 4 - b;
+      cs[i].M = 1 + i % 8;
+    }
+  }
+  cJSON *one = eval_cases(mesh24_chip, cs, 32, 0);
+  cJSON *cached = eval_cases(mesh24_chip, cs, 32, 1);
+  cJSON *fresh = eval_cases(mesh24_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cached);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fresh);
+  char *a = print_result(cJSON_GetArrayItem(one, 0)), *b = print_result(cJSON_GetArrayItem(one, 31));
+  char *c = print_result(cJSON_GetArrayItem(fresh, 0)), *d = print_result(cJSON_GetArrayItem(cached, 31));
+  CU_ASSERT_STRING_EQUAL(a, b);
+  CU_ASSERT_STRING_EQUAL(a, c);
+  CU_ASSERT_STRING_EQUAL(a, d);
+  CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cached, 31), "cached")));
+  CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(one, 31), "cached")));
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  cJSON_Delete(one);
+  cJSON_Delete(cached);
+  cJSON_Delete(fresh);
+}
+
+/* ---- DRAM streaming ------------------------------------------------------------------------------ */
+
+static const char dram_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"dram2\",\"mesh\":{\"width\":2,\"height\":1},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":2500},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9},"
+    "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}}";
+static const char dram_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"heavy\",\"inputs\":[{\"name\":\"x\",\"bytes\":8}],"
+    "\"ops\":[{\"name\":\"L0\",\"type\":\"Gemm\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":1000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":4000}]}";
+
+static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(void) {
+  /* s = 4000 / 2 + 1000 = 3000 > 2500: each core streams 500 bytes per micro-batch; the two streams
+   * share the port's 1 GB/s link (1000 bytes: 1 us) and the one to core 1 also crosses one NoC hop
+   * (1 ns latency): 1.001 us per micro-batch, before compute 1e6 / 2e12 = 0.5 us and the gather of
+   * 1000 bytes over 2 cores (500 / 1e10 + 1e-9 = 51 ns). */
+  sim_case cs[1] = {{dram_graph, {0, 1}, 2, 2}};
+  cJSON *res = eval_cases(dram_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "feasible")));
+  CU_ASSERT_EQUAL(num(r, "dram_bytes"), 2000);
+  CU_ASSERT_EQUAL(num(stage(r, 0), "dram_bytes"), 1000);
+  CU_ASSERT_EQUAL(num(stage(r, 0), "sram_bytes"), 3000);
+  CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(stage(r, 0), "fits")));
+  ASSERT_REL(num(stage(r, 0), "dram_s"), 2 * 1.001e-6);
+  ASSERT_REL(num(stage(r, 0), "compute_s"), 2 * (0.5e-6 + 51e-9));
+  ASSERT_REL(num(r, "makespan_s"), 2 * (1.001e-6 + 0.5e-6 + 51e-9));
+  /* 2000 bytes each over the run: the port's link, and x0y0>x1y0 (gather 2 x 500 + core 1's stream
+   * 2 x 500), listed first as the lower link number */
+  const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 0), "link")->valuestring, "x0y0>x1y0");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 1), "link")->valuestring, "dram0>x0y0");
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 0), "bytes"), 2000);
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 1), "bytes"), 2000);
+  cJSON_Delete(res);
+}
+
+/* ---- routes -------------------------------------------------------------------------------------- */
+
+static int check_routes(void *arg) {
+  const char *chip_json = arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  if (load_chip(chip_json, &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK) return 10;
+  char names[64][48];
+  for (int a = 0; a < c->n_cores; a++)
+    for (int b = 0; b < c->n_cores; b++) {
+      if (a == b) continue;
+      int n = sim_route_links(s, a, b, names, 64);
+      /* the XY route, by hand: along x first, then along y */
+      int x = c->cores[a].x, y = c->cores[a].y, tx = c->cores[b].x, ty = c->cores[b].y, k = 0;
+      char want[64][48];
+      while (x != tx) {
+        int nx = x + (tx > x ? 1 : -1);
+        snprintf(want[k++], 48, "x%dy%d>x%dy%d", x, y, nx, y);
+        x = nx;
+      }
+      while (y != ty) {
+        int ny = y + (ty > y ? 1 : -1);
+        snprintf(want[k++], 48, "x%dy%d>x%dy%d", x, y, x, ny);
+        y = ny;
+      }
+      if (n != k) {
+        fprintf(stderr, "route %d->%d: %d links, want %d\n", a, b, n, k);
+        return 1;
+      }
+      for (int i = 0; i < k; i++)
+        if (strcmp(names[i], want[i]) != 0) {
+          fprintf(stderr, "route %d->%d: link %d is %s, want %s\n", a, b, i, names[i], want[i]);
+          return 2;
+        }
+    }
+  if (sim_route_links(s, 0, 0, names, 64) != -1 || sim_route_links(s, 0, c->n_cores, names, 64) != -1) return 3;
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void sim_routes_should_be_exactly_the_xy_routes(void) {
+  static const char *const chips[] = {
+      "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m33\",\"mesh\":{\"width\":3,\"height\":3},"
+      "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9},"
+      "\"dram\":{\"bandwidth\":1e11,\"ports\":[[1,1]]}}",
+      "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m54\",\"mesh\":{\"width\":5,\"height\":4},"
+      "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}",
+      "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m27\",\"mesh\":{\"width\":2,\"height\":7},"
+      "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}",
+  };
+  for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(testutil_in_child(check_routes, (void *)chips[i]), 0);
+}
+
+/* ---- golden output through the CLI ---------------------------------------------------------------- */
+
+/* 2x2 mesh (snake: core 0 (0,0), 1 (1,0), 2 (1,1), 3 (0,1)), 1 TFLOP/s, 10 GB/s links, 1 ns per hop.
+ * Plan [0,1,1,1]: stage 0 = layer a on cores 0-1, stage 1 = layer b on core 2, stage 2 = c on core 3.
+ * Per micro-batch:
+ *   stage 0: 2e6 / 2e12 = 1 us, then all-gather of 4000 bytes over 2 cores: each direction of link
+ *            x0y0<>x1y0 carries 2000 bytes = 0.2 us + 1 ns: compute 1.201 us;
+ *            send ta 4000 bytes core 1 -> core 2 (one hop): 0.4 us + 1 ns = 0.401 us
+ *   stage 1: 4e6 / 1e12 = 4 us; send tb 2000 bytes core 2 -> core 3: 0.201 us
+ *   stage 2: 1e6 / 1e12 = 1 us (y is a graph output: no send)
+ * As a line of 5 stages: sum = 6.803 us, max = 4 us; M = 4: makespan = 6.803 + 3 * 4 = 18.803 us,
+ * latency 6.803 us, period 4 us: 250000 samples/s, bottleneck stage 1.
+ * Totals over 4 micro-batches: compute 4.804 / 16 / 4 us; comm 1.604 / 0.804 / 0 us; idle =
+ * makespan - compute = 13.999 / 2.803 / 14.803 us.  Model: t = 1.2 / 4 / 1 us (no latency).
+ * SRAM per core: 1000/2 + 4000 = 4500, 2000 + 2000 = 4000, 0 + 100 = 100 bytes.
+ * Links over the run: x1y0>x1y1 16000 bytes (4 x ta), then 8000 each, by link number: x0y0>x1y0,
+ * x1y0>x0y0, x1y1>x0y1; utilisation of the first 16000 / (1e10 * 18.803e-6) = 0.0850928...
+ * Activities: per micro-batch 2 + 1 (stage 0), 1 + 1 (stage 1), 1 (stage 2): 24. */
+static const char golden_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"golden\",\"inputs\":[{\"name\":\"x\",\"bytes\":1000}],"
+    "\"ops\":["
+    "{\"name\":\"a\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"ta\",\"bytes\":4000}],"
+    "\"macs\":1000000,\"flops\":2000000,\"weight_bytes\":1000},"
+    "{\"name\":\"b\",\"type\":\"Conv\",\"inputs\":[\"ta\"],\"outputs\":[{\"name\":\"tb\",\"bytes\":2000}],"
+    "\"macs\":2000000,\"flops\":4000000,\"weight_bytes\":2000},"
+    "{\"name\":\"c\",\"type\":\"Gemm\",\"inputs\":[\"tb\"],\"outputs\":[{\"name\":\"y\",\"bytes\":100}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0}]}\n";
+static const char golden_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"golden2x2\",\"mesh\":{\"width\":2,\"height\":2},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}\n";
+static const char golden_plan[] = "{\"format\":\"meshpipe-plan\",\"version\":1,\"arranged_core\":[0,1,1,1]}\n";
+
+static void sim_golden_output_should_match_the_hand_derived_figures(void) {
+  char args[2048];
+  const char *gp = testutil_write_temp("golden.json", golden_graph);
+  const char *cp = testutil_write_temp("golden_chip.json", golden_chip);
+  const char *pp = testutil_write_temp("golden_plan.json", golden_plan);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --microbatches 4 --json", gp, cp, pp);
+  char *out = NULL, *errout = NULL;
+  int rc = testutil_meshpipe(args, &out, &errout);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc != 0) fprintf(stderr, "%s", errout ? errout : "");
+  cJSON *r = out ? cJSON_Parse(out) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  ASSERT_REL(num(r, "makespan_s"), 18.803e-6);
+  ASSERT_REL(num(r, "latency_s"), 6.803e-6);
+  ASSERT_REL(num(r, "period_s"), 4e-6);
+  ASSERT_REL(num(r, "throughput_per_s"), 250000);
+  ASSERT_REL(num(r, "analytical_bottleneck_s"), 4e-6);
+  CU_ASSERT_EQUAL(num(r, "bottleneck_stage"), 1);
+  CU_ASSERT_EQUAL(num(r, "microbatches"), 4);
+  CU_ASSERT_EQUAL(num(r, "activities"), 24);
+  CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "feasible")));
+  static const double compute[3] = {4.804e-6, 16e-6, 4e-6}, comm[3] = {1.604e-6, 0.804e-6, 0},
+                      idle[3] = {13.999e-6, 2.803e-6, 14.803e-6}, model[3] = {1.2e-6, 4e-6, 1e-6},
+                      sram[3] = {4500, 4000, 100};
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "stages")), 3);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_REL(num(stage(r, i), "compute_s"), compute[i]);
+    CU_ASSERT(fabs(num(stage(r, i), "comm_s") - comm[i]) <= 1e-9 * comm[0]);
+    ASSERT_REL(num(stage(r, i), "idle_s"), idle[i]);
+    ASSERT_REL(num(stage(r, i), "analytical_t_s"), model[i]);
+    CU_ASSERT_EQUAL(num(stage(r, i), "sram_bytes"), sram[i]);
+  }
+  const cJSON *cores = cJSON_GetObjectItemCaseSensitive(r, "cores");
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cores), 4);
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(cores, 1), "sram_bytes"), 4500);
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(cores, 3), "sram_capacity"), 1048576);
+  static const char *const links[4] = {"x1y0>x1y1", "x0y0>x1y0", "x1y0>x0y0", "x1y1>x0y1"};
+  static const double bytes[4] = {16000, 8000, 8000, 8000};
+  const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
+  CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(ls), 4);
+  for (int k = 0; k < 4; k++) {
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, k), "link")->valuestring, links[k]);
+    CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, k), "bytes"), bytes[k]);
+  }
+  ASSERT_REL(num(cJSON_GetArrayItem(ls, 0), "utilisation"), 16000 / (1e10 * 18.803e-6));
+  cJSON_Delete(r);
+  free(out);
+  free(errout);
+  /* the text report names its units */
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --microbatches 4", gp, cp, pp);
+  rc = testutil_meshpipe(args, &out, &errout);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "250000 samples/s"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "18.803 us for 4 micro-batches"));
+  free(out);
+  free(errout);
+}
+
+/* ---- bad input ------------------------------------------------------------------------------------ */
+
+static int bad_inputs(void *arg) {
+  (void)arg;
+  chip *c = NULL;
+  graph *g = NULL, *g2 = NULL;
+  sim *s = NULL, *s2 = NULL;
+  plan *p_layers = NULL, *p_cores = NULL, *p = NULL;
+  mp_error err;
+  sim_result r;
+  sim_options o;
+  sim_options_init(&o);
+  if (load_chip(golden_chip, &c, &err) != MP_OK || load_graph(golden_graph, &g, &err) != MP_OK ||
+      load_graph(chain_graph, &g2, &err) != MP_OK)
+    return 10;
+  o.microbatches = 0;
+  if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "micro-batches")) return 1;
+  o.microbatches = 8;
+  /* a chip that chip_load would refuse, mended in memory: still refused, before SimGrid sees it */
+  double saved = c->cores[2].transfer_factor;
+  c->cores[2].transfer_factor = 0.5;
+  if (sim_new(c, &o, &s, &err) != MP_INPUT || !strstr(err.msg, "core 2")) return 2;
+  c->cores[2].transfer_factor = saved;
+  if (sim_new(c, &o, &s, &err) != MP_OK) return 3;
+  if (sim_new(c, &o, &s2, &err) != MP_RUN || !strstr(err.msg, "once per process") || s2) return 4;
+  int four[4] = {0, 1, 1, 2}, three[3] = {1, 1, 1}, ok[4] = {0, 1, 1, 1};
+  if (plan_new(four, 4, 4, &p_layers, &err) != MP_OK || plan_new(three, 3, 3, &p_cores, &err) != MP_OK ||
+      plan_new(ok, 4, 3, &p, &err) != MP_OK)
+    return 11;
+  if (sim_evaluate(s, g, p_layers, &r, &err) != MP_INPUT || !strstr(err.msg, "layers")) return 5;
+  if (sim_evaluate(s, g, p_cores, &r, &err) != MP_INPUT || !strstr(err.msg, "cores")) return 6;
+  if (sim_evaluate_m(s, g, p, 0, &r, &err) != MP_USAGE) return 7;
+  if (sim_evaluate(s, g2, p, &r, &err) != MP_INPUT) return 8; /* the chain has 4 layers */
+  if (sim_evaluate(s, g, p, &r, &err) != MP_OK) return 9;    /* and the sim still works */
+  sim_stats st;
+  sim_get_stats(s, &st);
+  if (st.evaluations != 1 || st.activities != r.activities) return 12;
+  sim_result_clear(&r);
+  sim_free(s);
+  if (sim_new(c, &o, &s, &err) != MP_RUN) return 13; /* not even after the first is gone */
+  plan_free(p);
+  plan_free(p_layers);
+  plan_free(p_cores);
+  graph_free(g);
+  graph_free(g2);
+  chip_free(c);
+  return 0;
+}
+
+static void sim_should_refuse_bad_input_with_a_clear_error(void) {
+  int rc = testutil_in_child(bad_inputs, NULL);
+  if (rc != 0) fprintf(stderr, "\n  bad_inputs failed at check %d\n", rc);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+static void simulate_cli_should_exit_2_on_bad_input(void) {
+  const char *gp = testutil_write_temp("golden.json", golden_graph);
+  const char *cp = testutil_write_temp("golden_chip.json", golden_chip);
+  const char *pp = testutil_write_temp("short_plan.json", "{\"format\":\"meshpipe-plan\",\"version\":1,"
+                                                          "\"arranged_core\":[0,0,1,1]}\n");
+  const char *pp_ok = testutil_write_temp("golden_plan.json", golden_plan);
+  char args[2048];
+  char *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s'", gp, cp, pp);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "meshpipe: "));
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s'", gp, cp);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "needs a plan"));
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --microbatches 0", gp, cp, pp_ok);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' extra", gp, cp, pp_ok);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  free(out);
+  free(errout);
+}
+
+/* ---- the platform file ----------------------------------------------------------------------------- */
+
+static void sim_platform_write_should_fail_cleanly_on_an_unwritable_path(void) {
+  chip *c = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(load_chip(golden_chip, &c, &err), MP_OK);
+  CU_ASSERT_EQUAL(sim_platform_write(c, "/nonexistent-dir/platform.xml", &err), MP_OUTPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent-dir/platform.xml"));
+  chip_free(c);
+}
+
+static CU_TestInfo tests[] = {
+    {"sim_chain_makespan_should_match_the_closed_form", sim_chain_makespan_should_match_the_closed_form},
+    {"sim_period_should_equal_the_analytical_bottleneck_without_latency",
+     sim_period_should_equal_the_analytical_bottleneck_without_latency},
+    {"sim_two_transfers_on_one_link_should_take_twice_as_long", sim_two_transfers_on_one_link_should_take_twice_as_long},
+    {"sim_transfer_time_should_grow_by_the_hop_latency", sim_transfer_time_should_grow_by_the_hop_latency},
+    {"sim_doubling_core_speed_should_double_compute_bound_throughput",
+     sim_doubling_core_speed_should_double_compute_bound_throughput},
+    {"sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes",
+     sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes},
+    {"sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan",
+     sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan},
+    {"sim_routes_should_be_exactly_the_xy_routes", sim_routes_should_be_exactly_the_xy_routes},
+    {"sim_golden_output_should_match_the_hand_derived_figures", sim_golden_output_should_match_the_hand_derived_figures},
+    {"sim_should_refuse_bad_input_with_a_clear_error", sim_should_refuse_bad_input_with_a_clear_error},
+    {"simulate_cli_should_exit_2_on_bad_input", simulate_cli_should_exit_2_on_bad_input},
+    {"sim_platform_write_should_fail_cleanly_on_an_unwritable_path",
+     sim_platform_write_should_fail_cleanly_on_an_unwritable_path},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("sim", tests, argc, argv); }
