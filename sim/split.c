@@ -135,8 +135,8 @@ static cJSON *group_json(const split *s, int gi, const graph *g, const chip *c) 
   char name[512];
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  if (!cJSON_AddNumberToObject(o, "group", gi) || add_range(o, "layers", gr->first_layer, gr->n_layers) ||
-      add_range(o, "cores", gr->first_core, gr->n_cores))
+  if (!cJSON_AddNumberToObject(o, "group", gi) || add_range(o, "layer_range", gr->first_layer, gr->n_layers) ||
+      add_range(o, "core_range", gr->first_core, gr->n_cores))
     goto fail;
   if (c) {
     cJSON *pos = cJSON_AddArrayToObject(o, "core_positions");

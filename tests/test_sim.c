@@ -17,6 +17,15 @@
 #include "sim_int.h"
 #include "testutil.h"
 
+/* testutil's temporary paths live in a few rotating buffers: keep a copy of each for the test. */
+static const char *keep(const char *path) {
+  static char kept[32][1024];
+  static int n;
+  char *copy = kept[n++ % 32];
+  snprintf(copy, sizeof kept[0], "%s", path);
+  return copy;
+}
+
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
 typedef struct sim_case {
@@ -519,9 +528,9 @@ static const char golden_plan[] = "{\"format\":\"meshpipe-plan\",\"version\":1,\
 
 static void sim_golden_output_should_match_the_hand_derived_figures(void) {
   char args[2048];
-  const char *gp = testutil_write_temp("golden.json", golden_graph);
-  const char *cp = testutil_write_temp("golden_chip.json", golden_chip);
-  const char *pp = testutil_write_temp("golden_plan.json", golden_plan);
+  const char *gp = keep(testutil_write_temp("golden.json", golden_graph));
+  const char *cp = keep(testutil_write_temp("golden_chip.json", golden_chip));
+  const char *pp = keep(testutil_write_temp("golden_plan.json", golden_plan));
   snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --microbatches 4 --json", gp, cp, pp);
   char *out = NULL, *errout = NULL;
   int rc = testutil_meshpipe(args, &out, &errout);
@@ -631,16 +640,17 @@ static void sim_should_refuse_bad_input_with_a_clear_error(void) {
 }
 
 static void simulate_cli_should_exit_2_on_bad_input(void) {
-  const char *gp = testutil_write_temp("golden.json", golden_graph);
-  const char *cp = testutil_write_temp("golden_chip.json", golden_chip);
-  const char *pp = testutil_write_temp("short_plan.json", "{\"format\":\"meshpipe-plan\",\"version\":1,"
-                                                          "\"arranged_core\":[0,0,1,1]}\n");
-  const char *pp_ok = testutil_write_temp("golden_plan.json", golden_plan);
+  const char *gp = keep(testutil_write_temp("golden.json", golden_graph));
+  const char *cp = keep(testutil_write_temp("golden_chip.json", golden_chip));
+  const char *pp = keep(testutil_write_temp("short_plan.json", "{\"format\":\"meshpipe-plan\",\"version\":1,"
+                                                          "\"arranged_core\":[0,0,1,1]}\n"));
+  const char *pp_ok = keep(testutil_write_temp("golden_plan.json", golden_plan));
   char args[2048];
   char *out = NULL, *errout = NULL;
   snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s'", gp, cp, pp);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
   CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "meshpipe: "));
+  CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "short_plan.json"));
   free(out);
   free(errout);
   snprintf(args, sizeof args, "simulate -g '%s' -c '%s'", gp, cp);
@@ -650,10 +660,12 @@ static void simulate_cli_should_exit_2_on_bad_input(void) {
   free(errout);
   snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --microbatches 0", gp, cp, pp_ok);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "--microbatches"));
   free(out);
   free(errout);
   snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' extra", gp, cp, pp_ok);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(errout && strstr(errout, "unexpected argument"));
   free(out);
   free(errout);
 }
