@@ -16,6 +16,7 @@ static mp_status table_new(const char *file, const graph *g, optimes **out, mp_e
   optimes *t = calloc(1, sizeof *t);
   if (!t) return err_nomem(err);
   t->file = strdup(file);
+  t->graph_hash = g->hash;
   t->n_layers = g->n_ops;
   t->seconds = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof *t->seconds);
   if (!t->file || !t->seconds) {

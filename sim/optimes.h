@@ -12,15 +12,17 @@
 #define MESHPIPE_OPTIMES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "graph.h"
 
 typedef struct optimes {
-  char *file;       /* where it was read from, for messages */
-  int n_layers;     /* the graph's layer count */
-  double *seconds;  /* per layer: the measured time, or -1 when the model keeps it */
-  int n_overridden; /* layers with a measured time */
+  char *file;          /* where it was read from, for messages */
+  uint64_t graph_hash; /* the graph it was loaded for */
+  int n_layers;        /* the graph's layer count */
+  double *seconds;     /* per layer: the measured time, or -1 when the model keeps it */
+  int n_overridden;    /* layers with a measured time */
 } optimes;
 
 /* Reads a CSV (.csv) or JSON (.json, or text starting with '{') file of op times for graph g

@@ -34,6 +34,7 @@ static void a_csv_file_should_override_the_named_ops_only(void) {
   CU_ASSERT_EQUAL_FATAL(parse(g, "# measured on one core\nop,seconds\nconv1, 2.5e-6\r\n\n\"fc\",1e-7\n", 1, &t, msg),
                         MP_OK);
   CU_ASSERT_EQUAL(t->n_layers, g->n_ops);
+  CU_ASSERT_EQUAL(t->graph_hash, g->hash);
   CU_ASSERT_EQUAL(t->n_overridden, 2);
   int conv1 = graph_find_op(g, "conv1"), fc = graph_find_op(g, "fc"), pool = graph_find_op(g, "pool");
   CU_ASSERT_DOUBLE_EQUAL(t->seconds[conv1], 2.5e-6, 0);
