@@ -5,8 +5,8 @@
  * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
  * evaluations/s, activities per evaluation and simulated activities/s.  Then, in another child, the
  * start-up time of a sim on the 32x32 mesh, one evaluation there, and the child's peak resident
- * memory.  Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP]]] (default 2000
- * evaluations per chip; with CHIP, that chip only). */
+ * memory.  Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M]]]] (default 2000
+ * evaluations per chip; with CHIP, that chip only, with M micro-batches). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +47,8 @@ static void random_counts(rng *r, int n, int k, int *counts) {
   free(cut);
 }
 
+static int microbatches = 8;
+
 static int bench_chip(const char *graph_path, const char *chip_path, int n_evals) {
   graph *g = NULL;
   chip *c = NULL;
@@ -60,6 +62,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   sim_options o;
   sim_options_init(&o);
   o.cache_size = 0;
+  o.microbatches = microbatches;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
@@ -90,9 +93,9 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   double dt = now() - t;
   sim_stats st;
   sim_get_stats(s, &st);
-  printf("%-10s %4d cores  %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
+  printf("%-10s %4d cores  M=%d %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
          "start-up %.3f s, %.0f%% of the time in the engine)\n",
-         c->name, c->n_cores, n_evals, n_evals / dt, (double)acts / n_evals, (double)acts / dt, stages / n_evals,
+         c->name, c->n_cores, microbatches, n_evals, n_evals / dt, (double)acts / n_evals, (double)acts / dt, stages / n_evals,
          st.startup_s, 100 * st.engine_s / dt);
   fflush(stdout);
   free(layers);
@@ -166,6 +169,7 @@ int main(int argc, char **argv) {
   if (n < 1) n = 1;
   static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16"};
   int rc = 0;
+  if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (int i = 0; i < 3; i++) {

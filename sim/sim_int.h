@@ -2,16 +2,21 @@
  * numbering of its hosts and links.
  *
  * Platform (one DijkstraCache zone, so that a 32x32 mesh loads in well under a second): per core a
- * host "cID" and two routers "Xx_y", "Yx_y".  Edges: cID -> Xx_y (inject), Xx_y -> Xx±1_y (a NoC
- * link), Xx_y -> Yx_y (turn), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID (eject); inject, turn and
- * eject carry the core's own zero-latency links "inID", "turnID", "outID" of practically infinite
- * bandwidth (one link shared by every route would couple all transfers in SimGrid's solver).  A
- * route can only go along x first and then along y, never back, so the shortest route (SimGrid's
- * Dijkstra counts links) between two cores is exactly the dimension-ordered XY route.  Every node
- * must stay reachable from every other (SimGrid's Dijkstra overflows its costs on unreachable nodes),
- * so each Yx_y -> Xx_y and each port router -> DRAM host has an edge too, but one W+H+2 links long
- * (the never-used link "detour"), longer than any XY route: it is never on a shortest path.  DRAM
- * port i is a host "dramI" whose link "dramI>xXyY" (the port's bandwidth) enters router Xx_y.
+ * host "cID", which is also the core's x-router, and a y-router "Yx_y".  Edges (one link each):
+ * cID -> the x-neighbours' hosts (a NoC link), cID -> Yx_y ("turnID"), Yx_y -> Yx_y±1 (a NoC
+ * link), Yx_y -> cID ("outID"); turn and out links have no latency and practically infinite
+ * bandwidth (per core: one link shared by every route would couple all transfers in SimGrid's
+ * solver).  SimGrid's Dijkstra counts links, so a shortest route takes the fewest x-moves and
+ * y-moves: the XY route (x-moves, turn, y-moves, out) and the YX-like routes (turn, y-moves, out,
+ * x-moves) tie.  The tie is settled by SimGrid's queue, which pops equal costs lowest node number
+ * first: the platform mentions every Y router before any host, so at the destination the XY
+ * route's Y router wins over the neighbouring host, and every other node on the way has a unique
+ * best predecessor.  Hence routes are exactly the XY routes (tests/test_sim.c checks every pair
+ * on three meshes), and a route along a row is its NoC links alone.  Every node must stay reachable
+ * from every other (SimGrid's Dijkstra overflows its costs on unreachable nodes), so the port's
+ * host -> DRAM host edge exists too, W+H+2 links long (the never-used link "detour"), longer than
+ * any XY route.  DRAM port i is a host "dramI" whose link "dramI>xXyY" (the port's bandwidth) enters
+ * the host of the core at its position.
  * NoC links are one per direction (full duplex): "xAyB>xCyD" from (A,B) to (C,D). */
 #ifndef MESHPIPE_SIM_INT_H
 #define MESHPIPE_SIM_INT_H

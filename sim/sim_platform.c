@@ -64,14 +64,13 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
   for (int i = 0; i < c->n_cores; i++) fprintf(f, "<host id=\"c%d\" speed=\"%.17gf\"/>\n", i, c->cores[i].flops);
   for (int i = 0; i < c->n_dram; i++) fprintf(f, "<host id=\"dram%d\" speed=\"1f\"/>\n", i);
   for (int y = 0; y < H; y++)
-    for (int x = 0; x < W; x++) fprintf(f, "<router id=\"X%d_%d\"/>\n<router id=\"Y%d_%d\"/>\n", x, y, x, y);
+    for (int x = 0; x < W; x++) fprintf(f, "<router id=\"Y%d_%d\"/>\n", x, y);
   fputs("<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n", f);
   for (int i = 0; i < c->n_cores; i++)
     fprintf(f,
-            "<link id=\"in%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
             "<link id=\"turn%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
             "<link id=\"out%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n",
-            i, i, i);
+            i, i);
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
       for (int d = 0; d < 4; d++) {
@@ -85,33 +84,39 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
     sim_link_name(c, 4 * W * H + i, l, sizeof l);
     fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", l, c->dram_bandwidth);
   }
+  /* Vertical edges first: SimGrid numbers the graph's nodes in the order routes mention them, so
+   * every Y router gets a smaller number than every host, which settles the one tie (see sim_int.h). */
   for (int y = 0; y < H; y++)
-    for (int x = 0; x < W; x++) {
-      int id = chip_core_at(c, x, y);
-      snprintf(a, sizeof a, "c%d", id);
-      snprintf(b, sizeof b, "X%d_%d", x, y);
-      snprintf(l, sizeof l, "in%d", id);
-      route(f, a, b, l, 1);
-      snprintf(a, sizeof a, "Y%d_%d", x, y);
-      snprintf(l, sizeof l, "turn%d", id);
-      route(f, b, a, l, 1);
-      route(f, a, b, "detour", detour);
-      snprintf(b, sizeof b, "c%d", id);
-      snprintf(l, sizeof l, "out%d", id);
-      route(f, a, b, l, 1);
-      for (int d = 0; d < 4; d++) {
-        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS), ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
-        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
-        char kind = d <= SIM_DIR_XMINUS ? 'X' : 'Y';
-        snprintf(a, sizeof a, "%c%d_%d", kind, x, y);
-        snprintf(b, sizeof b, "%c%d_%d", kind, nx, ny);
+    for (int x = 0; x < W; x++)
+      for (int d = SIM_DIR_YPLUS; d <= SIM_DIR_YMINUS; d++) {
+        int ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+        if (ny < 0 || ny >= H) continue;
+        snprintf(a, sizeof a, "Y%d_%d", x, y);
+        snprintf(b, sizeof b, "Y%d_%d", x, ny);
         sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
         route(f, a, b, l, 1);
       }
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      int id = chip_core_at(c, x, y);
+      for (int d = SIM_DIR_XPLUS; d <= SIM_DIR_XMINUS; d++) {
+        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS);
+        if (nx < 0 || nx >= W) continue;
+        snprintf(a, sizeof a, "c%d", id);
+        snprintf(b, sizeof b, "c%d", chip_core_at(c, nx, y));
+        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        route(f, a, b, l, 1);
+      }
+      snprintf(a, sizeof a, "c%d", id);
+      snprintf(b, sizeof b, "Y%d_%d", x, y);
+      snprintf(l, sizeof l, "turn%d", id);
+      route(f, a, b, l, 1);
+      snprintf(l, sizeof l, "out%d", id);
+      route(f, b, a, l, 1);
     }
   for (int i = 0; i < c->n_dram; i++) {
     snprintf(a, sizeof a, "dram%d", i);
-    snprintf(b, sizeof b, "X%d_%d", c->dram[i].x, c->dram[i].y);
+    snprintf(b, sizeof b, "c%d", c->dram[i].core);
     sim_link_name(c, 4 * W * H + i, l, sizeof l);
     route(f, a, b, l, 1);
     route(f, b, a, "detour", detour);
