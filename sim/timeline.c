@@ -57,21 +57,21 @@ mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err) {
     return err_set(err, MP_INPUT, "timeline: %s '%s': bad times %g .. %g s", what, e->name ? e->name : "", e->start_s,
                    e->end_s);
   switch (e->kind) {
-    case TIMELINE_EXEC:
-      if (e->n_cores < 1 || !core_ok(t, e->first_core) || !core_ok(t, e->first_core + e->n_cores - 1))
-        return err_set(err, MP_INPUT, "timeline: op '%s': cores %d+%d are not on the chip", e->name ? e->name : "",
-                       e->first_core, e->n_cores);
-      break;
-    case TIMELINE_TRANSFER:
-      if (e->dram_port >= t->chip->n_dram || !core_ok(t, e->dst_core) || (e->dram_port < 0 && !core_ok(t, e->src_core)))
-        return err_set(err, MP_INPUT, "timeline: transfer '%s': ends %d -> %d (port %d) are not on the chip",
-                       e->name ? e->name : "", e->src_core, e->dst_core, e->dram_port);
-      break;
-    case TIMELINE_SRAM:
-      if (!core_ok(t, e->first_core))
-        return err_set(err, MP_INPUT, "timeline: sram sample of core %d: not on the chip", e->first_core);
-      break;
-    default: return err_set(err, MP_INPUT, "timeline: unknown event kind %d", (int)e->kind);
+  case TIMELINE_EXEC:
+    if (e->n_cores < 1 || !core_ok(t, e->first_core) || !core_ok(t, e->first_core + e->n_cores - 1))
+      return err_set(err, MP_INPUT, "timeline: op '%s': cores %d+%d are not on the chip", e->name ? e->name : "",
+                     e->first_core, e->n_cores);
+    break;
+  case TIMELINE_TRANSFER:
+    if (e->dram_port >= t->chip->n_dram || !core_ok(t, e->dst_core) || (e->dram_port < 0 && !core_ok(t, e->src_core)))
+      return err_set(err, MP_INPUT, "timeline: transfer '%s': ends %d -> %d (port %d) are not on the chip",
+                     e->name ? e->name : "", e->src_core, e->dst_core, e->dram_port);
+    break;
+  case TIMELINE_SRAM:
+    if (!core_ok(t, e->first_core))
+      return err_set(err, MP_INPUT, "timeline: sram sample of core %d: not on the chip", e->first_core);
+    break;
+  default: return err_set(err, MP_INPUT, "timeline: unknown event kind %d", (int)e->kind);
   }
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 256;
@@ -246,10 +246,10 @@ static void put_slice_args(buf *b, const timeline *t, const slice *s) {
 
 static const char *slice_label(const slice *s) {
   switch (s->role) {
-    case ROLE_SEND: return "Send ";
-    case ROLE_RECV: return "Recv ";
-    case ROLE_DRAM: return "DRAM read ";
-    default: return "";
+  case ROLE_SEND: return "Send ";
+  case ROLE_RECV: return "Recv ";
+  case ROLE_DRAM: return "DRAM read ";
+  default: return "";
   }
 }
 

@@ -227,13 +227,15 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
         st = err_at(err, MP_INPUT, f, where, "micro-batch %d is outside 0-%d", a->microbatch, t->microbatches - 1);
         goto cleanup;
       }
-      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM) {
-        if (!(a->flops >= 0) || !isfinite(a->flops)) {
-          st = err_at(err, MP_INPUT, f, where, "the work must be a finite number of flops >= 0");
-          goto cleanup;
-        }
-        continue;
+      if (!(a->flops >= 0) || !isfinite(a->flops) || !(a->bytes >= 0) || !isfinite(a->bytes)) {
+        st = err_at(err, MP_INPUT, f, where, "flops and bytes must be finite numbers >= 0");
+        goto cleanup;
       }
+      if (a->kind == TRACE_DRAM && (a->core < 0 || a->core >= n_cores || owner[a->core] != g)) {
+        st = err_at(err, MP_INPUT, f, where, "core c%d is not in the acting group %d", a->core, g);
+        goto cleanup;
+      }
+      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM) continue;
       if (a->kind != TRACE_SEND && a->kind != TRACE_RECV) {
         st = err_at(err, MP_INPUT, f, where, "unknown action kind %d", (int)a->kind);
         goto cleanup;
@@ -456,16 +458,13 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
     for (int i = 0; i < G->n_actions; i++) {
       const trace_action *a = &G->actions[i];
       switch (a->kind) {
-        case TRACE_COMPUTE:
-          put_cores(&b, G->cores, G->n_cores);
-          put(&b, " compute %.17g %" PRIu64 " %d ", a->flops, a->bytes, a->microbatch);
-          break;
-        case TRACE_SEND: put(&b, "c%d send c%d %" PRIu64 " %d ", a->core, a->peer, a->bytes, a->microbatch); break;
-        case TRACE_RECV: put(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
-        case TRACE_DRAM:
-          put_cores(&b, G->cores, G->n_cores);
-          put(&b, " dram %" PRIu64 " %d ", a->bytes, a->microbatch);
-          break;
+      case TRACE_COMPUTE:
+        put_cores(&b, G->cores, G->n_cores);
+        put(&b, " compute %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
+        break;
+      case TRACE_SEND: put(&b, "c%d send c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
+      case TRACE_RECV: put(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
+      case TRACE_DRAM: put(&b, "c%d dram %.17g %d ", a->core, a->bytes, a->microbatch); break;
       }
       put_name(&b, t->names[a->name]);
       put(&b, "\n");
@@ -852,14 +851,17 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     if (strcmp(act, "compute") == 0 || strcmp(act, "dram") == 0) {
       int is_compute = act[0] == 'c';
       const trace_group *G = &t->groups[g];
-      NEED(first == G->cores[0] && n == G->n_cores, "'%s' is done by a whole group: c%d-%d, not %s", act, G->cores[0],
-           G->cores[G->n_cores - 1], r.tok[0]);
+      if (is_compute)
+        NEED(first == G->cores[0] && n == G->n_cores, "'compute' is done by a whole group: c%d-%d, not %s", G->cores[0],
+             G->cores[G->n_cores - 1], r.tok[0]);
+      else
+        NEED(n == 1, "'dram' reads into one core, not %s", r.tok[0]);
       NEED(r.n_tok == (is_compute ? 6 : 5), "expected '%s %s'", r.tok[0],
            is_compute ? "compute FLOPS GATHER_BYTES MICROBATCH OP" : "dram BYTES MICROBATCH NAME");
       a.kind = is_compute ? TRACE_COMPUTE : TRACE_DRAM;
       if (is_compute)
         NEED(parse_real(r.tok[2], &a.flops), "the flops must be a finite number >= 0, found '%s'", r.tok[2]);
-      NEED(parse_u64(r.tok[is_compute ? 3 : 2], &a.bytes), "the bytes must be a whole number, found '%s'",
+      NEED(parse_real(r.tok[is_compute ? 3 : 2], &a.bytes), "the bytes must be a finite number >= 0, found '%s'",
            r.tok[is_compute ? 3 : 2]);
       NEED(parse_long(r.tok[is_compute ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_compute ? 4 : 3]);
@@ -876,7 +878,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       a.kind = is_send ? TRACE_SEND : TRACE_RECV;
       a.peer = peer;
       a.peer_group = owner[peer];
-      if (is_send) NEED(parse_u64(r.tok[3], &a.bytes), "the bytes must be a whole number, found '%s'", r.tok[3]);
+      if (is_send) NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a finite number >= 0, found '%s'", r.tok[3]);
       NEED(parse_long(r.tok[is_send ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_send ? 4 : 3]);
       name = r.tok[is_send ? 5 : 4];

@@ -2,14 +2,14 @@
  * action, with no times in it, so that the run can be replayed on another chip.
  *
  * A trace is the simulator's compiled program: per group (pipeline stage) of cores, its ordered
- * actions for every micro-batch: compute (an op's flops split over the group, then its output
- * all-gathered among the group's cores), send (bytes of a tensor from one core of the group to a core
- * of another group), recv (wait for such a tensor) and dram (weights read from the nearest DRAM
- * port).  The header names the graph, plan, chip and meshpipe version it was recorded with, and
- * carries each group's static figures (the analytical model's inputs), so a replay can report the
- * same result as the simulation that recorded it.  The text format (traces/README.md) is
- * line-oriented, one action per line "cACTOR ACTION ARGS...", close to SimGrid's time-independent
- * traces.  Reading is strict: every problem is MP_INPUT "FILE: line N: what".
+ * actions for every micro-batch: compute (the flops of a run of its layers split over the group,
+ * then their outputs all-gathered among the group's cores), send (bytes of a tensor from one core of
+ * the group to a core of another group), recv (wait for such a tensor) and dram (weights read into
+ * one core from the nearest DRAM port).  The header names the graph, plan, chip and meshpipe version it was recorded
+ * with, and carries each group's static figures (the analytical model's inputs), so a replay can report the same result
+ * as the simulation that recorded it.  The text format (traces/README.md) is line-oriented, one action per line "cACTOR
+ * ACTION ARGS...", close to SimGrid's time-independent traces.  Reading is strict: every problem is MP_INPUT "FILE:
+ * line N: what".
  *
  * Invariants of a trace that was read or built and checked (trace_check): groups own disjoint core
  * lists; every action's cores are in range; every send has exactly one matching recv (same tensor,
@@ -31,17 +31,17 @@ typedef enum trace_kind {
   TRACE_COMPUTE, /* flops over the group's cores, then bytes all-gathered among them */
   TRACE_SEND,    /* bytes from core to peer (a core of group peer_group); does not wait */
   TRACE_RECV,    /* waits for the matching send from peer to core */
-  TRACE_DRAM     /* bytes of weights read from the DRAM port nearest the group's first core */
+  TRACE_DRAM     /* bytes of weights read into core from the DRAM port nearest the group's first core */
 } trace_kind;
 
 typedef struct trace_action {
   trace_kind kind;
   int microbatch;
-  int core;       /* send: the sending core; recv: the receiving core; compute/dram: the group's first */
+  int core;       /* send: the sending core; recv, dram: the receiving core; compute: the group's first */
   int peer;       /* send: the receiving core; recv: the sending core; else -1 */
   int peer_group; /* send/recv: the group of peer; else -1 */
   double flops;   /* compute: the op's work on the whole group */
-  uint64_t bytes; /* compute: bytes all-gathered after the op; send, dram: bytes moved; recv: 0 */
+  double bytes;   /* compute: bytes all-gathered after the op; send, dram: bytes moved; recv: 0 */
   int name;       /* index into trace.names: the op (compute), tensor (send/recv) or "weights" (dram) */
   int line;       /* line of the file it was read from; 0 when built in memory */
 } trace_action;

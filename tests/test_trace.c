@@ -30,10 +30,10 @@ static const char good[] =
     "c0-1 compute 1000 64 1 a\n"
     "c0-1 compute 1000 64 1 b\n"
     "c1 send c2 64 1 t_b\n"
-    "c2-3 dram 5 0 weights\n"
+    "c2 dram 5 0 weights\n"
     "c2 recv c1 0 t_b\n"
     "c2-3 compute 500.5 32 0 c%25\n"
-    "c2-3 dram 5 1 weights\n"
+    "c2 dram 2.5 1 weights\n"
     "c2 recv c1 1 t_b\n"
     "c2-3 compute 500.5 32 1 c%25\n"
     "end\n";
@@ -220,12 +220,15 @@ static const struct {
     {"c2 recv c1 0 t_b\n", "c2 recv c1 0 t_b\nc2 send c1 8 0 back\n", NULL, 1},
     {"c0-1 compute 1000 64 0 a\n", "c1 recv c2 0 back\nc0-1 compute 1000 64 0 a\n",
      "t.trace: line 12: c1 receives 'back' (micro-batch 0) from c2, but c2 has no matching 'send c1'", 1},
-    {"c2-3 dram 5 0 weights\n", "c2-3 dram 5 0 weights\nc2 recv c1 0 t_b\n",
+    {"c2 dram 5 0 weights\n", "c2 dram 5 0 weights\nc2 recv c1 0 t_b\n",
      "t.trace: line 20: c2 receives 't_b' (micro-batch 0) a second time (first at line 19)", 1},
     {"c1 send c2 64 0 t_b", "c1 send c0 64 0 t_b",
      "t.trace: line 14: c1 sends to c0: the peer must be a core of another group", 0},
     {"c0-1 compute 1000 64 0 a", "c0 compute 1000 64 0 a",
      "t.trace: line 12: 'compute' is done by a whole group: c0-1, not c0", 0},
+    {"c2 dram 5 0 weights", "c2-3 dram 5 0 weights", "t.trace: line 18: 'dram' reads into one core, not c2-3", 0},
+    {"c2 dram 5 0 weights", "c2 dram 5e999 0 weights",
+     "t.trace: line 18: the bytes must be a finite number >= 0, found '5e999'", 0},
     {"c0-1 compute 1000 64 0 a", "c0-1 compute -1 64 0 a",
      "t.trace: line 12: the flops must be a finite number >= 0, found '-1'", 0},
     {"c0-1 compute 1000 64 0 a", "c0-1 compute 1000 64 2 a", "t.trace: line 12: the micro-batch must be 0-1, found '2'",
