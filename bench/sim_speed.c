@@ -3,10 +3,11 @@
  * For ResNet-50 (traces/resnet50.json, or the graph given as argv[1]) on the 4x4, 8x8 and 16x16
  * meshes, each in a child process of its own (SimGrid starts once per process): N random plans of
  * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
- * evaluations/s, activities per evaluation and simulated activities/s.  Then, in another child, the
- * start-up time of a sim on the 32x32 mesh, one evaluation there, and the child's peak resident
- * memory.  Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M]]]] (default 2000
- * evaluations per chip; with CHIP, that chip only, with M micro-batches). */
+ * evaluations/s, activities per evaluation and simulated activities/s; then all of it again with
+ * sim_options.fast_gather.  Then, in another child, the start-up time of a sim on the 32x32 mesh,
+ * one evaluation there, and the child's peak resident memory.  Usage, from the source tree:
+ * sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST]]]]] (default 2000 evaluations per chip; with CHIP,
+ * that chip only, with M micro-batches, and fast_gather = FAST). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
   free(cut);
 }
 
-static int microbatches = 8;
+static int microbatches = 8, fast_gather = 0;
 
 static int bench_chip(const char *graph_path, const char *chip_path, int n_evals) {
   graph *g = NULL;
@@ -63,6 +64,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   sim_options_init(&o);
   o.cache_size = 0;
   o.microbatches = microbatches;
+  o.fast_gather = fast_gather;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
@@ -93,9 +95,10 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   double dt = now() - t;
   sim_stats st;
   sim_get_stats(s, &st);
-  printf("%-10s %4d cores  M=%d %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
+  printf("%-10s %4d cores  %s M=%d %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
          "start-up %.3f s, %.0f%% of the time in the engine)\n",
-         c->name, c->n_cores, microbatches, n_evals, n_evals / dt, (double)acts / n_evals, (double)acts / dt, stages / n_evals,
+         c->name, c->n_cores, fast_gather ? "fast-gather" : "chain", microbatches, n_evals, n_evals / dt,
+         (double)acts / n_evals, (double)acts / dt, stages / n_evals,
          st.startup_s, 100 * st.engine_s / dt);
   fflush(stdout);
   free(layers);
@@ -170,13 +173,15 @@ int main(int argc, char **argv) {
   static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16"};
   int rc = 0;
   if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
+  if (argc > 5) fast_gather = atoi(argv[5]) != 0;
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
-  for (int i = 0; i < 3; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
-    rc |= in_child(bench_chip, graph_path, path, n);
-  }
+  for (fast_gather = 0; fast_gather <= 1; fast_gather++)
+    for (int i = 0; i < 3; i++) {
+      char path[512];
+      snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
+      rc |= in_child(bench_chip, graph_path, path, n);
+    }
   rc |= in_child(startup_adapter, graph_path, "platforms/mesh32x32.json", 0);
   return rc;
 }

@@ -23,6 +23,8 @@ static const char usage[] =
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
     "  -m, --microbatches M    micro-batches to run (default 8)\n"
     "  -l, --links N           busiest links to list (default 8)\n"
+    "  -f, --fast-gather       all-gathers load only their chain's two busiest links (faster; other\n"
+    "                          transfers crossing a group then contend only at its ends)\n"
     "  -j, --json              print one JSON object (throughput_per_s, makespan_s, latency_s,\n"
     "                          bottleneck_stage, feasible, stages, cores, links, ...)\n"
     "  -v, --verbose           let SimGrid log to stderr\n";
@@ -84,6 +86,7 @@ static int run(int argc, char **argv) {
                                           {"plan", required_argument, NULL, 'p'},
                                           {"microbatches", required_argument, NULL, 'm'},
                                           {"links", required_argument, NULL, 'l'},
+                                          {"fast-gather", no_argument, NULL, 'f'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"verbose", no_argument, NULL, 'v'},
                                           {"help", no_argument, NULL, 'h'},
@@ -96,7 +99,7 @@ static int run(int argc, char **argv) {
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:p:m:l:jvh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:p:m:l:fjvh", options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
@@ -110,6 +113,7 @@ static int run(int argc, char **argv) {
       if (cli_parse_int("simulate", "--links", optarg, 0, 100000L, &v)) return 2;
       so.top_links = (int)v;
       break;
+    case 'f': so.fast_gather = 1; break;
     case 'j': json = 1; break;
     case 'v': so.verbose = 1; break;
     case ':': return cli_usage("simulate", "option '%s' needs a value", argv[optind - 1]);

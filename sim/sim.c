@@ -117,7 +117,7 @@ enum { JOB_EVAL, JOB_ROUTE };
 
 /* ---- the sim object --------------------------------------------------------------------------- */
 
-enum { ST_STARTING, ST_IDLE, ST_REQUEST, ST_DONE, ST_STOP };
+enum { ST_STARTING, ST_IDLE, ST_REQUEST, ST_DONE, ST_STOP, ST_ENDED };
 
 typedef struct cache_entry {
   int valid;
@@ -193,9 +193,14 @@ typedef struct actor_arg {
 static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   int c = gr->n_cores;
   memset(matrix, 0, (size_t)c * (size_t)c * sizeof *matrix);
-  for (int k = 0; k + 1 < c; k++) {
-    matrix[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
-    matrix[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
+  if (s->opt.fast_gather) { /* the two busiest links of the chain: (c-2)->(c-1) and 1->0 */
+    matrix[(c - 2) * c + c - 1] = bytes * (double)(c - 1) / (double)c;
+    matrix[1 * c + 0] = bytes * (double)(c - 1) / (double)c;
+  } else {
+    for (int k = 0; k + 1 < c; k++) {
+      matrix[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
+      matrix[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
+    }
   }
   double *flops = matrix + (size_t)c * (size_t)c;
   memset(flops, 0, (size_t)c * sizeof *flops);
@@ -402,6 +407,10 @@ static void *engine_main(void *arg) {
   sg_actor_set_data(ctl, s);
   sg_actor_start(ctl, controller, 0, NULL);
   simgrid_run();
+  pthread_mutex_lock(&s->mu); /* whoever waits learns that nothing will answer any more */
+  s->state = ST_ENDED;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
   return NULL;
 }
 
@@ -488,15 +497,23 @@ fail:
   return st;
 }
 
-static void run_job(sim *s, job *j) {
+/* Hands j to the controller and waits for it; MP_RUN if the engine has stopped. */
+static mp_status run_job(sim *s, job *j, mp_error *err) {
   pthread_mutex_lock(&s->mu);
+  if (s->state == ST_ENDED) {
+    pthread_mutex_unlock(&s->mu);
+    return err_set(err, MP_RUN, "sim: the SimGrid engine has stopped; start another process");
+  }
   s->job = j;
   s->state = ST_REQUEST;
   pthread_cond_broadcast(&s->cv);
-  while (s->state != ST_DONE) pthread_cond_wait(&s->cv, &s->mu);
-  s->state = ST_IDLE;
+  while (s->state != ST_DONE && s->state != ST_ENDED) pthread_cond_wait(&s->cv, &s->mu);
+  int ended = s->state == ST_ENDED;
+  if (!ended) s->state = ST_IDLE;
   s->job = NULL;
   pthread_mutex_unlock(&s->mu);
+  if (ended) return err_set(err, MP_RUN, "sim: the SimGrid engine stopped during an evaluation (a deadlock in the plan?)");
+  return MP_OK;
 }
 
 void sim_result_clear(sim_result *r) {
@@ -832,8 +849,10 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
   if (st == MP_OK) st = job_build(s, g, sp, cr, M, &j, err);
   if (st == MP_OK) {
     double t = now_wall();
-    run_job(s, j);
+    st = run_job(s, j, err);
     s->stats.engine_s += now_wall() - t;
+  }
+  if (st == MP_OK) {
     st = make_result(s, g, p, sp, cr, j, res, err);
   }
   if (st == MP_OK) {
@@ -881,7 +900,7 @@ int sim_route_links(sim *s, int a, int b, char (*names)[48], int max) {
   j.rb = b;
   j.r_max = max;
   j.r_names = names;
-  run_job(s, &j);
+  if (run_job(s, &j, NULL) != MP_OK) return -1;
   return j.r_count;
 }
 
