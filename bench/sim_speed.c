@@ -4,10 +4,10 @@
  * meshes, each in a child process of its own (SimGrid starts once per process): N random plans of
  * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
  * evaluations/s, activities per evaluation and simulated activities/s; then all of it again with
- * sim_options.fast_gather.  Then, in another child, the start-up time of a sim on the 32x32 mesh,
- * one evaluation there, and the child's peak resident memory.  Usage, from the source tree:
- * sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST]]]]] (default 2000 evaluations per chip; with CHIP,
- * that chip only, with M micro-batches, and fast_gather = FAST). */
+ * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the start-up time of a sim on
+ * the 32x32 mesh, one evaluation there, and the child's peak resident memory.  Usage, from the source tree: sim_speed
+ * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
+ * M micro-batches, fast_gather = FAST and isolate = ISOLATE). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
   free(cut);
 }
 
-static int microbatches = 8, fast_gather = 0;
+static int microbatches = 8, fast_gather = 0, isolate = 0;
 
 static int bench_chip(const char *graph_path, const char *chip_path, int n_evals) {
   graph *g = NULL;
@@ -65,6 +65,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   o.cache_size = 0;
   o.microbatches = microbatches;
   o.fast_gather = fast_gather;
+  o.isolate = isolate;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
@@ -76,7 +77,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   if (max_k > c->n_cores) max_k = c->n_cores;
   int *layers = malloc((size_t)max_k * sizeof *layers), *cores = malloc((size_t)max_k * sizeof *cores);
   long acts = 0;
-  double stages = 0, t = now();
+  double stages = 0, first_makespan = 0, first_throughput = 0, t = now();
   for (int e = 0; e < n_evals; e++) {
     int k = 1 + (int)rng_below(&r, (uint64_t)max_k);
     random_counts(&r, g->n_ops, k, layers);
@@ -89,17 +90,42 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     }
     acts += res.activities;
     stages += k;
+    if (e == 0) {
+      first_makespan = res.makespan_s;
+      first_throughput = res.throughput_per_s;
+    }
     sim_result_clear(&res);
     plan_free(p);
   }
   double dt = now() - t;
+  /* the first plan again, after all the others: the clock has grown, the figures must not move */
+  rng_seed(&r, 42);
+  int k0 = 1 + (int)rng_below(&r, (uint64_t)max_k);
+  random_counts(&r, g->n_ops, k0, layers);
+  random_counts(&r, c->n_cores, k0, cores);
+  plan *p0 = NULL;
+  sim_result again;
+  if (plan_from_stages(layers, cores, k0, &p0, &err) != MP_OK || sim_evaluate(s, g, p0, &again, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  int same = again.makespan_s == first_makespan && again.throughput_per_s == first_throughput;
+  if (!same)
+    printf("  first plan: makespan %.17g then %.17g s, throughput %.17g then %.17g samples/s\n", first_makespan,
+           again.makespan_s, first_throughput, again.throughput_per_s);
+  sim_result_clear(&again);
+  plan_free(p0);
   sim_stats st;
   sim_get_stats(s, &st);
-  printf("%-10s %4d cores  %s M=%d %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f stages, "
-         "start-up %.3f s, %.0f%% of the time in the engine)\n",
-         c->name, c->n_cores, fast_gather ? "fast-gather" : "chain", microbatches, n_evals, n_evals / dt,
-         (double)acts / n_evals, (double)acts / dt, stages / n_evals,
-         st.startup_s, 100 * st.engine_s / dt);
+  printf("%-10s %4d cores  %-11s M=%d %6d evals  %8.1f evals/s  %7.1f activities/eval  %9.0f activities/s  (mean %.1f "
+         "stages, "
+         "start-up %.3f s, %.0f%% of the time in the engine; first plan again after all: %s)\n",
+         c->name, c->n_cores,
+         fast_gather ? "fast-gather"
+         : isolate   ? "isolated"
+                     : "chain",
+         microbatches, n_evals, n_evals / dt, (double)acts / n_evals, (double)acts / dt, stages / n_evals, st.startup_s,
+         100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
   fflush(stdout);
   free(layers);
   free(cores);
@@ -174,6 +200,7 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
   if (argc > 5) fast_gather = atoi(argv[5]) != 0;
+  if (argc > 6) isolate = atoi(argv[6]) != 0;
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)
@@ -182,6 +209,9 @@ int main(int argc, char **argv) {
       snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
       rc |= in_child(bench_chip, graph_path, path, n);
     }
+  isolate = 1; /* bit-identical mode, on 8x8 */
+  fast_gather = 0;
+  rc |= in_child(bench_chip, graph_path, "platforms/mesh8x8.json", n / 4 > 0 ? n / 4 : 1);
   rc |= in_child(startup_adapter, graph_path, "platforms/mesh32x32.json", 0);
   return rc;
 }

@@ -81,16 +81,12 @@ static void print_text(const graph *g, const chip *c, const sim_result *r) {
 }
 
 static int run(int argc, char **argv) {
-  static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
-                                          {"chip", required_argument, NULL, 'c'},
-                                          {"plan", required_argument, NULL, 'p'},
-                                          {"microbatches", required_argument, NULL, 'm'},
-                                          {"links", required_argument, NULL, 'l'},
-                                          {"fast-gather", no_argument, NULL, 'f'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"verbose", no_argument, NULL, 'v'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'}, {"chip", required_argument, NULL, 'c'},
+      {"plan", required_argument, NULL, 'p'},  {"microbatches", required_argument, NULL, 'm'},
+      {"links", required_argument, NULL, 'l'}, {"fast-gather", no_argument, NULL, 'f'},
+      {"json", no_argument, NULL, 'j'},        {"verbose", no_argument, NULL, 'v'},
+      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL;
   int json = 0, opt;
   long v;

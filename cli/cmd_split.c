@@ -23,12 +23,10 @@ static const char usage[] =
     "  -o, --output FILE    write the groups there, atomically\n";
 
 static int run(int argc, char **argv) {
-  static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
-                                          {"chip", required_argument, NULL, 'c'},
-                                          {"plan", required_argument, NULL, 'p'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'}, {"chip", required_argument, NULL, 'c'},
+      {"plan", required_argument, NULL, 'p'},  {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *output = NULL;
   int opt;
   optind = 0;

@@ -34,18 +34,24 @@
  *
  * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it);
  * latency = c[0], makespan = c[M-1], period = (c[M-1] - c[0]) / (M - 1), throughput = 1 / period.
- * All times are rounded to 12 significant digits (the clock keeps growing from one evaluation to
- * the next, which changes the last bits).  Link traffic is accounted on the XY routes by the
- * simulator itself (exactly what it handed SimGrid), utilisation = bytes / (bandwidth * makespan). */
+ * All times are rounded to 12 significant digits.  The clock keeps growing from one evaluation to
+ * the next, which moves the last bits: after a few hundred evaluations a figure may differ from a
+ * fresh process's in its 12th digit (about 1e-11 relative after 10^3 to 10^4 evaluations).  With
+ * sim_options.isolate every evaluation runs in a fork() of the idle engine (whose clock therefore
+ * never moves) and the figures are bit-identical to a fresh process's, at some cost in speed.
+ * Link traffic is accounted on the XY routes by the simulator itself (exactly what it handed
+ * SimGrid), utilisation = bytes / (bandwidth * makespan). */
 #define _GNU_SOURCE /* mkstemps */
 #include "sim.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,9 +71,9 @@
 /* ---- the compiled program of one evaluation --------------------------------------------------- */
 
 typedef struct seg {
-  double flops;  /* on the group's first core: F * speed(first) / speed(group) */
-  double gather; /* A: output bytes of its layers, all-gathered */
-  int n_needs, *needs; /* recvs of the group it waits for */
+  double flops;            /* on the group's first core: F * speed(first) / speed(group) */
+  double gather;           /* A: output bytes of its layers, all-gathered */
+  int n_needs, *needs;     /* recvs of the group it waits for */
   int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */
 } seg;
 
@@ -92,8 +98,8 @@ typedef struct jgroup {
   sg_host_t *dram_hosts; /* the port, then the group's cores */
   double *dram_matrix;   /* (n_cores+1)^2 bytes (row 0: port to core k+1), then n_cores+1 zero flops */
   /* run state */
-  int *progress; /* per micro-batch: next segment */
-  int *arrived;  /* per recv: micro-batches arrived */
+  int *progress;  /* per micro-batch: next segment */
+  int *arrived;   /* per recv: micro-batches arrived */
   double *done_t; /* per micro-batch: when its last segment / last send ended (absolute clock) */
   sg_sem_t ev, q;
   qitem *queue;
@@ -103,7 +109,8 @@ typedef struct jgroup {
 } jgroup;
 
 typedef struct job {
-  int kind; /* JOB_EVAL or JOB_ROUTE */
+  int kind;   /* JOB_EVAL or JOB_ROUTE */
+  int failed; /* set by the engine thread: the evaluation could not run (out of memory, fork) */
   /* eval */
   int M, n_groups;
   jgroup *groups;
@@ -230,7 +237,8 @@ static void group_actor(int argc, char **argv) {
   jgroup *gr = &j->groups[a->g];
   int M = j->M;
   double *matrix = NULL;
-  if (gr->n_cores > 1) matrix = malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *matrix);
+  if (gr->n_cores > 1)
+    matrix = malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *matrix);
   int left = M * gr->n_segs, lo = 0;
   while (left > 0) {
     int mb = -1;
@@ -303,6 +311,12 @@ static void run_eval(sim *s, job *j) {
   int n = j->n_groups;
   actor_arg *args = malloc((size_t)n * sizeof *args);
   sg_actor_t *actors = malloc((size_t)2 * (size_t)n * sizeof *actors);
+  if (!args || !actors) {
+    free(args);
+    free(actors);
+    j->failed = 1;
+    return;
+  }
   int n_actors = 0;
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
@@ -343,13 +357,92 @@ static void run_eval(sim *s, job *j) {
   free(args);
 }
 
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, char *p, size_t n) {
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* sim_options.isolate: the evaluation runs in a fork of the idle engine, which sends back what the
+ * actors measured; this engine's clock never moves, so every evaluation starts from the same state
+ * and gives bit-identical figures. */
+static void run_eval_isolated(sim *s, job *j) {
+  int n = j->n_groups, M = j->M;
+  size_t per = 4 + (size_t)M, count = 2 + (size_t)n * per;
+  double *buf = malloc(count * sizeof *buf);
+  int fds[2];
+  if (!buf || pipe(fds) != 0) {
+    free(buf);
+    j->failed = 1;
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) { /* the child: only this thread exists; it never returns */
+    close(fds[0]);
+    run_eval(s, j);
+    if (j->failed) _exit(1);
+    buf[0] = j->t0;
+    buf[1] = j->t_end;
+    for (int g = 0; g < n; g++) {
+      double *x = buf + 2 + (size_t)g * per;
+      const jgroup *gr = &j->groups[g];
+      x[0] = gr->compute_s;
+      x[1] = gr->dram_s;
+      x[2] = gr->comm_s;
+      x[3] = (double)gr->acts;
+      memcpy(x + 4, gr->done_t, (size_t)M * sizeof *x);
+    }
+    _exit(write_all(fds[1], (const char *)buf, count * sizeof *buf) == 0 ? 0 : 1);
+  }
+  close(fds[1]);
+  int ok = pid > 0 && read_all(fds[0], (char *)buf, count * sizeof *buf) == 0;
+  close(fds[0]);
+  int status = 0;
+  if (pid > 0)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    free(buf);
+    j->failed = 1;
+    return;
+  }
+  j->t0 = buf[0];
+  j->t_end = buf[1];
+  for (int g = 0; g < n; g++) {
+    const double *x = buf + 2 + (size_t)g * per;
+    jgroup *gr = &j->groups[g];
+    gr->compute_s = x[0];
+    gr->dram_s = x[1];
+    gr->comm_s = x[2];
+    gr->acts = (long)x[3];
+    memcpy(gr->done_t, x + 4, (size_t)M * sizeof *x);
+  }
+  free(buf);
+}
+
 static void run_route(sim *s, job *j) {
   xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
   sg_host_get_route(s->hosts[j->ra], s->hosts[j->rb], links);
   unsigned i;
   sg_link_t l;
   j->r_count = 0;
-  xbt_dynar_foreach (links, i, l) {
+  xbt_dynar_foreach(links, i, l) {
     const char *name = sg_link_get_name(l);
     if (name[0] != 'x' && strncmp(name, "dram", 4) != 0) continue; /* the zero-cost in/turn/out links */
     if (j->r_count < j->r_max) snprintf(j->r_names[j->r_count], 48, "%s", name);
@@ -370,7 +463,9 @@ static void controller(int argc, char **argv) {
     if (s->state == ST_STOP) break;
     job *j = s->job;
     pthread_mutex_unlock(&s->mu);
-    if (j->kind == JOB_EVAL)
+    if (j->kind == JOB_EVAL && s->opt.isolate)
+      run_eval_isolated(s, j);
+    else if (j->kind == JOB_EVAL)
       run_eval(s, j);
     else
       run_route(s, j);
@@ -512,7 +607,8 @@ static mp_status run_job(sim *s, job *j, mp_error *err) {
   if (!ended) s->state = ST_IDLE;
   s->job = NULL;
   pthread_mutex_unlock(&s->mu);
-  if (ended) return err_set(err, MP_RUN, "sim: the SimGrid engine stopped during an evaluation (a deadlock in the plan?)");
+  if (ended)
+    return err_set(err, MP_RUN, "sim: the SimGrid engine stopped during an evaluation (a deadlock in the plan?)");
   return MP_OK;
 }
 
@@ -562,8 +658,8 @@ static void job_free(job *j) {
 }
 
 /* Builds the program of plan p: segments, sends, DRAM streams (see the comment at the top). */
-static mp_status job_build(const sim *s, const graph *g, const split *sp, const cost_result *cr, int M,
-                           job **out, mp_error *err) {
+static mp_status job_build(const sim *s, const graph *g, const split *sp, const cost_result *cr, int M, job **out,
+                           mp_error *err) {
   const chip *c = s->chip;
   job *j = calloc(1, sizeof *j);
   int *recv_of = malloc((size_t)g->n_tensors * sizeof *recv_of);
@@ -851,6 +947,9 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
     double t = now_wall();
     st = run_job(s, j, err);
     s->stats.engine_s += now_wall() - t;
+    if (st == MP_OK && j->failed)
+      st = err_set(err, MP_RUN, "sim: the evaluation could not run (out of memory%s)",
+                   s->opt.isolate ? ", or no process or pipe for the isolated run" : "");
   }
   if (st == MP_OK) {
     st = make_result(s, g, p, sp, cr, j, res, err);
@@ -944,7 +1043,8 @@ cJSON *sim_result_to_json(const sim_result *r) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   if (!cJSON_AddNumberToObject(o, "throughput_per_s", r->throughput_per_s) ||
-      !cJSON_AddNumberToObject(o, "period_s", r->period_s) || !cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s) ||
+      !cJSON_AddNumberToObject(o, "period_s", r->period_s) ||
+      !cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s) ||
       !cJSON_AddNumberToObject(o, "latency_s", r->latency_s) ||
       !cJSON_AddNumberToObject(o, "microbatches", r->microbatches) ||
       !cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) ||

@@ -5,8 +5,9 @@
  * one evaluation per request (it creates the stage actors, joins them and takes clock differences)
  * and sim_evaluate is a plain blocking call from ordinary C code.  A second sim_new in the same
  * process (while or after the first lives) fails with MP_RUN.  Results are rounded to 12
- * significant digits, so an evaluation gives the same figures whether it runs first in a fresh
- * process or after thousands of others, and they are cached by (graph hash, plan hash, M).
+ * significant digits and cached by (graph hash, plan hash, M), so a repeated plan gives the same
+ * figures; a plan first evaluated after hundreds of others may differ from a fresh process's in
+ * the 12th digit, unless sim_options.isolate is set (then bit-identical, slower).
  *
  * The work simulated is the analytical cost model of partitioner/README.md refined by NoC latency,
  * link contention, DRAM weight streaming and pipeline fill; with those off the steady-state period
@@ -38,6 +39,10 @@ typedef struct sim_options {
                        time when no other transfer crosses the group, 2-5x more evaluations per
                        second on big groups, but transfers crossing the group contend only at its
                        ends.  Reported link traffic is the full chain either way. */
+  int isolate;      /* 0 (default): evaluations run one after the other in the engine, whose clock
+                       keeps growing, so after many evaluations a figure may differ from a fresh
+                       process's in its 12th digit; 1: each runs in a fork() of the idle engine and
+                       every figure is bit-identical to a fresh process's (slower: see sim_speed) */
 } sim_options;
 
 /* Sets the defaults above. */
@@ -46,10 +51,10 @@ void sim_options_init(sim_options *o);
 typedef struct sim_stage_result {
   int first_layer, n_layers, first_core, n_cores;
   /* Totals over the M micro-batches, in seconds of simulated time: */
-  double compute_s; /* its layers' work and all-gathers */
-  double comm_s;    /* its outgoing Send transfers in flight (they overlap compute) */
-  double dram_s;    /* waiting for weights streamed from DRAM */
-  double idle_s;    /* makespan - compute_s - dram_s: waiting for inputs, pipeline fill and drain */
+  double compute_s;      /* its layers' work and all-gathers */
+  double comm_s;         /* its outgoing Send transfers in flight (they overlap compute) */
+  double dram_s;         /* waiting for weights streamed from DRAM */
+  double idle_s;         /* makespan - compute_s - dram_s: waiting for inputs, pipeline fill and drain */
   double analytical_t_s; /* t_i = max(compute_i, send_i) of the analytical model, per micro-batch */
   uint64_t sram_bytes;   /* s_i = W_i / c_i + max a_j: bytes each core of the group must hold */
   uint64_t dram_bytes;   /* weight bytes streamed per micro-batch (0 when the group fits) */
@@ -71,32 +76,32 @@ typedef struct sim_link_result {
 
 typedef struct sim_result {
   int microbatches;
-  double throughput_per_s; /* samples/s in steady state: 1 / period_s */
-  double period_s;         /* interval between consecutive micro-batch completions once the pipeline
-                              is full: (c[M-1] - c[0]) / (M - 1); the makespan when M == 1 */
-  double makespan_s;       /* all M micro-batches */
-  double latency_s;        /* of one sample: completion of the first micro-batch */
-  int bottleneck_stage;    /* stage with the largest max(compute_s + dram_s, comm_s) (ties: lowest) */
+  double throughput_per_s;        /* samples/s in steady state: 1 / period_s */
+  double period_s;                /* interval between consecutive micro-batch completions once the pipeline
+                                     is full: (c[M-1] - c[0]) / (M - 1); the makespan when M == 1 */
+  double makespan_s;              /* all M micro-batches */
+  double latency_s;               /* of one sample: completion of the first micro-batch */
+  int bottleneck_stage;           /* stage with the largest max(compute_s + dram_s, comm_s) (ties: lowest) */
   double analytical_bottleneck_s; /* max t_i of the analytical model */
-  int feasible;            /* every core's SRAM holds its share */
-  uint64_t dram_bytes;     /* weight bytes streamed from DRAM over the M micro-batches */
-  long activities;         /* SimGrid activities (executions, transfers) this evaluation ran */
-  int cached;              /* 1 when the figures came from the cache */
+  int feasible;                   /* every core's SRAM holds its share */
+  uint64_t dram_bytes;            /* weight bytes streamed from DRAM over the M micro-batches */
+  long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */
+  int cached;                     /* 1 when the figures came from the cache */
   uint64_t graph_hash, plan_hash, chip_hash;
   int n_stages;
   sim_stage_result *stages; /* owned */
   int n_cores;
-  sim_core_result *cores;   /* owned, indexed by core id */
+  sim_core_result *cores; /* owned, indexed by core id */
   int n_links;
-  sim_link_result *links;   /* owned: the busiest links, most bytes first (ties: lowest link index) */
+  sim_link_result *links; /* owned: the busiest links, most bytes first (ties: lowest link index) */
 } sim_result;
 
 typedef struct sim_stats {
-  long evaluations;  /* sim_evaluate calls that succeeded */
-  long cache_hits;   /* of those, answered from the cache */
-  long activities;   /* SimGrid activities simulated in total */
-  double startup_s;  /* wall time sim_new took (platform generation and loading) */
-  double engine_s;   /* wall time spent simulating */
+  long evaluations; /* sim_evaluate calls that succeeded */
+  long cache_hits;  /* of those, answered from the cache */
+  long activities;  /* SimGrid activities simulated in total */
+  double startup_s; /* wall time sim_new took (platform generation and loading) */
+  double engine_s;  /* wall time spent simulating */
 } sim_stats;
 
 /* Starts SimGrid on a platform generated from the chip.  c is borrowed and must outlive the sim; o

@@ -74,7 +74,8 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
       for (int d = 0; d < 4; d++) {
-        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS), ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS),
+            ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
         if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
         sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
         fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", l, c->noc_bandwidth,

@@ -46,9 +46,9 @@ typedef struct split_group {
 } split_group;
 
 typedef struct split {
-  int n_groups; /* = the plan's stages */
+  int n_groups;        /* = the plan's stages */
   split_group *groups; /* owned */
-  int n_pairs; /* Send/Recv pairs in total */
+  int n_pairs;         /* Send/Recv pairs in total */
 } split;
 
 /* Rewrites plan p of graph g (both borrowed).  MP_INPUT if the plan was made for another layer

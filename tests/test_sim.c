@@ -42,6 +42,7 @@ typedef struct child_job {
   int cache;
   const char *out;
   int fast_gather;
+  int isolate;
 } child_job;
 
 static int load_graph(const char *text, graph **g, mp_error *err) {
@@ -70,6 +71,7 @@ static int child_eval(void *arg) {
   sim_options_init(&o);
   o.cache_size = j->cache ? 4096 : 0;
   o.fast_gather = j->fast_gather;
+  o.isolate = j->isolate;
   if (load_chip(j->chip, &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "child: %s\n", err.msg);
     return 10;
@@ -100,11 +102,12 @@ static int child_eval(void *arg) {
 }
 
 /* Runs the cases in a fresh child; returns the array of result objects (owned) or NULL. */
-static cJSON *eval_cases_with(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather) {
+static cJSON *eval_cases_opt(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather,
+                             int isolate) {
   static int seq;
   char name[64];
   snprintf(name, sizeof name, "results%d.json", seq++);
-  child_job j = {chip_json, cases, n, cache, testutil_temp_path(name), fast_gather};
+  child_job j = {chip_json, cases, n, cache, testutil_temp_path(name), fast_gather, isolate};
   int rc = testutil_in_child(child_eval, &j);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc != 0) return NULL;
@@ -114,8 +117,12 @@ static cJSON *eval_cases_with(const char *chip_json, const sim_case *cases, int 
   return root;
 }
 
+static cJSON *eval_cases_with(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather) {
+  return eval_cases_opt(chip_json, cases, n, cache, fast_gather, 0);
+}
+
 static cJSON *eval_cases(const char *chip_json, const sim_case *cases, int n, int cache) {
-  return eval_cases_with(chip_json, cases, n, cache, 0);
+  return eval_cases_opt(chip_json, cases, n, cache, 0, 0);
 }
 
 static double num(const cJSON *o, const char *key) {
@@ -159,8 +166,8 @@ static const char line4_chip[] =
     "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":5e-9}}";
 
 static void sim_chain_makespan_should_match_the_closed_form(void) {
-  sim_case cs[3] = {{chain_graph, {1, 1, 1, 1}, 4, 8}, {chain_graph, {1, 1, 1, 1}, 4, 1},
-                    {chain_graph, {1, 1, 1, 1}, 4, 3}};
+  sim_case cs[3] = {
+      {chain_graph, {1, 1, 1, 1}, 4, 8}, {chain_graph, {1, 1, 1, 1}, 4, 1}, {chain_graph, {1, 1, 1, 1}, 4, 3}};
   cJSON *res = eval_cases(line4_chip, cs, 3, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(res);
   /* stages: compute of each layer on one core, then a one-hop transfer of its output (none after L3) */
@@ -352,7 +359,8 @@ static void sim_doubling_core_speed_should_double_compute_bound_throughput(void)
   cJSON *slow = eval_cases(line4_chip, cs, 1, 0), *fast = eval_cases(line4_fast_chip, cs, 1, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fast);
-  double ts = num(cJSON_GetArrayItem(slow, 0), "throughput_per_s"), tf = num(cJSON_GetArrayItem(fast, 0), "throughput_per_s");
+  double ts = num(cJSON_GetArrayItem(slow, 0), "throughput_per_s"),
+         tf = num(cJSON_GetArrayItem(fast, 0), "throughput_per_s");
   ASSERT_REL(tf, 2 * ts);
   ASSERT_REL(ts, 1e12 / 6e9);
   cJSON_Delete(slow);
@@ -409,6 +417,48 @@ static void sim_same_plan_should_give_the_same_result_in_one_process_and_across_
   cJSON_Delete(fresh);
 }
 
+static void sim_isolated_evaluations_should_be_bit_identical_to_a_fresh_process(void) {
+  /* the probe plan, 150 others on the 2x4 mesh (M up to 8), the probe again: isolated, the engine's
+   * clock never moves, so the last evaluation is the first one bit for bit, and a fresh process's */
+  enum { N = 152 };
+  sim_case *cs = calloc(N, sizeof *cs);
+  int probe[8] = {0, 1, 1, 0, 0, 1, 0, 1};
+  for (int i = 0; i < N; i++) {
+    cs[i].graph = chain_graph;
+    cs[i].n_cores = 8;
+    cs[i].M = 8;
+    memcpy(cs[i].arranged, probe, sizeof probe);
+    if (i > 0 && i < N - 1) {
+      memset(cs[i].arranged, 0, sizeof probe);
+      cs[i].arranged[i % 7] = 1 + i % 3;
+      cs[i].arranged[7] = 4 - (1 + i % 3);
+      cs[i].M = 1 + i % 8;
+    }
+  }
+  cJSON *iso = eval_cases_opt(mesh24_chip, cs, N, 0, 0, 1);
+  cJSON *fresh = eval_cases(mesh24_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(iso);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fresh);
+  char *a = print_result(cJSON_GetArrayItem(iso, 0)), *b = print_result(cJSON_GetArrayItem(iso, N - 1));
+  char *c = print_result(cJSON_GetArrayItem(fresh, 0));
+  CU_ASSERT_STRING_EQUAL(a, b);
+  CU_ASSERT_STRING_EQUAL(a, c);
+  /* and every isolated evaluation starts from the clock of a fresh process */
+  cJSON *one = eval_cases(mesh24_chip, cs + 77, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+  char *d = print_result(cJSON_GetArrayItem(iso, 77)), *e = print_result(cJSON_GetArrayItem(one, 0));
+  CU_ASSERT_STRING_EQUAL(d, e);
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  free(e);
+  cJSON_Delete(iso);
+  cJSON_Delete(fresh);
+  cJSON_Delete(one);
+  free(cs);
+}
+
 /* ---- DRAM streaming ------------------------------------------------------------------------------ */
 
 static const char dram_chip[] =
@@ -441,7 +491,8 @@ static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(vo
    * 2 x 500), listed first as the lower link number */
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
   CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 0), "link")->valuestring, "x0y0>x1y0");
-  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 1), "link")->valuestring, "dram0>x0y0");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 1), "link")->valuestring,
+                         "dram0>x0y0");
   CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 0), "bytes"), 2000);
   CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 1), "bytes"), 2000);
   cJSON_Delete(res);
@@ -625,7 +676,7 @@ static int bad_inputs(void *arg) {
   if (sim_evaluate(s, g, p_cores, &r, &err) != MP_INPUT || !strstr(err.msg, "cores")) return 6;
   if (sim_evaluate_m(s, g, p, 0, &r, &err) != MP_USAGE) return 7;
   if (sim_evaluate(s, g2, p, &r, &err) != MP_INPUT) return 8; /* the chain has 4 layers */
-  if (sim_evaluate(s, g, p, &r, &err) != MP_OK) return 9;    /* and the sim still works */
+  if (sim_evaluate(s, g, p, &r, &err) != MP_OK) return 9;     /* and the sim still works */
   sim_stats st;
   sim_get_stats(s, &st);
   if (st.evaluations != 1 || st.activities != r.activities) return 12;
@@ -651,7 +702,7 @@ static void simulate_cli_should_exit_2_on_bad_input(void) {
   const char *gp = keep(testutil_write_temp("golden.json", golden_graph));
   const char *cp = keep(testutil_write_temp("golden_chip.json", golden_chip));
   const char *pp = keep(testutil_write_temp("short_plan.json", "{\"format\":\"meshpipe-plan\",\"version\":1,"
-                                                          "\"arranged_core\":[0,0,1,1]}\n"));
+                                                               "\"arranged_core\":[0,0,1,1]}\n"));
   const char *pp_ok = keep(testutil_write_temp("golden_plan.json", golden_plan));
   char args[2048];
   char *out = NULL, *errout = NULL;
@@ -693,16 +744,20 @@ static CU_TestInfo tests[] = {
     {"sim_chain_makespan_should_match_the_closed_form", sim_chain_makespan_should_match_the_closed_form},
     {"sim_period_should_equal_the_analytical_bottleneck_without_latency",
      sim_period_should_equal_the_analytical_bottleneck_without_latency},
-    {"sim_two_transfers_on_one_link_should_take_twice_as_long", sim_two_transfers_on_one_link_should_take_twice_as_long},
+    {"sim_two_transfers_on_one_link_should_take_twice_as_long",
+     sim_two_transfers_on_one_link_should_take_twice_as_long},
     {"sim_transfer_time_should_grow_by_the_hop_latency", sim_transfer_time_should_grow_by_the_hop_latency},
     {"sim_doubling_core_speed_should_double_compute_bound_throughput",
      sim_doubling_core_speed_should_double_compute_bound_throughput},
     {"sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes",
      sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes},
+    {"sim_isolated_evaluations_should_be_bit_identical_to_a_fresh_process",
+     sim_isolated_evaluations_should_be_bit_identical_to_a_fresh_process},
     {"sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan",
      sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan},
     {"sim_routes_should_be_exactly_the_xy_routes", sim_routes_should_be_exactly_the_xy_routes},
-    {"sim_golden_output_should_match_the_hand_derived_figures", sim_golden_output_should_match_the_hand_derived_figures},
+    {"sim_golden_output_should_match_the_hand_derived_figures",
+     sim_golden_output_should_match_the_hand_derived_figures},
     {"sim_should_refuse_bad_input_with_a_clear_error", sim_should_refuse_bad_input_with_a_clear_error},
     {"simulate_cli_should_exit_2_on_bad_input", simulate_cli_should_exit_2_on_bad_input},
     {"sim_platform_write_should_fail_cleanly_on_an_unwritable_path",

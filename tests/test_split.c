@@ -23,7 +23,8 @@ static graph *parse_graph(const char *text) {
   cJSON *root = NULL;
   graph *g = NULL;
   mp_error err;
-  if (jsonio_parse("test-graph", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "test-graph", &g, &err);
+  if (jsonio_parse("test-graph", text, strlen(text), &root, &err) == MP_OK)
+    graph_from_json(root, "test-graph", &g, &err);
   cJSON_Delete(root);
   return g;
 }
@@ -191,8 +192,8 @@ static void split_should_match_a_brute_force_count_on_random_dags(void) {
         for (int z = 0; z < np; z++) dup |= picked[z] == t;
         if (!dup) picked[np++] = t;
       }
-      len += (size_t)snprintf(text + len, 65536 - len, "%s{\"name\":\"L%d\",\"type\":\"Conv\",\"inputs\":[", i ? "," : "",
-                              i);
+      len += (size_t)snprintf(text + len, 65536 - len, "%s{\"name\":\"L%d\",\"type\":\"Conv\",\"inputs\":[",
+                              i ? "," : "", i);
       for (int z = 0; z < np; z++) {
         if (picked[z] < 0)
           len += (size_t)snprintf(text + len, 65536 - len, "%s\"x\"", z ? "," : "");
@@ -269,10 +270,13 @@ static void split_should_match_a_brute_force_count_on_random_dags(void) {
 static void split_cli_should_write_the_groups_and_refuse_bad_plans(void) {
   const char *gp = keep(testutil_write_temp("two.json", two_consumers));
   const char *cp = keep(testutil_write_temp(
-      "line2.json", "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line2\",\"mesh\":{\"width\":2,\"height\":1},"
-                    "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}\n"));
-  const char *pp = keep(testutil_write_temp("plan13.json", "{\"format\":\"meshpipe-plan\",\"version\":1,\"arranged_core\":[1,3]}\n"));
-  const char *bad = keep(testutil_write_temp("plan22.json", "{\"format\":\"meshpipe-plan\",\"version\":1,\"arranged_core\":[2,3]}\n"));
+      "line2.json",
+      "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line2\",\"mesh\":{\"width\":2,\"height\":1},"
+      "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}\n"));
+  const char *pp = keep(
+      testutil_write_temp("plan13.json", "{\"format\":\"meshpipe-plan\",\"version\":1,\"arranged_core\":[1,3]}\n"));
+  const char *bad = keep(
+      testutil_write_temp("plan22.json", "{\"format\":\"meshpipe-plan\",\"version\":1,\"arranged_core\":[2,3]}\n"));
   const char *outp = keep(testutil_temp_path("parts.json"));
   char args[2048];
   char *out = NULL, *errout = NULL;
