@@ -9,6 +9,7 @@
 
 #include "cost.h"
 #include "method_int.h"
+#include "rl_train.h"
 
 /* The partitioners, in the order help and compare list them. */
 static const method_info methods[] = {
@@ -18,6 +19,7 @@ static const method_info methods[] = {
     {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy},
     {"even", "equal numbers of layers per core (GPipe's default)", method_even},
     {"balanced", "contiguous blocks balancing flops (torchgpipe's balance)", method_balanced},
+    {"rl", "REINFORCE policy-guided search on the simulator's runtime (best plan seen)", method_rl},
 };
 #define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 

@@ -23,9 +23,9 @@
 
 /* ---- rewards ---- */
 
-void rl_reward_weights_default(rl_reward_weights *w) {
+void rl_reward_weights_default(rl_reward_weights *w, int simulated) {
   w->period = 1.0;
-  w->memory = 1.0;
+  w->memory = simulated ? 0.0 : 1.0;
   w->storage = 0.0;
   w->routing = 0.0;
 }
@@ -91,7 +91,7 @@ mp_status rl_cost_reward_init(rl_cost_reward *r, const cost_model *m, int n_core
   if (w)
     r->w = *w;
   else
-    rl_reward_weights_default(&r->w);
+    rl_reward_weights_default(&r->w, 0);
   double mem, balance;
   int feasible;
   return cost_figures(r, ref, 0.0, &r->ref_period_s, &balance, &mem, &feasible, err);
@@ -117,7 +117,7 @@ void rl_train_config_default(rl_train_config *c, int n_cores) {
   c->seed = 1;
   c->episodes = 0;
   c->batch = 8;
-  c->max_steps = 2 * (n_cores > 1 ? n_cores : 2);
+  c->max_steps = 2 * n_cores < 16 ? (2 * n_cores > 2 ? 2 * n_cores : 2) : 16;
   c->hidden = 16;
   c->n_hidden = 2;
   c->lr = 3e-3;
@@ -181,7 +181,6 @@ struct rl_trainer {
 };
 
 static int better(const rl_eval *a, const rl_eval *b) {
-  if (a->feasible != b->feasible) return a->feasible > b->feasible;
   if (a->reward != b->reward) return a->reward > b->reward;
   return a->balance > b->balance;
 }

@@ -12,8 +12,8 @@
  *   - entropy bonus `entropy` keeps the policy exploring; the gradient's norm is clipped to clip_norm.
  * Start plans: the instance's initial plan, or with probability restart_best the best plan found so
  * far on the instance (so the search can walk further than max_steps from the initial plan).
- * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (feasible
- * plans first, then higher reward, then higher balance; ties keep the earlier).  An episode also
+ * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (higher
+ * reward, then higher balance; ties keep the earlier).  An episode also
  * ends when its reward reaches target_reward.
  * The learning signal is R + balance_weight · balance: the bottleneck alone is flat across the many
  * moves that leave the slowest stage alone, and the balance term (an 8-norm of the stage times and
@@ -55,12 +55,14 @@ typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, 
 /* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
  * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
  * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
- * period 1, memory 1, storage 0, routing 0. */
+ * period 1, storage 0, routing 0, and memory 0 for the simulator (it already charges an over-full
+ * core the DRAM streaming of its excess weights, so a penalty would count it twice) but 1 for the
+ * analytical model (which has no streaming: the penalty is the only price of not fitting). */
 typedef struct rl_reward_weights {
   double period, memory, storage, routing;
 } rl_reward_weights;
 
-void rl_reward_weights_default(rl_reward_weights *w);
+void rl_reward_weights_default(rl_reward_weights *w, int simulated);
 
 /* The tie-break of rl_eval.balance: −‖t‖₈ / T_ref − Σ_i max(0, m_i − 1), the 8-norm of the stage
  * times (close to the largest, but lowered by easing any near-largest stage) and the memory excess of
@@ -113,7 +115,7 @@ typedef struct rl_train_config {
 } rl_train_config;
 
 /* Fills the defaults (see partitioner/README.md, "RL partitioner"): seed 1, episodes 0 (the caller
- * decides), batch 8, max_steps 2·n_cores (n_cores >= 2), hidden 16 × 2 layers, lr 3e-3, entropy
+ * decides), batch 8, max_steps min(2·n_cores, 16), hidden 16 × 2 layers, lr 3e-3, entropy
  * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, balance_weight 1, samples 8, target +inf. */
 void rl_train_config_default(rl_train_config *c, int n_cores);
 
@@ -193,9 +195,20 @@ mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst,
 mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                     mp_error *err);
 
-/* The simulator the rl method uses: set one (borrowed) before method_rl when the caller owns the
- * process's sim (SimGrid allows one per process); when none is set, method_rl starts one on first
- * use and keeps it for the process, and rl_method_sim returns it so callers can reuse it. */
+/* Defaults of the rl method (chosen so a plain `-m rl` meets the targets in partitioner/README.md):
+ * episodes on up to 16 cores / more, and the polish rounds that end every run. */
+#define RL_METHOD_EPISODES_SMALL 96
+#define RL_METHOD_EPISODES 96
+#define RL_METHOD_POLISH_ROUNDS 4
+long rl_method_default_episodes(int n_cores);
+
+/* The training configuration the rl method and `meshpipe train` start from. */
+void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed);
+
+/* The simulator the rl method uses: set one (borrowed; NULL to unset) before method_rl when the
+ * caller owns the process's sim; when none is set, method_rl runs its search in a forked child
+ * process with an engine of its own (SimGrid allows one per process), so callers that start their
+ * own sim afterwards keep working.  rl_method_sim returns the one set. */
 void rl_method_use_sim(struct sim *s);
 struct sim *rl_method_sim(void);
 

@@ -110,7 +110,7 @@ static void config_check_should_name_each_bad_field(void) {
   mp_error err;
   rl_train_config_default(&c, 16);
   CU_ASSERT_EQUAL(rl_train_config_check(&c, &err), MP_OK);
-  CU_ASSERT_EQUAL(c.max_steps, 32);
+  CU_ASSERT_EQUAL(c.max_steps, 16);
 #define BAD(stmt, what)                                              \
   do {                                                               \
     rl_train_config_default(&c, 16);                                 \
@@ -485,7 +485,7 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   ref[n - 1] = g->n_ops; /* everything on one group of all cores */
   rl_cost_reward r;
   rl_reward_weights w;
-  rl_reward_weights_default(&w);
+  rl_reward_weights_default(&w, 0);
   CU_ASSERT_EQUAL_FATAL(rl_cost_reward_init(&r, m, n, g->n_ops, ref, &w, &err), MP_OK);
   rl_eval ev;
   CU_ASSERT_EQUAL_FATAL(rl_cost_reward_fn(&r, ref, &ev, &err), MP_OK);
@@ -496,6 +496,9 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   CU_ASSERT_DOUBLE_EQUAL(ev.figure, 1.0 / bn, 0);
   CU_ASSERT_EQUAL(ev.feasible, feasible);
   CU_ASSERT_DOUBLE_EQUAL(ev.reward, -1.0 - (mem > 1 ? mem - 1 : 0), 1e-12);
+  rl_reward_weights ws;
+  rl_reward_weights_default(&ws, 1);
+  CU_ASSERT_EQUAL(ws.memory, 0.0); /* the simulator charges streaming itself */
   /* The memory term: the same figures with twice the SRAM needed cost one more unit. */
   CU_ASSERT_DOUBLE_EQUAL(rl_reward_combine(&w, 2.0, 1.0, 2.0, 0.5), -3.0, 0);
   w.storage = 0.5, w.routing = 2;

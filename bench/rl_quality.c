@@ -1,0 +1,112 @@
+/* rl_quality: the RL partitioner against the exact analytical optimum, on the simulator's figures.
+ *
+ *   rl_quality CHIP GRAPH... [--episodes N] [--seed S]
+ *
+ * For each graph on the chip (one chip per run: SimGrid starts once per process) it prints the
+ * simulated throughput of `even`, of `optimal`, of `rl` started from the even split and of `rl`
+ * started from optimal's plan (--init optimal), each rl run's share of optimal's throughput, its
+ * wall time on this machine, and the simulator's cache hit rate over the run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "method.h"
+#include "rl_train.h"
+#include "sim.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int simulate(sim *s, const graph *g, const plan *p, double *thr) {
+  sim_result r;
+  memset(&r, 0, sizeof r);
+  mp_error err;
+  if (sim_evaluate(s, g, p, &r, &err) != MP_OK) {
+    fprintf(stderr, "rl_quality: %s\n", err.msg);
+    return 1;
+  }
+  *thr = r.throughput_per_s;
+  sim_result_clear(&r);
+  return 0;
+}
+
+static int run_method(sim *s, const char *name, const char *init, const graph *g, const chip *c, long episodes,
+                      uint64_t seed, double *thr, double *secs) {
+  method_options o;
+  method_options_default(&o);
+  o.seed = seed;
+  o.init = init;
+  o.episodes = (int)episodes;
+  method_report rep;
+  plan *p = NULL;
+  mp_error err;
+  double t0 = now_s();
+  if (method_run(name, g, c, &o, &p, &rep, &err) != MP_OK) {
+    fprintf(stderr, "rl_quality: %s: %s\n", name, err.msg);
+    return 1;
+  }
+  *secs = now_s() - t0;
+  int rc = simulate(s, g, p, thr);
+  plan_free(p);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: rl_quality CHIP GRAPH... [--episodes N] [--seed S]\n");
+    return 2;
+  }
+  long episodes = -1;
+  uint64_t seed = 1;
+  int n_graphs = 0;
+  const char *graphs[32];
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--episodes") == 0 && i + 1 < argc)
+      episodes = atol(argv[++i]);
+    else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+      seed = strtoull(argv[++i], NULL, 10);
+    else if (n_graphs < 32)
+      graphs[n_graphs++] = argv[i];
+  }
+  mp_error err;
+  chip *c = NULL;
+  sim *s = NULL;
+  if (chip_load(argv[1], &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK) {
+    fprintf(stderr, "rl_quality: %s\n", err.msg);
+    return 1;
+  }
+  rl_method_use_sim(s);
+  printf("%-22s %-8s %12s %12s %12s %7s %7s %12s %7s %7s %6s\n", "graph", "chip", "even/s", "optimal/s",
+         "rl(even)/s", "%opt", "time_s", "rl(opt)/s", "%opt", "time_s", "hits");
+  int rc = 0;
+  for (int k = 0; k < n_graphs && rc == 0; k++) {
+    graph *g = NULL;
+    if (graph_load(graphs[k], &g, &err) != MP_OK) {
+      fprintf(stderr, "rl_quality: %s\n", err.msg);
+      rc = 1;
+      break;
+    }
+    double te, to, tre, tro, se, so, dummy;
+    sim_stats a, b;
+    sim_get_stats(s, &a);
+    rc = run_method(s, "even", NULL, g, c, -1, seed, &te, &dummy) || run_method(s, "optimal", NULL, g, c, -1, seed, &to, &dummy) ||
+         run_method(s, "rl", "even", g, c, episodes, seed, &tre, &se) ||
+         run_method(s, "rl", "optimal", g, c, episodes, seed, &tro, &so);
+    sim_get_stats(s, &b);
+    if (rc == 0) {
+      long ev = b.evaluations - a.evaluations, hits = b.cache_hits - a.cache_hits;
+      const char *base = strrchr(graphs[k], '/');
+      printf("%-22s %-8s %12.6g %12.6g %12.6g %6.1f%% %7.1f %12.6g %6.1f%% %7.1f %5.0f%%\n", base ? base + 1 : graphs[k],
+             c->name, te, to, tre, 100 * tre / to, se, tro, 100 * tro / to, so, ev > 0 ? 100.0 * hits / ev : 0.0);
+      fflush(stdout);
+    }
+    graph_free(g);
+  }
+  sim_free(s);
+  chip_free(c);
+  return rc;
+}

@@ -1,0 +1,259 @@
+/* rl_method: the simulator's reward and the `rl` entry of the partitioner table.  See rl_train.h.
+ *
+ * The rl method is a policy-guided search: episodes start from the initial plan (the `even`
+ * partitioner's unless o->init names another) or from the best plan so far, the policy proposes
+ * moves, every proposal is simulated (repeats come from the simulator's cache), and the method
+ * returns the best plan seen — so it never returns anything worse than its initial plan.  A short
+ * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
+ * sim given to rl_method_use_sim, else it searches in a forked child with an engine of its own and
+ * reads the answer back through a pipe, leaving the caller free to start its own simulator. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rl_train.h"
+#include "sim.h"
+
+/* ---- the simulator's reward ---- */
+
+/* Simulates arranged: the period, the reward's memory and routing figures, and the balance figures
+ * (per-stage times and memory ratios, against ref when ref > 0). */
+static mp_status sim_figures(sim *s, const graph *g, int n_cores, const int *arranged, double ref, double *period,
+                             double *mem_ratio, double *link_util, double *balance, int *feasible, mp_error *err) {
+  plan *p = NULL;
+  mp_status st = plan_new(arranged, n_cores, g->n_ops, &p, err);
+  if (st != MP_OK) return st;
+  sim_result res;
+  memset(&res, 0, sizeof res);
+  double *buf = NULL;
+  st = sim_evaluate(s, g, p, &res, err);
+  if (st != MP_OK) goto cleanup;
+  if (!(res.period_s > 0) || !isfinite(res.period_s)) {
+    st = err_set(err, MP_RUN, "rl: the simulator gave a period of %g s for a plan", res.period_s);
+    goto cleanup;
+  }
+  buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf);
+  if (!buf) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  const chip *c = sim_chip(s);
+  double m = 0;
+  for (int i = 0; i < res.n_stages; i++) {
+    const sim_stage_result *sr = &res.stages[i];
+    double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
+    buf[i] = busy / res.microbatches;
+    uint64_t sram = c->cores[sr->first_core].sram_bytes;
+    for (int k = sr->first_core; k < sr->first_core + sr->n_cores; k++)
+      sram = c->cores[k].sram_bytes < sram ? c->cores[k].sram_bytes : sram;
+    buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
+    m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;
+  }
+  double u = 0;
+  for (int l = 0; l < res.n_links; l++) u = res.links[l].utilisation > u ? res.links[l].utilisation : u;
+  *period = res.period_s;
+  *mem_ratio = m;
+  *link_util = u;
+  *feasible = res.feasible;
+  *balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
+cleanup:
+  free(buf);
+  sim_result_clear(&res);
+  plan_free(p);
+  return st;
+}
+
+mp_status rl_sim_reward_init(rl_sim_reward *r, sim *s, const graph *g, const int *ref, const rl_reward_weights *w,
+                             mp_error *err) {
+  memset(r, 0, sizeof *r);
+  r->sim = s;
+  r->g = g;
+  r->n_cores = sim_chip(s)->n_cores;
+  if (w)
+    r->w = *w;
+  else
+    rl_reward_weights_default(&r->w, 1);
+  double mem, util, balance;
+  int feasible;
+  return sim_figures(s, g, r->n_cores, ref, 0.0, &r->ref_period_s, &mem, &util, &balance, &feasible, err);
+}
+
+mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
+  rl_sim_reward *r = ctx;
+  double period, mem, util, balance;
+  int feasible;
+  mp_status st =
+      sim_figures(r->sim, r->g, r->n_cores, arranged, r->ref_period_s, &period, &mem, &util, &balance, &feasible, err);
+  if (st != MP_OK) return st;
+  out->reward = rl_reward_combine(&r->w, period, r->ref_period_s, mem, util);
+  out->balance = balance;
+  out->figure = 1.0 / period;
+  out->feasible = feasible;
+  return MP_OK;
+}
+
+/* ---- the method ---- */
+
+static sim *process_sim; /* borrowed: set by rl_method_use_sim */
+
+void rl_method_use_sim(sim *s) { process_sim = s; }
+
+sim *rl_method_sim(void) { return process_sim; }
+
+long rl_method_default_episodes(int n_cores) { return n_cores <= 16 ? RL_METHOD_EPISODES_SMALL : RL_METHOD_EPISODES; }
+
+void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
+  rl_train_config_default(cfg, n_cores);
+  cfg->seed = seed;
+  cfg->episodes = rl_method_default_episodes(n_cores);
+}
+
+/* The search itself, on simulator s: fills best[n_cores] with the best plan seen. */
+static mp_status search(sim *s, const graph *g, const chip *c, const method_options *o, int *best_out,
+                        method_report *rep, mp_error *err) {
+  const char *init_name = o->init ? o->init : "even";
+  plan *init = NULL;
+  rl_env *env = NULL;
+  rl_policy *pol = NULL;
+  rl_trainer *t = NULL;
+  method_report init_rep;
+  mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
+  if (st != MP_OK) return st;
+  st = rl_env_from_graph(g, c->n_cores, &env, err);
+  if (st != MP_OK) goto cleanup;
+  if (o->policy) {
+    st = rl_policy_load(o->policy, &pol, err);
+    if (st != MP_OK) goto cleanup;
+  }
+  rl_sim_reward reward;
+  st = rl_sim_reward_init(&reward, s, g, init->arranged, NULL, err);
+  if (st != MP_OK) goto cleanup;
+  rl_train_config cfg;
+  rl_method_config(&cfg, c->n_cores, o->seed);
+  if (o->episodes >= 0) cfg.episodes = o->episodes;
+  rl_instance in = {env, init->arranged, rl_sim_reward_fn, &reward, g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15))};
+  sim_stats before, after;
+  sim_get_stats(s, &before);
+  st = rl_trainer_new(&cfg, &in, 1, pol, &t, err);
+  if (st != MP_OK) goto cleanup;
+  while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
+  if (st == MP_OK && pol && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
+  if (st == MP_OK) st = rl_trainer_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
+  if (st != MP_OK) goto cleanup;
+  rl_eval best, start;
+  memcpy(best_out, rl_trainer_best(t, 0, &best), (size_t)c->n_cores * sizeof *best_out);
+  rl_trainer_init_eval(t, 0, &start);
+  rl_train_stats ts;
+  rl_trainer_get_stats(t, &ts);
+  sim_get_stats(s, &after);
+  long evals = after.evaluations - before.evaluations, hits = after.cache_hits - before.cache_hits;
+  method_note(rep, "REINFORCE%s from %s's plan: %ld episodes, %ld simulations (%.0f%% from the simulator's cache);",
+              pol ? " fine-tuning the given policy" : "", init_name, ts.episodes, evals,
+              evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
+  method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
+              start.figure, 100.0 * (best.figure / start.figure - 1.0));
+cleanup:
+  rl_trainer_free(t);
+  rl_policy_free(pol);
+  rl_env_free(env);
+  plan_free(init);
+  return st;
+}
+
+/* What a search child sends back through its pipe. */
+typedef struct child_answer {
+  mp_error err;
+  method_report rep;
+} child_answer;
+
+static int write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w, n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r, n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* Runs the search in a child process with its own SimGrid engine, so the caller's process can still
+ * start its own simulator afterwards (SimGrid allows one engine per process). */
+static mp_status search_in_child(const graph *g, const chip *c, const method_options *o, int *best,
+                                 method_report *rep, mp_error *err) {
+  int fds[2];
+  if (pipe(fds) != 0) return err_set(err, MP_RUN, "rl: cannot create a pipe: %s", strerror(errno));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return err_set(err, MP_RUN, "rl: cannot fork the search process: %s", strerror(errno));
+  }
+  if (pid == 0) { /* the child: search, answer, and leave without running the parent's atexit work */
+    close(fds[0]);
+    child_answer ans;
+    memset(&ans, 0, sizeof ans);
+    err_clear(&ans.err);
+    sim *s = NULL;
+    if (sim_new(c, NULL, &s, &ans.err) == MP_OK) search(s, g, c, o, best, &ans.rep, &ans.err);
+    int ok = write_all(fds[1], &ans, sizeof ans) == 0 &&
+             (ans.err.status != MP_OK || write_all(fds[1], best, (size_t)c->n_cores * sizeof *best) == 0);
+    sim_free(s);
+    close(fds[1]);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  child_answer ans;
+  mp_status st = MP_OK;
+  if (read_all(fds[0], &ans, sizeof ans) != 0)
+    st = err_set(err, MP_RUN, "rl: the search process ended without an answer");
+  else if (ans.err.status != MP_OK)
+    st = err_set(err, ans.err.status, "%s", ans.err.msg);
+  else if (read_all(fds[0], best, (size_t)c->n_cores * sizeof *best) != 0)
+    st = err_set(err, MP_RUN, "rl: the search process's answer was cut short");
+  close(fds[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (st == MP_OK) memcpy(rep->notes, ans.rep.notes, sizeof rep->notes);
+  return st;
+}
+
+mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                    mp_error *err) {
+  *out = NULL;
+  if (o->init && strcmp(o->init, "rl") == 0)
+    return err_set(err, MP_USAGE, "rl: the initial plan cannot come from rl itself");
+  if (c->n_cores < 2) return err_set(err, MP_USAGE, "rl: the chip has one core: there is nothing to partition");
+  int *best = malloc((size_t)c->n_cores * sizeof *best);
+  if (!best) return err_nomem(err);
+  mp_status st;
+  if (process_sim) {
+    if (sim_chip(process_sim)->hash != c->hash)
+      st = err_set(err, MP_RUN, "rl: the simulator given to the rl method runs chip '%s', not '%s'",
+                   sim_chip(process_sim)->name, c->name);
+    else
+      st = search(process_sim, g, c, o, best, rep, err);
+  } else {
+    st = search_in_child(g, c, o, best, rep, err);
+  }
+  if (st == MP_OK) st = plan_new(best, c->n_cores, g->n_ops, out, err);
+  free(best);
+  return st;
+}
