@@ -10,16 +10,17 @@
  * the thread is joined.  SimGrid aborts on any error, so everything is validated before it runs.
  *
  * Work model (the analytical model of partitioner/cost.h, refined).  The plan is rewritten with
- * Send/Recv nodes (split.h).  Each group's layers are cut into segments: a segment starts at a
- * layer that reads a received tensor and ends after a layer whose output is sent, so within a
- * segment nothing waits; its work runs as one execution of its total flops at the group's total
- * speed (on the group's first core, scaled by that core's share) followed by one all-gather of
- * the total output bytes A of its layers (a ptask over the group's cores along the snake chain:
- * link k->k+1 carries (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A),
- * none in a one-core group.  With no contention that is exactly the model's per-layer sum.  Each
- * group has one actor that runs its (micro-batch, segment) pairs from a ready queue: the lowest
- * micro-batch, then segment, whose received tensors have arrived and whose previous segment is
- * done.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
+ * Send/Recv nodes (split.h).  Each group's layers are cut into segments: runs of consecutive
+ * layers that wait for the same received tensors (directly or through earlier layers of the
+ * group), cut after a layer whose output is sent, so within a segment nothing waits.  A segment
+ * runs as one execution of its total flops at the group's total speed (on the group's first core,
+ * scaled by that core's share) followed by one all-gather of the total output bytes A of its
+ * layers (a ptask over the group's cores along the snake chain: link k->k+1 carries (k+1)/c of A
+ * and k+1->k the rest, so the busiest link carries (c-1)/c * A), none in a one-core group; with no
+ * contention that is exactly the model's per-layer sum.  Each group has one actor that runs its
+ * (micro-batch, segment) pairs from a ready queue, as TensorFlow's executor does: the lowest
+ * micro-batch, then segment, whose received tensors have arrived and whose segments it reads from
+ * are done.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
  * time (FIFO, overlapping the group's next compute: double buffering), a ptask of gamma * bytes
  * from the group's last core to the destination group's first core on the XY route, and then
  * signals the receiver (a counter and a semaphore: the transfer is in flight from the moment it is
@@ -27,10 +28,10 @@
  * exceeds a core's SRAM, that core's excess weights (at most W_i/c_i) are streamed every
  * micro-batch, before its first segment, from the DRAM port nearest the group's first core to the
  * cores that need them, all at once (one ptask sharing the port's link), through the NoC; the plan
- * is flagged infeasible.  A chip without DRAM ports streams nothing.
- * Graph inputs are fed by the host to every group that reads them and cost nothing.
- * L07 shares a link fairly between the transfers that use it; every transfer and all-gather also
- * pays its route's latency (hops x per-hop latency).
+ * is flagged infeasible.  A chip without DRAM ports streams nothing.  Graph inputs are fed by the
+ * host to every group that reads them and cost nothing.  L07 shares a link fairly between the
+ * transfers that use it; every transfer and all-gather also pays its route's latency (hops x
+ * per-hop latency).
  *
  * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it);
  * latency = c[0], makespan = c[M-1], period = (c[M-1] - c[0]) / (M - 1), throughput = 1 / period.
@@ -74,6 +75,7 @@ typedef struct seg {
   double flops;            /* on the group's first core: F * speed(first) / speed(group) */
   double gather;           /* A: output bytes of its layers, all-gathered */
   int n_needs, *needs;     /* recvs of the group it waits for */
+  int n_deps, *deps;       /* earlier segments of the group whose outputs it reads */
   int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */
 } seg;
 
@@ -98,7 +100,9 @@ typedef struct jgroup {
   sg_host_t *dram_hosts; /* the port, then the group's cores */
   double *dram_matrix;   /* (n_cores+1)^2 bytes (row 0: port to core k+1), then n_cores+1 zero flops */
   /* run state */
-  int *progress;  /* per micro-batch: next segment */
+  double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
+  unsigned char *done;   /* per (micro-batch, segment): ran */
+  int *left;             /* per micro-batch: segments still to run */
   int *arrived;   /* per recv: micro-batches arrived */
   double *done_t; /* per micro-batch: when its last segment / last send ended (absolute clock) */
   sg_sem_t ev, q;
@@ -223,6 +227,10 @@ static void stream_weights(jgroup *gr) {
 
 static int seg_ready(const jgroup *gr, int mb, int sg) {
   const seg *x = &gr->segs[sg];
+  const unsigned char *done = gr->done + (size_t)mb * (size_t)gr->n_segs;
+  if (done[sg]) return 0;
+  for (int k = 0; k < x->n_deps; k++)
+    if (!done[x->deps[k]]) return 0;
   for (int k = 0; k < x->n_needs; k++)
     if (gr->arrived[x->needs[k]] <= mb) return 0;
   return 1;
@@ -236,24 +244,23 @@ static void group_actor(int argc, char **argv) {
   job *j = a->j;
   jgroup *gr = &j->groups[a->g];
   int M = j->M;
-  double *matrix = NULL;
-  if (gr->n_cores > 1)
-    matrix = malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *matrix);
   int left = M * gr->n_segs, lo = 0;
   while (left > 0) {
-    int mb = -1;
-    for (int m = lo; m < M; m++)
-      if (gr->progress[m] < gr->n_segs && seg_ready(gr, m, gr->progress[m])) {
-        mb = m;
-        break;
-      }
+    /* the ready queue: the lowest micro-batch, then segment, whose inputs are all there */
+    int mb = -1, sg = -1;
+    for (int m = lo; m < M && mb < 0; m++)
+      for (int q = 0; q < gr->n_segs; q++)
+        if (seg_ready(gr, m, q)) {
+          mb = m;
+          sg = q;
+          break;
+        }
     if (mb < 0) {
       sg_sem_acquire(gr->ev);
       continue;
     }
-    int sg = gr->progress[mb];
     const seg *x = &gr->segs[sg];
-    if (sg == 0 && gr->dram) {
+    if (gr->left[mb] == gr->n_segs && gr->dram) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
       stream_weights(gr);
       gr->acts++;
@@ -264,8 +271,8 @@ static void group_actor(int argc, char **argv) {
       sg_actor_execute(x->flops);
       gr->acts++;
     }
-    if (gr->n_cores > 1 && x->gather > 0 && matrix) {
-      all_gather(s, gr, x->gather, matrix);
+    if (gr->n_cores > 1 && x->gather > 0) {
+      all_gather(s, gr, x->gather, gr->gather_matrix);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
@@ -274,11 +281,11 @@ static void group_actor(int argc, char **argv) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
       sg_sem_release(gr->q);
     }
-    if (++gr->progress[mb] == gr->n_segs && t1 > gr->done_t[mb]) gr->done_t[mb] = t1;
+    gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
+    if (--gr->left[mb] == 0 && t1 > gr->done_t[mb]) gr->done_t[mb] = t1;
     left--;
-    while (lo < M && gr->progress[lo] == gr->n_segs) lo++;
+    while (lo < M && gr->left[lo] == 0) lo++;
   }
-  free(matrix);
 }
 
 static void sender_actor(int argc, char **argv) {
@@ -642,13 +649,18 @@ static void job_free(job *j) {
   if (!j) return;
   for (int g = 0; g < j->n_groups; g++) {
     jgroup *gr = &j->groups[g];
-    for (int k = 0; k < gr->n_segs; k++) free(gr->segs[k].needs);
+    for (int k = 0; gr->segs && k < gr->n_segs; k++) {
+      free(gr->segs[k].needs);
+      free(gr->segs[k].deps);
+    }
     free(gr->segs);
     free(gr->sends);
     free(gr->dram);
     free(gr->dram_hosts);
     free(gr->dram_matrix);
-    free(gr->progress);
+    free(gr->gather_matrix);
+    free(gr->done);
+    free(gr->left);
     free(gr->arrived);
     free(gr->done_t);
     free(gr->queue);
@@ -663,7 +675,8 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
   const chip *c = s->chip;
   job *j = calloc(1, sizeof *j);
   int *recv_of = malloc((size_t)g->n_tensors * sizeof *recv_of);
-  if (!j || !recv_of) goto nomem;
+  int *seg_of = malloc((size_t)g->n_ops * sizeof *seg_of); /* per layer of the current group */
+  if (!j || !recv_of || !seg_of) goto nomem;
   for (int t = 0; t < g->n_tensors; t++) recv_of[t] = -1;
   j->kind = JOB_EVAL;
   j->M = M;
@@ -686,11 +699,11 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
     double share = c->cores[gr->first_core].flops / speed;
     gr->segs = calloc((size_t)sg->n_layers, sizeof *gr->segs);
     gr->sends = calloc((size_t)sg->n_sends + 1, sizeof *gr->sends);
-    gr->progress = calloc((size_t)M, sizeof *gr->progress);
+    gr->left = calloc((size_t)M, sizeof *gr->left);
     gr->arrived = calloc((size_t)sg->n_recvs + 1, sizeof *gr->arrived);
     gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
     gr->queue = calloc((size_t)sg->n_sends * (size_t)M + 1, sizeof *gr->queue);
-    if (!gr->segs || !gr->sends || !gr->progress || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
+    if (!gr->segs || !gr->sends || !gr->left || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
     for (int k = 0; k < sg->n_sends; k++) {
       const split_send *sd = &sg->sends[k];
       gr->sends[k].bytes = gamma * (double)g->tensors[sd->tensor].bytes;
@@ -699,27 +712,41 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
       gr->sends[k].dst_core = sp->groups[sd->dst_group].first_core;
     }
     for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = r;
+    /* R(l): the recvs layer l waits for, directly or through earlier layers of the group (a bitset
+     * of `words` words per layer).  A segment is a run of consecutive layers with the same R, cut
+     * after a layer whose output is sent: its layers are ready together and run back to back. */
+    int words = (sg->n_recvs + 63) / 64 + 1;
+    uint64_t *R = calloc((size_t)sg->n_layers * (size_t)words, sizeof *R);
+    if (!R) goto nomem;
     int next_send = 0;
     seg *cur = NULL;
     for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
       const graph_op *op = &g->ops[l];
-      int needs = 0;
-      for (int k = 0; k < op->n_inputs; k++)
-        if (recv_of[op->inputs[k]] >= 0) needs++;
-      if (!cur || needs > 0) {
+      uint64_t *mine = R + (size_t)(l - sg->first_layer) * (size_t)words;
+      for (int k = 0; k < op->n_inputs; k++) {
+        int t = op->inputs[k], r = recv_of[t], prod = g->tensors[t].producer;
+        if (r >= 0) mine[r / 64] |= UINT64_C(1) << (r % 64);
+        if (prod >= sg->first_layer)
+          for (int w = 0; w < words; w++) mine[w] |= R[(size_t)(prod - sg->first_layer) * (size_t)words + (size_t)w];
+      }
+      if (!cur || memcmp(mine, mine - words, (size_t)words * sizeof *mine) != 0) {
         cur = &gr->segs[gr->n_segs++];
         cur->first_post = next_send;
-        if (needs > 0) {
-          cur->needs = malloc((size_t)needs * sizeof *cur->needs);
-          if (!cur->needs) goto nomem;
-          for (int k = 0; k < op->n_inputs; k++) {
-            int r = recv_of[op->inputs[k]];
-            int dup = 0;
-            for (int q = 0; q < cur->n_needs; q++) dup |= cur->needs[q] == r;
-            if (r >= 0 && !dup) cur->needs[cur->n_needs++] = r;
-          }
-        }
       }
+      for (int k = 0; k < op->n_inputs; k++) {
+        int r = recv_of[op->inputs[k]], dup = 0;
+        if (r < 0) continue;
+        for (int q = 0; q < cur->n_needs; q++) dup |= cur->needs[q] == r;
+        if (dup) continue;
+        int *nn = realloc(cur->needs, ((size_t)cur->n_needs + 1) * sizeof *nn);
+        if (!nn) {
+          free(R);
+          goto nomem;
+        }
+        cur->needs = nn;
+        cur->needs[cur->n_needs++] = r;
+      }
+      seg_of[l] = (int)(cur - gr->segs);
       cur->flops += (double)op->flops * share;
       cur->gather += (double)op->out_bytes;
       int posted = 0;
@@ -732,7 +759,32 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
         cur = NULL;
       }
     }
+    free(R);
     for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
+    /* local dependencies between segments: an input made by a layer of an earlier segment */
+    for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
+      const graph_op *op = &g->ops[l];
+      seg *x = &gr->segs[seg_of[l]];
+      for (int k = 0; k < op->n_inputs; k++) {
+        int prod = g->tensors[op->inputs[k]].producer;
+        if (prod < sg->first_layer || seg_of[prod] == seg_of[l]) continue; /* outside, or same segment */
+        int d = seg_of[prod], dup = 0;
+        for (int q = 0; q < x->n_deps; q++) dup |= x->deps[q] == d;
+        if (dup) continue;
+        int *nd = realloc(x->deps, ((size_t)x->n_deps + 1) * sizeof *nd);
+        if (!nd) goto nomem;
+        x->deps = nd;
+        x->deps[x->n_deps++] = d;
+      }
+    }
+    gr->done = calloc((size_t)M * (size_t)gr->n_segs, sizeof *gr->done);
+    if (!gr->done) goto nomem;
+    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
+    if (gr->n_cores > 1) {
+      gr->gather_matrix =
+          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
+      if (!gr->gather_matrix) goto nomem;
+    }
     /* weights that do not fit */
     const cost_stage *cs = &cr->stages[gi];
     if (!cs->fits && c->n_dram > 0) {
@@ -757,10 +809,12 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
     }
   }
   free(recv_of);
+  free(seg_of);
   *out = j;
   return MP_OK;
 nomem:
   free(recv_of);
+  free(seg_of);
   job_free(j);
   return err_nomem(err);
 }

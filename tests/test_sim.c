@@ -337,6 +337,37 @@ static void sim_transfer_time_should_grow_by_the_hop_latency(void) {
   cJSON_Delete(res);
 }
 
+/* ---- the ready queue ----------------------------------------------------------------------------- */
+
+/* Group 1 (core 1) holds L1 (reads t, 100 us in transit), L2 (reads only the graph input, 50 us)
+ * and L3 (reads both).  Its ready queue runs L2 while t travels: L2 0-50 us, t arrives at
+ * 1 + 100 = 101 us, L1 101-102, L3 102-103 us.  In layer order it would take 153 us. */
+static const char ready_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"ready\",\"inputs\":[{\"name\":\"x\",\"bytes\":8}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t\",\"bytes\":1000000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"t\"],\"outputs\":[{\"name\":\"a\",\"bytes\":8}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":0},"
+    "{\"name\":\"L2\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"b\",\"bytes\":8}],"
+    "\"macs\":25000000,\"flops\":50000000,\"weight_bytes\":0},"
+    "{\"name\":\"L3\",\"type\":\"Add\",\"inputs\":[\"a\",\"b\"],\"outputs\":[{\"name\":\"y\",\"bytes\":8}],"
+    "\"macs\":0,\"flops\":1000000,\"weight_bytes\":0}]}";
+static const char line2_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line2\",\"mesh\":{\"width\":2,\"height\":1},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":4194304},\"noc\":{\"bandwidth\":1e10,\"latency\":0}}";
+
+static void sim_ready_queue_should_run_independent_layers_while_a_tensor_travels(void) {
+  sim_case cs[1] = {{ready_graph, {1, 3}, 2, 1}};
+  cJSON *res = eval_cases(line2_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  ASSERT_REL(num(r, "makespan_s"), 103e-6);
+  ASSERT_REL(num(stage(r, 1), "compute_s"), 52e-6);
+  ASSERT_REL(num(stage(r, 0), "comm_s"), 100e-6);
+  cJSON_Delete(res);
+}
+
 /* ---- speed scaling ----------------------------------------------------------------------------- */
 
 static const char big_chain[] =
@@ -747,6 +778,8 @@ static CU_TestInfo tests[] = {
     {"sim_two_transfers_on_one_link_should_take_twice_as_long",
      sim_two_transfers_on_one_link_should_take_twice_as_long},
     {"sim_transfer_time_should_grow_by_the_hop_latency", sim_transfer_time_should_grow_by_the_hop_latency},
+    {"sim_ready_queue_should_run_independent_layers_while_a_tensor_travels",
+     sim_ready_queue_should_run_independent_layers_while_a_tensor_travels},
     {"sim_doubling_core_speed_should_double_compute_bound_throughput",
      sim_doubling_core_speed_should_double_compute_bound_throughput},
     {"sim_same_plan_should_give_the_same_result_in_one_process_and_across_processes",
