@@ -74,6 +74,7 @@ void trace_free(trace *t) {
   free(t->groups);
   for (int i = 0; i < t->n_names; i++) free(t->names[i]);
   free(t->names);
+  free(t->deps);
   if (t->index) free(((name_index *)t->index)->slot);
   free(t->index);
   free(t->plan);
@@ -132,8 +133,16 @@ mp_status trace_add_group(trace *t, const int *cores, int n_cores, const trace_g
   return MP_OK;
 }
 
-mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *name, mp_error *err) {
+mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *name, const int *deps, int n_deps,
+                           mp_error *err) {
   trace_group *g = &t->groups[gi];
+  if (n_deps > 0 && t->n_deps + n_deps > t->cap_deps) {
+    int cap = 2 * (t->n_deps + n_deps) + 64;
+    int *v = realloc(t->deps, (size_t)cap * sizeof *v);
+    if (!v) return err_nomem(err);
+    t->deps = v;
+    t->cap_deps = cap;
+  }
   if (g->n_actions == g->cap_actions) {
     int cap = g->cap_actions ? 2 * g->cap_actions : 16;
     trace_action *v = realloc(g->actions, (size_t)cap * sizeof *v);
@@ -144,6 +153,10 @@ mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *
   trace_action copy = *a;
   copy.name = intern(t, name ? name : "");
   if (copy.name < 0) return err_nomem(err);
+  copy.n_deps = n_deps > 0 ? n_deps : 0;
+  copy.first_dep = t->n_deps;
+  if (n_deps > 0) memcpy(t->deps + t->n_deps, deps, (size_t)n_deps * sizeof *deps);
+  t->n_deps += copy.n_deps;
   g->actions[g->n_actions++] = copy;
   return MP_OK;
 }
@@ -191,6 +204,7 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
   int *owner = malloc((size_t)(n_cores > 0 ? n_cores : 1) * sizeof *owner);
   long n_actions = trace_count_actions(t), n_sends = 0, n_recvs = 0;
   comm_key *sends = NULL, *recvs = NULL;
+  int *computes = NULL;  /* per micro-batch: computes of the current group so far */
   long **send_of = NULL; /* per group and recv action: global position of its send */
   int *pos = NULL;
   long *base = NULL;
@@ -217,9 +231,11 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
     }
   sends = malloc((size_t)(n_actions + 1) * sizeof *sends);
   recvs = malloc((size_t)(n_actions + 1) * sizeof *recvs);
-  if (!sends || !recvs) goto oom;
+  computes = calloc((size_t)t->microbatches, sizeof *computes);
+  if (!sends || !recvs || !computes) goto oom;
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
+    memset(computes, 0, (size_t)t->microbatches * sizeof *computes);
     for (int i = 0; i < G->n_actions; i++) {
       const trace_action *a = &G->actions[i];
       at_line(a, where, sizeof where);
@@ -234,6 +250,18 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
       if (a->kind == TRACE_DRAM && (a->core < 0 || a->core >= n_cores || owner[a->core] != g)) {
         st = err_at(err, MP_INPUT, f, where, "core c%d is not in the acting group %d", a->core, g);
         goto cleanup;
+      }
+      if (a->kind == TRACE_COMPUTE) {
+        for (int d = 0; d < a->n_deps; d++) {
+          int dep = t->deps[a->first_dep + d];
+          if (dep < 0 || dep >= computes[a->microbatch]) {
+            st = err_at(err, MP_INPUT, f, where,
+                        "compute %d of group %d in micro-batch %d cannot come after compute %d: only %d precede it",
+                        computes[a->microbatch], g, a->microbatch, dep, computes[a->microbatch]);
+            goto cleanup;
+          }
+        }
+        computes[a->microbatch]++;
       }
       if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM) continue;
       if (a->kind != TRACE_SEND && a->kind != TRACE_RECV) {
@@ -279,16 +307,12 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
   while (i < n_sends || j < n_recvs) {
     int c = i >= n_sends ? 1 : j >= n_recvs ? -1 : cmp_comm(&sends[i], &recvs[j]);
     if (i < n_sends && j < n_recvs && same_comm(&sends[i], &recvs[j])) c = 0;
-    if (c == 0 && ((i + 1 < n_sends && same_comm(&sends[i], &sends[i + 1])) ||
-                   (j + 1 < n_recvs && same_comm(&recvs[j], &recvs[j + 1])))) {
-      int dup_send = i + 1 < n_sends && same_comm(&sends[i], &sends[i + 1]);
-      const comm_key *k = dup_send ? &sends[i + 1] : &recvs[j + 1];
-      const trace_action *a = &t->groups[k->group].actions[k->action];
-      const trace_action *first = dup_send ? &t->groups[sends[i].group].actions[sends[i].action]
-                                           : &t->groups[recvs[j].group].actions[recvs[j].action];
+    if (c == 0 && i + 1 < n_sends && same_comm(&sends[i], &sends[i + 1])) {
+      const trace_action *a = &t->groups[sends[i + 1].group].actions[sends[i + 1].action];
+      const trace_action *first = &t->groups[sends[i].group].actions[sends[i].action];
       st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
-                  "c%d %s '%s' (micro-batch %d) a second time (first at line %d)", a->core,
-                  dup_send ? "sends" : "receives", t->names[a->name], a->microbatch, first->line);
+                  "c%d sends '%s' (micro-batch %d) to c%d a second time (first at line %d)", a->core, t->names[a->name],
+                  a->microbatch, a->peer, first->line);
       goto cleanup;
     }
     if (c < 0) {
@@ -305,7 +329,10 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
                   t->names[a->name], a->microbatch, a->peer, a->peer, a->core);
       goto cleanup;
     }
-    send_of[recvs[j].group][recvs[j].action] = base[sends[i].group] + sends[i].action;
+    /* the first recv receives; later ones of the same key wait for the same arrival */
+    for (long k = j; k < n_recvs && same_comm(&recvs[k], &recvs[j]); k++)
+      send_of[recvs[k].group][recvs[k].action] = base[sends[i].group] + sends[i].action;
+    while (j + 1 < n_recvs && same_comm(&recvs[j], &recvs[j + 1])) j++;
     i++;
     j++;
   }
@@ -355,6 +382,7 @@ cleanup:
   free(pos);
   free(sends);
   free(recvs);
+  free(computes);
   free(owner);
   return st;
 }
@@ -461,6 +489,8 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
       case TRACE_COMPUTE:
         put_cores(&b, G->cores, G->n_cores);
         put(&b, " compute %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
+        for (int d = 0; d < a->n_deps; d++) put(&b, "%s%d", d ? "," : "", t->deps[a->first_dep + d]);
+        put(&b, a->n_deps ? " " : "- ");
         break;
       case TRACE_SEND: put(&b, "c%d send c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
       case TRACE_RECV: put(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
@@ -673,7 +703,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   reader r = {.file = file, .p = text, .end = text + len};
   snprintf(r.where, sizeof r.where, "line 1");
   trace *t = NULL;
-  int *owner = NULL;
+  int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0;
   mp_status st = MP_OK;
   long v;
 
@@ -846,6 +876,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     int g = owner[first];
     NEED(g >= 0, "core c%d belongs to no group", first);
     trace_action a = {.core = first, .peer = -1, .peer_group = -1, .line = r.line};
+    n_deps = 0;
     const char *act = r.tok[1], *name = NULL;
     long mb = 0;
     if (strcmp(act, "compute") == 0 || strcmp(act, "dram") == 0) {
@@ -856,8 +887,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
              G->cores[G->n_cores - 1], r.tok[0]);
       else
         NEED(n == 1, "'dram' reads into one core, not %s", r.tok[0]);
-      NEED(r.n_tok == (is_compute ? 6 : 5), "expected '%s %s'", r.tok[0],
-           is_compute ? "compute FLOPS GATHER_BYTES MICROBATCH OP" : "dram BYTES MICROBATCH NAME");
+      NEED(r.n_tok == (is_compute ? 7 : 5), "expected '%s %s'", r.tok[0],
+           is_compute ? "compute FLOPS GATHER_BYTES MICROBATCH AFTER OP" : "dram BYTES MICROBATCH NAME");
       a.kind = is_compute ? TRACE_COMPUTE : TRACE_DRAM;
       if (is_compute)
         NEED(parse_real(r.tok[2], &a.flops), "the flops must be a finite number >= 0, found '%s'", r.tok[2]);
@@ -865,7 +896,27 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
            r.tok[is_compute ? 3 : 2]);
       NEED(parse_long(r.tok[is_compute ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_compute ? 4 : 3]);
-      name = r.tok[is_compute ? 5 : 4];
+      name = r.tok[is_compute ? 6 : 4];
+      if (is_compute && strcmp(r.tok[5], "-") != 0) {
+        for (char *q = r.tok[5];;) {
+          char *comma = strchr(q, ',');
+          if (comma) *comma = '\0';
+          NEED(parse_long(q, 0, INT_MAX - 1, &v),
+               "AFTER must be '-' or computes of the micro-batch as 0,1,...; found '%s'", q);
+          if (n_deps == cap_deps) {
+            int cap = 2 * cap_deps + 8, *nd = realloc(deps, (size_t)cap * sizeof *nd);
+            if (!nd) {
+              st = err_nomem(err);
+              goto cleanup;
+            }
+            deps = nd;
+            cap_deps = cap;
+          }
+          deps[n_deps++] = (int)v;
+          if (!comma) break;
+          q = comma + 1;
+        }
+      }
     } else if (strcmp(act, "send") == 0 || strcmp(act, "recv") == 0) {
       int is_send = act[0] == 's';
       NEED(n == 1, "'%s' is done by one core, not %s", act, r.tok[0]);
@@ -888,7 +939,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     a.microbatch = (int)mb;
     char *nm = (char *)name;
     NEED(decode_name(nm), "malformed %%XX escape in the name '%s'", name);
-    if ((st = trace_add_action(t, g, &a, nm, err)) != MP_OK) goto cleanup;
+    if ((st = trace_add_action(t, g, &a, nm, deps, n_deps, err)) != MP_OK) goto cleanup;
     seen++;
   }
   if (next_line(&r, err, &st)) NEED(0, "text after 'end'");
@@ -898,6 +949,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
 cleanup:
   free(r.text);
   free(owner);
+  free(deps);
   if (st != MP_OK) {
     trace_free(t);
     return st;
@@ -983,7 +1035,9 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
       trace_action a = G->actions[i];
       a.core = to[a.core];
       if (a.peer >= 0) a.peer = to[a.peer];
-      if ((st = trace_add_action(m, g, &a, t->names[G->actions[i].name], err)) != MP_OK) goto cleanup;
+      const trace_action *o = &G->actions[i];
+      if ((st = trace_add_action(m, g, &a, t->names[o->name], t->deps + o->first_dep, o->n_deps, err)) != MP_OK)
+        goto cleanup;
     }
   }
   st = trace_check(m, c->n_cores, err);

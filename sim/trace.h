@@ -12,9 +12,11 @@
  * line N: what".
  *
  * Invariants of a trace that was read or built and checked (trace_check): groups own disjoint core
- * lists; every action's cores are in range; every send has exactly one matching recv (same tensor,
- * micro-batch and pair of cores) and the actions cannot deadlock when sends are asynchronous and
- * receives wait.  A trace owns all its arrays and strings. */
+ * lists; every action's cores are in range; every send has matching recvs (same tensor, micro-batch
+ * and pair of cores: the first receives it, any later one in the group waits for the same arrival)
+ * and every recv exactly one send; a compute depends only on earlier computes of its group and
+ * micro-batch; and the actions cannot deadlock when sends are asynchronous and receives wait.  A
+ * trace owns all its arrays and strings. */
 #ifndef MESHPIPE_TRACE_H
 #define MESHPIPE_TRACE_H
 
@@ -43,6 +45,8 @@ typedef struct trace_action {
   double flops;   /* compute: the op's work on the whole group */
   double bytes;   /* compute: bytes all-gathered after the op; send, dram: bytes moved; recv: 0 */
   int name;       /* index into trace.names: the op (compute), tensor (send/recv) or "weights" (dram) */
+  int n_deps;     /* compute: the earlier computes of its group and micro-batch whose outputs it reads, */
+  int first_dep;  /* as indices (0 = the micro-batch's first compute) at trace.deps[first_dep ..] */
   int line;       /* line of the file it was read from; 0 when built in memory */
 } trace_action;
 
@@ -73,7 +77,9 @@ typedef struct trace {
   trace_group *groups; /* owned */
   int n_names;
   char **names; /* owned, distinct */
-  void *index;  /* owned name index (internal) */
+  int n_deps, cap_deps;
+  int *deps;   /* owned: the computes' dependency lists */
+  void *index; /* owned name index (internal) */
 } trace;
 
 /* An empty trace with the given header (strings copied).  *out is owned (trace_free). */
@@ -86,8 +92,10 @@ mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_
 mp_status trace_add_group(trace *t, const int *cores, int n_cores, const trace_group *figures, int *index,
                           mp_error *err);
 
-/* Appends an action (copied; a->name is ignored, name is interned) to group g. */
-mp_status trace_add_action(trace *t, int g, const trace_action *a, const char *name, mp_error *err);
+/* Appends an action (copied; a->name, n_deps and first_dep are ignored: name is interned, and a
+ * compute's n_deps dependencies are copied from deps) to group g. */
+mp_status trace_add_action(trace *t, int g, const trace_action *a, const char *name, const int *deps, int n_deps,
+                           mp_error *err);
 
 /* Checks the invariants above against a chip of n_cores cores (a recorded trace against its own
  * mesh): MP_INPUT naming the line (when known) and the cores.  trace_load runs it. */

@@ -24,18 +24,18 @@ static const char good[] =
     "group 0 c0-1 layers 0 2 flops 2000 gather 128 send 64 weights 100 maxact 64 sram 114 dram 0 sends 1 recvs 0\n"
     "group 1 c2-3 layers 2 1 flops 500.5 gather 32 send 0 weights 10 maxact 32 sram 37 dram 5 sends 0 recvs 1\n"
     "actions 12\n"
-    "c0-1 compute 1000 64 0 a\n"
-    "c0-1 compute 1000 64 0 b\n"
+    "c0-1 compute 1000 64 0 - a\n"
+    "c0-1 compute 1000 64 0 0 b\n"
     "c1 send c2 64 0 t_b\n"
-    "c0-1 compute 1000 64 1 a\n"
-    "c0-1 compute 1000 64 1 b\n"
+    "c0-1 compute 1000 64 1 - a\n"
+    "c0-1 compute 1000 64 1 0 b\n"
     "c1 send c2 64 1 t_b\n"
     "c2 dram 5 0 weights\n"
     "c2 recv c1 0 t_b\n"
-    "c2-3 compute 500.5 32 0 c%25\n"
+    "c2-3 compute 500.5 32 0 - c%25\n"
     "c2 dram 2.5 1 weights\n"
     "c2 recv c1 1 t_b\n"
-    "c2-3 compute 500.5 32 1 c%25\n"
+    "c2-3 compute 500.5 32 1 - c%25\n"
     "end\n";
 
 static chip *mesh(int w, int h) {
@@ -120,10 +120,10 @@ static void a_trace_built_in_memory_should_be_checked(void) {
   CU_ASSERT_EQUAL(trace_add_group(t, &c1, 1, &fig, &g1, &err), MP_OK);
   trace_action send = {.kind = TRACE_SEND, .core = 0, .peer = 1, .peer_group = g1, .bytes = 8};
   trace_action recv = {.kind = TRACE_RECV, .core = 1, .peer = 0, .peer_group = g0};
-  CU_ASSERT_EQUAL(trace_add_action(t, g0, &send, "x", &err), MP_OK);
+  CU_ASSERT_EQUAL(trace_add_action(t, g0, &send, "x", NULL, 0, &err), MP_OK);
   CU_ASSERT_EQUAL(trace_check(t, 2, &err), MP_INPUT);
   CU_ASSERT_STRING_EQUAL(err.msg, "trace: c0 sends 'x' (micro-batch 0) to c1, but c1 has no matching 'recv c0'");
-  CU_ASSERT_EQUAL(trace_add_action(t, g1, &recv, "x", &err), MP_OK);
+  CU_ASSERT_EQUAL(trace_add_action(t, g1, &recv, "x", NULL, 0, &err), MP_OK);
   CU_ASSERT_EQUAL(trace_check(t, 2, &err), MP_OK);
   CU_ASSERT_EQUAL(trace_check(t, 1, &err), MP_INPUT);
   CU_ASSERT_STRING_EQUAL(err.msg, "trace: group 1: core c1 is beyond the chip (1 cores, c0-c0)");
@@ -213,27 +213,31 @@ static const struct {
      "t.trace: line 20: core c4 is beyond the 2x2 chip (4 cores, c0-c3)", 0},
     {"group 1 c2-3", "group 1 c2-5", "t.trace: line 10: core c5 is beyond the 2x2 chip (4 cores, c0-c3)", 0},
     {"end\n", "", "t.trace: line 23: truncated: the file ends after 12 of 12 actions, before 'end'", 0},
-    {"c2-3 compute 500.5 32 1 c%25\nend\n", "c2-3 compute 500.5",
-     "t.trace: line 23: expected 'c2-3 compute FLOPS GATHER_BYTES MICROBATCH OP'", 0},
+    {"c2-3 compute 500.5 32 1 - c%25\nend\n", "c2-3 compute 500.5",
+     "t.trace: line 23: expected 'c2-3 compute FLOPS GATHER_BYTES MICROBATCH AFTER OP'", 0},
     {"actions 12\n", "actions 13\n", "t.trace: line 24: 'end' after 12 actions, but the header announces 13", 0},
     {"actions 12\n", "actions 11\n", "t.trace: line 23: more actions than the 11 the header announces", 0},
     {"c2 recv c1 0 t_b\n", "c2 recv c1 0 t_b\nc2 send c1 8 0 back\n", NULL, 1},
-    {"c0-1 compute 1000 64 0 a\n", "c1 recv c2 0 back\nc0-1 compute 1000 64 0 a\n",
+    {"c0-1 compute 1000 64 0 - a\n", "c1 recv c2 0 back\nc0-1 compute 1000 64 0 - a\n",
      "t.trace: line 12: c1 receives 'back' (micro-batch 0) from c2, but c2 has no matching 'send c1'", 1},
-    {"c2 dram 5 0 weights\n", "c2 dram 5 0 weights\nc2 recv c1 0 t_b\n",
-     "t.trace: line 20: c2 receives 't_b' (micro-batch 0) a second time (first at line 19)", 1},
+    {"c1 send c2 64 0 t_b\n", "c1 send c2 64 0 t_b\nc1 send c2 64 0 t_b\n",
+     "t.trace: line 15: c1 sends 't_b' (micro-batch 0) to c2 a second time (first at line 14)", 1},
+    {"c0-1 compute 1000 64 0 0 b", "c0-1 compute 1000 64 0 1 b",
+     "t.trace: line 13: compute 1 of group 0 in micro-batch 0 cannot come after compute 1: only 1 precede it", 0},
+    {"c0-1 compute 1000 64 0 0 b", "c0-1 compute 1000 64 0 0,x b",
+     "t.trace: line 13: AFTER must be '-' or computes of the micro-batch as 0,1,...; found 'x'", 0},
     {"c1 send c2 64 0 t_b", "c1 send c0 64 0 t_b",
      "t.trace: line 14: c1 sends to c0: the peer must be a core of another group", 0},
-    {"c0-1 compute 1000 64 0 a", "c0 compute 1000 64 0 a",
+    {"c0-1 compute 1000 64 0 - a", "c0 compute 1000 64 0 - a",
      "t.trace: line 12: 'compute' is done by a whole group: c0-1, not c0", 0},
     {"c2 dram 5 0 weights", "c2-3 dram 5 0 weights", "t.trace: line 18: 'dram' reads into one core, not c2-3", 0},
     {"c2 dram 5 0 weights", "c2 dram 5e999 0 weights",
      "t.trace: line 18: the bytes must be a finite number >= 0, found '5e999'", 0},
-    {"c0-1 compute 1000 64 0 a", "c0-1 compute -1 64 0 a",
+    {"c0-1 compute 1000 64 0 - a", "c0-1 compute -1 64 0 - a",
      "t.trace: line 12: the flops must be a finite number >= 0, found '-1'", 0},
-    {"c0-1 compute 1000 64 0 a", "c0-1 compute 1000 64 2 a", "t.trace: line 12: the micro-batch must be 0-1, found '2'",
-     0},
-    {"c0-1 compute 1000 64 0 a", "c0-1 compute 1000 64 0 a%4",
+    {"c0-1 compute 1000 64 0 - a", "c0-1 compute 1000 64 2 - a",
+     "t.trace: line 12: the micro-batch must be 0-1, found '2'", 0},
+    {"c0-1 compute 1000 64 0 - a", "c0-1 compute 1000 64 0 - a%4",
      "t.trace: line 12: malformed %XX escape in the name 'a%4'", 0},
     {"c1 send c2 64 0 t_b", "c0-1 send c2 64 0 t_b", "t.trace: line 14: 'send' is done by one core, not c0-1", 0},
     {"c1 send c2 64 0 t_b", "x1 send c2 64 0 t_b", "t.trace: line 14: expected an actor 'cN' or 'cN-M', found 'x1'", 0},
@@ -251,7 +255,7 @@ static const struct {
     {"group 1 c2-3", "group 1 c1-3", "t.trace: line 10: core c1 already belongs to group 0", 0},
     {"sram 37", "sram -37", "t.trace: line 10: 'sram' and 'dram' must be whole numbers of bytes", 0},
     {"maxact 32", "maxcat 32", "t.trace: line 10: expected 'maxact' as field 15, found 'maxcat'", 0},
-    {"c2-3 compute 500.5 32 1 c%25\nend\n", "c2-3 compute 500.5 32 1 c%25\nend\nc0-1 compute 1 1 0 x\n",
+    {"c2-3 compute 500.5 32 1 - c%25\nend\n", "c2-3 compute 500.5 32 1 - c%25\nend\nc0-1 compute 1 1 0 - x\n",
      "t.trace: line 25: text after 'end'", 0},
 };
 
@@ -281,9 +285,21 @@ static void bad_traces_should_be_rejected_naming_the_line(void) {
   }
 }
 
+static void a_second_recv_of_a_tensor_should_wait_for_the_same_arrival(void) {
+  char *text = edit("c2 recv c1 0 t_b\n", "c2 recv c1 0 t_b\nc2 recv c1 0 t_b\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  recount(text);
+  trace *t = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL(trace_parse("t.trace", text, strlen(text), &t, &err), MP_OK);
+  if (t) CU_ASSERT_EQUAL(t->groups[1].n_actions, 7);
+  trace_free(t);
+  free(text);
+}
+
 static void actions_that_wait_for_each_other_should_be_a_deadlock(void) {
   /* Group 0 waits for 'back' before it sends t_b; group 1 sends 'back' only after receiving t_b. */
-  char *a = edit("c0-1 compute 1000 64 0 a\n", "c1 recv c2 0 back\nc0-1 compute 1000 64 0 a\n");
+  char *a = edit("c0-1 compute 1000 64 0 - a\n", "c1 recv c2 0 back\nc0-1 compute 1000 64 0 - a\n");
   CU_ASSERT_PTR_NOT_NULL_FATAL(a);
   const char *from = "c2 recv c1 0 t_b\n";
   char *at = strstr(a, from);
@@ -322,6 +338,8 @@ static CU_TestInfo tests[] = {
     {"a_trace_built_in_memory_should_be_checked", a_trace_built_in_memory_should_be_checked},
     {"map_should_place_the_groups_on_a_larger_mesh", map_should_place_the_groups_on_a_larger_mesh},
     {"bad_traces_should_be_rejected_naming_the_line", bad_traces_should_be_rejected_naming_the_line},
+    {"a_second_recv_of_a_tensor_should_wait_for_the_same_arrival",
+     a_second_recv_of_a_tensor_should_wait_for_the_same_arrival},
     {"actions_that_wait_for_each_other_should_be_a_deadlock", actions_that_wait_for_each_other_should_be_a_deadlock},
     CU_TEST_INFO_NULL,
 };
