@@ -82,6 +82,14 @@ mp_status rl_sim_reward_init(rl_sim_reward *r, sim *s, const graph *g, const int
   return sim_figures(s, g, r->n_cores, ref, 0.0, &r->ref_period_s, &mem, &util, &balance, &feasible, err);
 }
 
+/* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
+ * (about 2e-13 relative) with the engine's clock, i.e. with how many evaluations ran before, so a
+ * run resumed in a fresh process would see slightly different rewards than the uninterrupted run
+ * and drift apart bit by bit.  Rewards are O(1) (periods relative to the initial plan's), so a grid
+ * of 1e-6 keeps every real difference and makes a jitter-induced flip about a one-in-a-million
+ * event per evaluation. */
+static double snap(double x) { return round(x * 1e6) / 1e6; }
+
 mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
   rl_sim_reward *r = ctx;
   double period, mem, util, balance;
@@ -89,8 +97,8 @@ mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_erro
   mp_status st =
       sim_figures(r->sim, r->g, r->n_cores, arranged, r->ref_period_s, &period, &mem, &util, &balance, &feasible, err);
   if (st != MP_OK) return st;
-  out->reward = rl_reward_combine(&r->w, period, r->ref_period_s, mem, util);
-  out->balance = balance;
+  out->reward = snap(rl_reward_combine(&r->w, period, r->ref_period_s, mem, util));
+  out->balance = snap(balance);
   out->figure = 1.0 / period;
   out->feasible = feasible;
   return MP_OK;

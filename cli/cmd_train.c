@@ -1,0 +1,376 @@
+/* meshpipe train: train the RL partitioner's policy on one or more graphs, rewarded by the simulator. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cost.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "method.h"
+#include "progress.h"
+#include "rl_train.h"
+#include "sim.h"
+
+static const char usage[] =
+    "usage: meshpipe train -g GRAPH[,GRAPH...] [-c CHIP] -o POLICY [options]\n"
+    "\n"
+    "Trains the RL partitioner's policy by REINFORCE (partitioner/README.md, \"RL partitioner\"): episodes\n"
+    "start from each graph's initial plan or from the best plan found so far, the policy proposes moves\n"
+    "of layers and cores between neighbouring core groups, and every proposal is simulated (the\n"
+    "simulator caches repeated plans).  Prints the best plan found per graph and writes the policy, which\n"
+    "'meshpipe partition -m rl --policy POLICY' fine-tunes or, with --episodes 0, applies as it is.\n"
+    "A checkpoint (POLICY.ckpt) is written every --checkpoint-every episodes and at the end; after a\n"
+    "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
+    "run, and --resume with a larger --episodes extends a finished run.\n"
+    "\n"
+    "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
+    "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
+    "  -o, --output POLICY    where to write the policy (atomically)\n"
+    "  --episodes N           episodes in all (default: %ld on up to 16 cores, %ld on more)\n"
+    "  --seed S               seed of the run (default 1): same seed, same policy, bit for bit\n"
+    "  --init METHOD          partitioner whose plan starts the episodes (default even)\n"
+    "  --policy FILE          start from this policy instead of a fresh one\n"
+    "  --checkpoint-every K   episodes between checkpoints (default 64; 0: only at the end)\n"
+    "  --resume               continue from POLICY.ckpt (same options as the interrupted run)\n"
+    "  --reward KIND          sim (default): the SimGrid simulator; model: the analytical model (fast)\n"
+    "  -M, --microbatches M   micro-batches per simulation (default 8)\n"
+    "  --batch B              episodes per policy update (default 8)\n"
+    "  --steps T              moves per episode (default min(2 x cores, 16))\n"
+    "  --samples K            proposals simulated per move (default 8)\n"
+    "  --lr X                 Adam's learning rate (default 0.003)\n"
+    "  --entropy X            entropy bonus (default 0.01)\n"
+    "  --hidden H             hidden width of a fresh policy (default 16)\n"
+    "  --w-period A           reward weight of the period, relative to the initial plan's (default 1)\n"
+    "  --w-memory B           weight of the largest per-core memory excess over SRAM (default 0 with the\n"
+    "                         simulator, which charges DRAM streaming itself; 1 with the model)\n"
+    "  --w-storage C          weight of the largest per-core memory / SRAM (default 0)\n"
+    "  --w-routing D          weight of the busiest NoC link's utilisation (default 0)\n"
+    "  --polish R             steepest-ascent rounds on each best plan at the end (default %d)\n"
+    "  -j, --json             print the summary as one JSON object\n"
+    "  -q, --quiet            no progress line\n"
+    "\n"
+    "Progress goes to stderr: one updating line on a terminal, a plain line every 5 s otherwise.\n";
+
+enum {
+  OPT_EPISODES = 256,
+  OPT_SEED,
+  OPT_INIT,
+  OPT_POLICY,
+  OPT_CKPT,
+  OPT_RESUME,
+  OPT_REWARD,
+  OPT_BATCH,
+  OPT_STEPS,
+  OPT_SAMPLES,
+  OPT_LR,
+  OPT_ENTROPY,
+  OPT_HIDDEN,
+  OPT_WP,
+  OPT_WM,
+  OPT_WS,
+  OPT_WR,
+  OPT_POLISH,
+};
+
+#define MAX_GRAPHS 32
+
+/* One graph being trained on, and its reward. */
+typedef struct item {
+  const char *path;
+  graph *g;
+  plan *init;
+  rl_env *env;
+  rl_sim_reward sr;
+  rl_cost_reward cr;
+} item;
+
+static int run(int argc, char **argv) {
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'},      {"chip", required_argument, NULL, 'c'},
+      {"output", required_argument, NULL, 'o'},     {"episodes", required_argument, NULL, OPT_EPISODES},
+      {"seed", required_argument, NULL, OPT_SEED},  {"init", required_argument, NULL, OPT_INIT},
+      {"policy", required_argument, NULL, OPT_POLICY}, {"checkpoint-every", required_argument, NULL, OPT_CKPT},
+      {"resume", no_argument, NULL, OPT_RESUME},    {"reward", required_argument, NULL, OPT_REWARD},
+      {"microbatches", required_argument, NULL, 'M'}, {"batch", required_argument, NULL, OPT_BATCH},
+      {"steps", required_argument, NULL, OPT_STEPS}, {"samples", required_argument, NULL, OPT_SAMPLES},
+      {"lr", required_argument, NULL, OPT_LR},      {"entropy", required_argument, NULL, OPT_ENTROPY},
+      {"hidden", required_argument, NULL, OPT_HIDDEN}, {"w-period", required_argument, NULL, OPT_WP},
+      {"w-memory", required_argument, NULL, OPT_WM}, {"w-storage", required_argument, NULL, OPT_WS},
+      {"w-routing", required_argument, NULL, OPT_WR}, {"polish", required_argument, NULL, OPT_POLISH},
+      {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
+  const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
+             *policy_path = NULL;
+  long episodes = -1, ckpt_every = 64, seed = 1, batch = -1, steps = -1, samples = -1, hidden = -1, polish = -1, v;
+  double lr = -1, entropy = -1, w[4] = {-1, -1, -1, -1};
+  int resume = 0, use_sim = 1, json = 0, quiet = 0, opt;
+  sim_options so;
+  sim_options_init(&so);
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":g:c:o:M:jqh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': printf(usage, (long)RL_METHOD_EPISODES_SMALL, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS); return 0;
+    case 'g': graph_list = optarg; break;
+    case 'c': chip_path = optarg; break;
+    case 'o': output = optarg; break;
+    case 'j': json = 1; break;
+    case 'q': quiet = 1; break;
+    case OPT_EPISODES:
+      if (cli_parse_int("train", "--episodes", optarg, 0, 1000000000L, &episodes)) return 2;
+      break;
+    case OPT_SEED:
+      if (cli_parse_int("train", "--seed", optarg, 0, 9007199254740991L, &seed)) return 2;
+      break;
+    case OPT_INIT: init_name = optarg; break;
+    case OPT_POLICY: policy_path = optarg; break;
+    case OPT_CKPT:
+      if (cli_parse_int("train", "--checkpoint-every", optarg, 0, 1000000000L, &ckpt_every)) return 2;
+      break;
+    case OPT_RESUME: resume = 1; break;
+    case OPT_REWARD:
+      if (strcmp(optarg, "sim") == 0)
+        use_sim = 1;
+      else if (strcmp(optarg, "model") == 0)
+        use_sim = 0;
+      else
+        return cli_usage("train", "--reward must be 'sim' or 'model', got '%s'", optarg);
+      break;
+    case 'M':
+      if (cli_parse_int("train", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
+      so.microbatches = (int)v;
+      break;
+    case OPT_BATCH:
+      if (cli_parse_int("train", "--batch", optarg, 2, 100000L, &batch)) return 2;
+      break;
+    case OPT_STEPS:
+      if (cli_parse_int("train", "--steps", optarg, 1, 1000000L, &steps)) return 2;
+      break;
+    case OPT_SAMPLES:
+      if (cli_parse_int("train", "--samples", optarg, 1, 1024L, &samples)) return 2;
+      break;
+    case OPT_HIDDEN:
+      if (cli_parse_int("train", "--hidden", optarg, 1, 4096L, &hidden)) return 2;
+      break;
+    case OPT_POLISH:
+      if (cli_parse_int("train", "--polish", optarg, 0, 1000000L, &polish)) return 2;
+      break;
+    case OPT_LR:
+      if (cli_parse_double("train", "--lr", optarg, 1e-12, &lr)) return 2;
+      break;
+    case OPT_ENTROPY:
+      if (cli_parse_double("train", "--entropy", optarg, 0, &entropy)) return 2;
+      break;
+    case OPT_WP:
+    case OPT_WM:
+    case OPT_WS:
+    case OPT_WR:
+      if (cli_parse_double("train", argv[optind - 1], optarg, 0, &w[opt - OPT_WP])) return 2;
+      break;
+    case ':': return cli_usage("train", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("train", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc) return cli_usage("train", "unexpected argument '%s'", argv[optind]);
+  if (!graph_list) return cli_usage("train", "needs at least one graph (-g GRAPH[,GRAPH...])");
+  if (!output) return cli_usage("train", "needs a file for the policy (-o POLICY)");
+  if (!method_find(init_name))
+    return cli_usage("train", "--init: no method '%s' (see 'meshpipe partition --help')", init_name);
+  if (strcmp(init_name, "rl") == 0) return cli_usage("train", "--init cannot be rl itself");
+
+  char *list = strdup(graph_list), *save = NULL;
+  item items[MAX_GRAPHS];
+  rl_instance inst[MAX_GRAPHS];
+  memset(items, 0, sizeof items);
+  int n = 0;
+  if (!list) {
+    mp_error e;
+    err_nomem(&e);
+    return cli_fail(&e);
+  }
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (n == MAX_GRAPHS) {
+      free(list);
+      return cli_usage("train", "at most %d graphs", MAX_GRAPHS);
+    }
+    items[n++].path = tok;
+  }
+  if (n == 0) {
+    free(list);
+    return cli_usage("train", "needs at least one graph (-g GRAPH[,GRAPH...])");
+  }
+
+  char ckpt[4096];
+  snprintf(ckpt, sizeof ckpt, "%s.ckpt", output);
+  chip *c = NULL;
+  sim *engine = NULL;
+  cost_model *models[MAX_GRAPHS] = {NULL};
+  rl_policy *start = NULL;
+  rl_trainer *t = NULL;
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (chip_load(chip_path, &c, &err) != MP_OK) goto fail;
+  if (c->n_cores < 2) {
+    rc = cli_usage("train", "the chip '%s' has one core: there is nothing to partition", c->name);
+    goto cleanup;
+  }
+  if (policy_path && rl_policy_load(policy_path, &start, &err) != MP_OK) goto fail;
+  if (use_sim && sim_new(c, &so, &engine, &err) != MP_OK) goto fail;
+  rl_reward_weights rw;
+  rl_reward_weights_default(&rw, use_sim);
+  if (w[0] >= 0) rw.period = w[0];
+  if (w[1] >= 0) rw.memory = w[1];
+  if (w[2] >= 0) rw.storage = w[2];
+  if (w[3] >= 0) rw.routing = w[3];
+  for (int i = 0; i < n; i++) {
+    item *it = &items[i];
+    method_options mo;
+    method_options_default(&mo);
+    mo.seed = (uint64_t)seed;
+    method_report mr;
+    if (cli_load_graph(it->path, NULL, &it->g, &err) != MP_OK ||
+        method_run(init_name, it->g, c, &mo, &it->init, &mr, &err) != MP_OK ||
+        rl_env_from_graph(it->g, c->n_cores, &it->env, &err) != MP_OK)
+      goto fail;
+    if (use_sim) {
+      if (rl_sim_reward_init(&it->sr, engine, it->g, it->init->arranged, &rw, &err) != MP_OK) goto fail;
+      inst[i] = (rl_instance){it->env, it->init->arranged, rl_sim_reward_fn, &it->sr, 0};
+    } else {
+      if (cost_model_new(it->g, c, &models[i], &err) != MP_OK ||
+          rl_cost_reward_init(&it->cr, models[i], c->n_cores, it->g->n_ops, it->init->arranged, &rw, &err) != MP_OK)
+        goto fail;
+      inst[i] = (rl_instance){it->env, it->init->arranged, rl_cost_reward_fn, &it->cr, 0};
+    }
+    inst[i].key = it->g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)) ^ (use_sim ? 0 : UINT64_C(1));
+  }
+
+  rl_train_config cfg;
+  rl_method_config(&cfg, c->n_cores, (uint64_t)seed);
+  if (episodes >= 0) cfg.episodes = episodes;
+  if (batch > 0) cfg.batch = (int)batch;
+  if (steps > 0) cfg.max_steps = (int)steps;
+  if (samples > 0) cfg.samples = (int)samples;
+  if (hidden > 0) cfg.hidden = (int)hidden;
+  if (lr > 0) cfg.lr = lr;
+  if (entropy >= 0) cfg.entropy = entropy;
+  int polish_rounds = polish >= 0 ? (int)polish : RL_METHOD_POLISH_ROUNDS;
+  if (resume) {
+    if (access(ckpt, F_OK) != 0) {
+      rc = cli_usage("train", "--resume: no checkpoint '%s' (it is written every --checkpoint-every episodes)", ckpt);
+      goto cleanup;
+    }
+    if (rl_trainer_resume(&cfg, inst, n, ckpt, &t, &err) != MP_OK) goto fail;
+  } else if (rl_trainer_new(&cfg, inst, n, start, &t, &err) != MP_OK) {
+    goto fail;
+  }
+
+  progress pr;
+  progress_init(&pr, stderr, "train: episode", cfg.episodes, 5.0, -1);
+  rl_train_stats ts;
+  rl_trainer_get_stats(t, &ts);
+  long evals0 = ts.evaluations, last_ckpt = ts.episodes;
+  while (!rl_trainer_done(t)) {
+    if (rl_trainer_iterate(t, &err) != MP_OK) goto fail;
+    rl_trainer_get_stats(t, &ts);
+    if (ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
+      if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail;
+      last_ckpt = ts.episodes;
+    }
+    if (!quiet) {
+      rl_eval b0;
+      rl_trainer_best(t, 0, &b0);
+      double rate = (double)(ts.evaluations - evals0) / fmax(progress_elapsed(&pr), 1e-9);
+      progress_update(&pr, ts.episodes, "best %.5g samples/s%s, mean reward %.4f, %.0f evals/s", b0.figure,
+                      n > 1 ? " (graph 1)" : "", ts.mean_final_reward, rate);
+    }
+  }
+  if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
+  double train_s = progress_elapsed(&pr);
+  for (int i = 0; i < n && polish_rounds > 0; i++)
+    if (rl_trainer_polish(t, i, polish_rounds, &err) != MP_OK) goto fail;
+  if (rl_policy_save(rl_trainer_policy(t), 1, output, &err) != MP_OK) goto fail;
+  rl_trainer_get_stats(t, &ts);
+  double total_s = progress_elapsed(&pr);
+  if (!quiet) progress_finish(&pr, ts.episodes, "%ld evaluations in %.1f s", ts.evaluations - evals0, total_s);
+  sim_stats ss;
+  memset(&ss, 0, sizeof ss);
+  if (engine) sim_get_stats(engine, &ss);
+  double hit = ss.evaluations > 0 ? (double)ss.cache_hits / (double)ss.evaluations : 0.0;
+
+  cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "graphs") : NULL;
+  if (!json) {
+    printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), seed %ld\n",
+           ts.episodes, ts.iterations, n, n == 1 ? "" : "s", c->name, c->n_cores, train_s, total_s - train_s, seed);
+    printf("%ld reward evaluations", ts.evaluations - evals0);
+    if (engine) printf(", %ld simulations, %.1f%% from the simulator's cache", ss.evaluations, 100 * hit);
+    printf("\npolicy written to %s (checkpoint %s)\n", output, ckpt);
+  }
+  for (int i = 0; i < n; i++) {
+    rl_eval b, s0;
+    const int *best = rl_trainer_best(t, i, &b);
+    rl_trainer_init_eval(t, i, &s0);
+    if (json) {
+      cJSON *o = cJSON_CreateObject(), *a = o ? cJSON_AddArrayToObject(o, "arranged_core") : NULL;
+      for (int k = 0; a && k < c->n_cores; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(best[k]));
+      if (o) {
+        cJSON_AddStringToObject(o, "graph", items[i].g->name);
+        cJSON_AddStringToObject(o, "file", items[i].path);
+        cJSON_AddNumberToObject(o, "initial_per_s", s0.figure);
+        cJSON_AddNumberToObject(o, "best_per_s", b.figure);
+        cJSON_AddNumberToObject(o, "best_reward", b.reward);
+        cJSON_AddBoolToObject(o, "feasible", b.feasible);
+        cJSON_AddItemToArray(arr, o);
+      }
+    } else {
+      printf("%s: %s %.6g samples/s from %s's plan, best %.6g (%+.1f%%)%s\n  arranged_core [", items[i].g->name,
+             engine ? "simulated" : "analytical", s0.figure, init_name, b.figure, 100 * (b.figure / s0.figure - 1),
+             b.feasible ? "" : ", does not fit memory");
+      for (int k = 0; k < c->n_cores; k++) printf("%s%d", k ? "," : "", best[k]);
+      printf("]\n");
+    }
+  }
+  if (json) {
+    char hex[17];
+    if (root) {
+      cJSON_AddStringToObject(root, "chip", c->name);
+      cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex));
+      jsonio_add_u64(root, "seed", (uint64_t)seed);
+      cJSON_AddNumberToObject(root, "episodes", (double)ts.episodes);
+      cJSON_AddNumberToObject(root, "evaluations", (double)(ts.evaluations - evals0));
+      cJSON_AddNumberToObject(root, "cache_hit_rate", hit);
+      cJSON_AddNumberToObject(root, "train_s", train_s);
+      cJSON_AddNumberToObject(root, "total_s", total_s);
+      cJSON_AddStringToObject(root, "policy", output);
+    }
+    if (!root || jsonio_print(root, &err) != MP_OK) {
+      if (!root) err_nomem(&err);
+      cJSON_Delete(root);
+      goto fail;
+    }
+    cJSON_Delete(root);
+  }
+  goto cleanup;
+fail:
+  rc = cli_fail(&err);
+cleanup:
+  rl_trainer_free(t);
+  rl_policy_free(start);
+  for (int i = 0; i < n; i++) {
+    rl_env_free(items[i].env);
+    plan_free(items[i].init);
+    graph_free(items[i].g);
+    cost_model_free(models[i]);
+  }
+  sim_free(engine);
+  chip_free(c);
+  free(list);
+  return rc;
+}
+
+const cli_command cmd_train = {"train", "train the RL partitioner's policy on graphs (REINFORCE on the simulator)",
+                               run};

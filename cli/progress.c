@@ -1,0 +1,87 @@
+/* progress: the progress line of long runs.  See progress.h. */
+#include "progress.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void progress_init(progress *p, FILE *out, const char *label, long total, double interval_s, int tty) {
+  memset(p, 0, sizeof *p);
+  p->out = out;
+  p->tty = tty < 0 ? isatty(fileno(out)) : tty != 0;
+  snprintf(p->label, sizeof p->label, "%s", label ? label : "");
+  p->total = total;
+  p->interval_s = interval_s > 0 ? interval_s : 5.0;
+  p->start_s = p->last_s = now_s();
+}
+
+double progress_elapsed(const progress *p) { return now_s() - p->start_s; }
+
+char *progress_duration(double s, char *buf) {
+  if (!(s >= 0)) s = 0;
+  if (s > 359999999.0) s = 359999999.0; /* 99999 hours */
+  int t = (int)(s + 0.5);
+  if (t < 60)
+    snprintf(buf, PROGRESS_DURATION_MAX, "%ds", t);
+  else if (t < 3600)
+    snprintf(buf, PROGRESS_DURATION_MAX, "%dm%02ds", t / 60, t % 60);
+  else
+    snprintf(buf, PROGRESS_DURATION_MAX, "%dh%02dm", t / 3600, (t % 3600) / 60);
+  return buf;
+}
+
+static void emit(progress *p, long done, int final, const char *fmt, va_list ap) {
+  char line[512], fields[384] = "", el[PROGRESS_DURATION_MAX], eta[PROGRESS_DURATION_MAX];
+  if (fmt) vsnprintf(fields, sizeof fields, fmt, ap);
+  double elapsed = progress_elapsed(p);
+  int n;
+  if (p->total > 0) {
+    double frac = (double)done / (double)p->total;
+    if (final || done <= 0)
+      snprintf(eta, sizeof eta, "%s", final ? "done" : "?");
+    else
+      progress_duration(elapsed * (double)(p->total - done) / (double)done, eta);
+    n = snprintf(line, sizeof line, "%s %ld/%ld (%3.0f%%) %s%s[%s, ETA %s]", p->label, done, p->total, 100.0 * frac,
+                 fields, fields[0] ? " " : "", progress_duration(elapsed, el), eta);
+  } else {
+    n = snprintf(line, sizeof line, "%s %ld %s%s[%s]", p->label, done, fields, fields[0] ? " " : "",
+                 progress_duration(elapsed, el));
+  }
+  if (n < 0) return;
+  if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+  if (p->tty) {
+    int pad = p->last_len > n ? p->last_len - n : 0;
+    fprintf(p->out, "\r%s%*s", line, pad, "");
+    if (final) fputc('\n', p->out);
+    p->last_len = n;
+  } else {
+    fprintf(p->out, "%s\n", line);
+  }
+  fflush(p->out);
+  p->shown++;
+  p->last_s = now_s();
+}
+
+int progress_update(progress *p, long done, const char *fmt, ...) {
+  double since = now_s() - p->last_s;
+  if (p->tty ? since < 0.1 : since < p->interval_s) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  emit(p, done, 0, fmt, ap);
+  va_end(ap);
+  return 1;
+}
+
+void progress_finish(progress *p, long done, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit(p, done, 1, fmt, ap);
+  va_end(ap);
+}
