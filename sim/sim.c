@@ -29,7 +29,9 @@
  * micro-batch, before its first segment, from the DRAM port nearest the group's first core to the
  * cores that need them, all at once (one ptask sharing the port's link), through the NoC; the plan
  * is flagged infeasible.  A chip without DRAM ports streams nothing.  Graph inputs are fed by the
- * host to every group that reads them and cost nothing.  L07 shares a link fairly between the
+ * host to every group that reads them and cost nothing.  A tensor read by several later groups is
+ * sent once to each (one Send/Recv pair per destination group), whereas the analytical model counts
+ * its bytes once in X_i: with skip connections spanning groups the simulated sends take longer.  L07 shares a link fairly between the
  * transfers that use it; every transfer and all-gather also pays its route's latency (hops x
  * per-hop latency).
  *

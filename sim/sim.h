@@ -13,7 +13,8 @@
  * link contention, DRAM weight streaming and pipeline fill; with those off the steady-state period
  * equals the analytical bottleneck.  Details: the comment at the top of sim.c.
  *
- * Not thread-safe: one caller thread at a time per sim. */
+ * Not thread-safe: one caller thread at a time per sim.  Call sim_free before the process exits
+ * (the engine's thread must end before SimGrid's exit handlers run). */
 #ifndef MESHPIPE_SIM_H
 #define MESHPIPE_SIM_H
 
