@@ -566,7 +566,8 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   snprintf(s->xml_path, sizeof s->xml_path, "%s/meshpipe-platform-XXXXXX.xml", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemps(s->xml_path, 4);
   if (fd < 0) {
-    st = err_set(err, MP_RUN, "sim: cannot create a temporary platform file in %s", tmp && *tmp ? tmp : "/tmp");
+    st = err_set(err, MP_RUN, "sim: cannot create a temporary platform file in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                 strerror(errno));
     goto fail;
   }
   close(fd);
@@ -588,6 +589,7 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   *out = s;
   return MP_OK;
 fail:
+  atomic_store(&engine_claimed, 0); /* SimGrid never started: a later sim_new may try again */
   if (s) {
     free(s->hosts);
     free(s->dram_hosts);

@@ -692,6 +692,19 @@ static int bad_inputs(void *arg) {
   o.microbatches = 0;
   if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "micro-batches")) return 1;
   o.microbatches = 8;
+  o.top_links = -1;
+  if (sim_new(c, &o, &s, &err) != MP_USAGE) return 14;
+  o.top_links = 8;
+  /* no room for the platform file: refused, and the engine is still free to start */
+  const char *tmpdir = getenv("TMPDIR");
+  char saved_tmp[1024] = "";
+  if (tmpdir) snprintf(saved_tmp, sizeof saved_tmp, "%s", tmpdir);
+  setenv("TMPDIR", "/nonexistent-meshpipe-dir", 1);
+  if (sim_new(c, &o, &s, &err) != MP_RUN || !strstr(err.msg, "/nonexistent-meshpipe-dir")) return 15;
+  if (tmpdir)
+    setenv("TMPDIR", saved_tmp, 1);
+  else
+    unsetenv("TMPDIR");
   /* a chip that chip_load would refuse, mended in memory: still refused, before SimGrid sees it */
   double saved = c->cores[2].transfer_factor;
   c->cores[2].transfer_factor = 0.5;
