@@ -10,7 +10,7 @@
 #include "sim.h"
 
 static const char usage[] =
-    "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--json] [--verbose]\n"
+    "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--fast-gather] [--json] [--verbose]\n"
     "\n"
     "Simulates the plan as a pipeline on the chip with SimGrid: every group of cores runs its layers\n"
     "for M micro-batches (each layer's work split over the group, then its output all-gathered), and\n"
