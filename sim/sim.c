@@ -631,21 +631,34 @@ void sim_result_clear(sim_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static mp_status result_copy(const sim_result *from, sim_result *to, mp_error *err) {
+/* Per core: its group's share s_i, its SRAM, and whether it fits (s_i is rounded up to whole bytes,
+ * so comparing with it equals comparing with the exact share). */
+static void fill_cores(const chip *c, sim_result *r) {
+  for (int i = 0; i < r->n_stages; i++) {
+    const sim_stage_result *st = &r->stages[i];
+    for (int k = st->first_core; k < st->first_core + st->n_cores; k++) {
+      r->cores[k].sram_bytes = st->sram_bytes;
+      r->cores[k].sram_capacity = c->cores[k].sram_bytes;
+      r->cores[k].fits = c->cores[k].sram_bytes >= st->sram_bytes;
+    }
+  }
+}
+
+/* Copies a result.  The cache keeps results without their per-core array (it is most of a result on
+ * a big chip and follows from the stages): with c == NULL the copy has none, with the chip it is
+ * rebuilt. */
+static mp_status result_copy(const sim_result *from, sim_result *to, const chip *c, mp_error *err) {
   *to = *from;
-  to->stages = NULL;
-  to->cores = NULL;
-  to->links = NULL;
   to->stages = malloc((size_t)from->n_stages * sizeof *to->stages);
-  to->cores = malloc((size_t)from->n_cores * sizeof *to->cores);
+  to->cores = c ? calloc((size_t)from->n_cores, sizeof *to->cores) : NULL;
   to->links = malloc(((size_t)from->n_links + 1) * sizeof *to->links);
-  if (!to->stages || !to->cores || !to->links) {
+  if (!to->stages || (c && !to->cores) || !to->links) {
     sim_result_clear(to);
     return err_nomem(err);
   }
   memcpy(to->stages, from->stages, (size_t)from->n_stages * sizeof *to->stages);
-  memcpy(to->cores, from->cores, (size_t)from->n_cores * sizeof *to->cores);
   memcpy(to->links, from->links, (size_t)from->n_links * sizeof *to->links);
+  if (c) fill_cores(c, to);
   return MP_OK;
 }
 
@@ -898,12 +911,8 @@ static mp_status make_result(sim *s, const graph *g, const plan *p, const split 
       res->bottleneck_stage = gi;
     }
     res->activities += gr->acts;
-    for (int k = gr->first_core; k <= gr->last_core; k++) {
-      res->cores[k].sram_bytes = st->sram_bytes;
-      res->cores[k].fits = (double)c->cores[k].sram_bytes >= cs->mem_bytes;
-    }
   }
-  for (int k = 0; k < c->n_cores; k++) res->cores[k].sram_capacity = c->cores[k].sram_bytes;
+  fill_cores(c, res);
   /* link traffic on the XY routes */
   int nl = sim_n_links(c);
   memset(s->link_bytes, 0, (size_t)nl * sizeof *s->link_bytes);
@@ -988,7 +997,7 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
   uint64_t ph = plan_hash(p);
   cache_entry *ce = cache_find(s, g, p, ph, M);
   if (ce) {
-    mp_status st = result_copy(&ce->res, res, err);
+    mp_status st = result_copy(&ce->res, res, s->chip, err);
     if (st != MP_OK) return st;
     res->cached = 1;
     s->stats.evaluations++;
@@ -1019,7 +1028,7 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
     if (ce) {
       int *arr = malloc((size_t)p->n_cores * sizeof *arr);
       sim_result copy;
-      if (arr && result_copy(res, &copy, NULL) == MP_OK) {
+      if (arr && result_copy(res, &copy, NULL, NULL) == MP_OK) {
         if (ce->valid) {
           free(ce->arranged);
           sim_result_clear(&ce->res);
