@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "rl_train.h"
 #include "sim.h"
 
@@ -127,7 +128,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   plan *init = NULL;
   rl_env *env = NULL;
   rl_policy *pol = NULL;
-  rl_trainer *t = NULL;
+  rl_trainer *t = NULL, *warm = NULL;
+  cost_model *model = NULL;
   method_report init_rep;
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
   if (st != MP_OK) return st;
@@ -137,19 +139,34 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     st = rl_policy_load(o->policy, &pol, err);
     if (st != MP_OK) goto cleanup;
   }
-  rl_sim_reward reward;
-  st = rl_sim_reward_init(&reward, s, g, init->arranged, NULL, err);
-  if (st != MP_OK) goto cleanup;
   rl_train_config cfg;
   rl_method_config(&cfg, c->n_cores, o->seed);
   if (o->episodes >= 0) cfg.episodes = o->episodes;
-  rl_instance in = {env, init->arranged, rl_sim_reward_fn, &reward, g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15))};
+  uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
+  if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
+    rl_train_config wcfg = cfg;
+    wcfg.episodes = RL_METHOD_WARMUP_EPISODES;
+    st = cost_model_new(g, c, &model, err);
+    if (st != MP_OK) goto cleanup;
+    rl_cost_reward creward;
+    st = rl_cost_reward_init(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+    if (st != MP_OK) goto cleanup;
+    rl_instance win = {env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
+    st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
+    while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
+    if (st != MP_OK) goto cleanup;
+  }
+  rl_sim_reward reward;
+  st = rl_sim_reward_init(&reward, s, g, init->arranged, NULL, err);
+  if (st != MP_OK) goto cleanup;
+  rl_instance in = {env, init->arranged, rl_sim_reward_fn, &reward, key};
   sim_stats before, after;
   sim_get_stats(s, &before);
-  st = rl_trainer_new(&cfg, &in, 1, pol, &t, err);
+  st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
+  if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
-  if (st == MP_OK && pol && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
+  if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
   if (st == MP_OK) st = rl_trainer_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
   if (st != MP_OK) goto cleanup;
   rl_eval best, start;
@@ -159,13 +176,17 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_trainer_get_stats(t, &ts);
   sim_get_stats(s, &after);
   long evals = after.evaluations - before.evaluations, hits = after.cache_hits - before.cache_hits;
-  method_note(rep, "REINFORCE%s from %s's plan: %ld episodes, %ld simulations (%.0f%% from the simulator's cache);",
-              pol ? " fine-tuning the given policy" : "", init_name, ts.episodes, evals,
+  method_note(rep,
+              "REINFORCE%s from %s's plan: %d episodes on the analytical model, then %ld on the simulator: %ld "
+              "simulations (%.0f%% from the simulator's cache);",
+              pol ? " fine-tuning the given policy" : "", init_name, warm ? RL_METHOD_WARMUP_EPISODES : 0, ts.episodes, evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));
 cleanup:
   rl_trainer_free(t);
+  rl_trainer_free(warm);
+  cost_model_free(model);
   rl_policy_free(pol);
   rl_env_free(env);
   plan_free(init);

@@ -467,6 +467,13 @@ const int *rl_trainer_best(const rl_trainer *t, int i, rl_eval *eval) {
 
 void rl_trainer_init_eval(const rl_trainer *t, int i, rl_eval *eval) { *eval = t->inst[i].init_eval; }
 
+mp_status rl_trainer_offer(rl_trainer *t, int i, const int *arranged, mp_error *err) {
+  if (!rl_env_valid_state(t->inst[i].in.env, arranged))
+    return err_set(err, MP_INPUT, "rl: the plan offered for instance %d is not a valid arranged_core list", i);
+  rl_eval ev;
+  return evaluate(t, i, arranged, &ev, err);
+}
+
 mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err) {
   inst_state *s = &t->inst[i];
   double *x = malloc((size_t)t->n_in * sizeof *x);

@@ -168,6 +168,11 @@ const int *rl_trainer_best(const rl_trainer *t, int i, rl_eval *eval);
 /* The evaluation of instance i's initial plan. */
 void rl_trainer_init_eval(const rl_trainer *t, int i, rl_eval *eval);
 
+/* Evaluates a candidate plan for instance i (borrowed, a valid state) and keeps it as the best if it
+ * is better — e.g. the best plan of a search on a cheaper reward.  Episodes that restart from the
+ * best plan then start from it. */
+mp_status rl_trainer_offer(rl_trainer *t, int i, const int *arranged, mp_error *err);
+
 /* Plays the policy greedily (most probable allowed action) from instance i's initial plan for
  * `steps` actions, evaluating every plan on the way; improves the best plan like an episode does.
  * Does not change the policy or the rng.  Used to apply a trained policy without training. */
@@ -189,17 +194,22 @@ mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst,
 
 /* ---- the `rl` partitioner ---- */
 
-/* The method of the partitioner table (method.h): trains from o->init's plan (default "even"), or
- * fine-tunes o->policy, for o->episodes episodes (-1: RL_METHOD_EPISODES), rewarded by the simulator,
- * and returns the best plan seen.  With a policy and 0 episodes it plays the policy greedily. */
+/* The method of the partitioner table (method.h): from o->init's plan (default "even"), a warm-up of
+ * RL_METHOD_WARMUP_EPISODES episodes on the analytical model (thousands of evaluations a second),
+ * then o->episodes episodes (-1: the default) on the simulator, continuing the warm-up's policy (or
+ * fine-tuning o->policy) from the warm-up's best plan as well as the initial one; returns the best
+ * plan seen on the simulator.  With 0 episodes it only plays the policy (o->policy, or a fresh one)
+ * greedily from the initial plan, then polishes. */
 mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                     mp_error *err);
 
 /* Defaults of the rl method (chosen so a plain `-m rl` meets the targets in partitioner/README.md):
  * episodes on up to 16 cores / more, and the polish rounds that end every run. */
-#define RL_METHOD_EPISODES_SMALL 96
-#define RL_METHOD_EPISODES 96
+#define RL_METHOD_EPISODES_SMALL 64
+#define RL_METHOD_EPISODES 64
 #define RL_METHOD_POLISH_ROUNDS 4
+/* Episodes of the warm-up on the analytical model that precedes the simulator's episodes. */
+#define RL_METHOD_WARMUP_EPISODES 400
 long rl_method_default_episodes(int n_cores);
 
 /* The training configuration the rl method and `meshpipe train` start from. */

@@ -1,8 +1,10 @@
 /* Tests of rl_train: configuration checks, REINFORCE learning a bandit posed through the decision
  * process, finding the brute-force optimum of a small partitioning instance, determinism, resuming
- * from a checkpoint bit for bit, the greedy and polish steps, and every error path.  Rewards are
- * hand-made callbacks (no simulator), plus the analytical-model reward on a bundled graph. */
+ * from a checkpoint bit for bit, the greedy and polish steps, and every error path, with hand-made
+ * rewards and the analytical model's; then the rl method and `meshpipe train` on the simulator.
+ * MESHPIPE_TEST_LABELS: simgrid */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,9 @@
 #include "cost.h"
 #include "fileio.h"
 #include "graph.h"
+#include "method.h"
 #include "rl_train.h"
+#include "sim.h"
 #include "testutil.h"
 
 /* ---- a synthetic partitioning cost: stage time = F / c + 0.3 · layers · (c − 1) / c ---- */
@@ -518,6 +522,198 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   graph_free(g);
 }
 
+/* ---- the rl method and `meshpipe train`, on the simulator ---- */
+
+typedef struct rl_run {
+  const char *init, *policy, *chip;
+  int episodes;
+  uint64_t seed;
+  mp_status st;
+  plan *p;
+  method_report rep;
+  mp_error err;
+} rl_run;
+
+static void run_rl(rl_run *r) {
+  graph *g = NULL;
+  chip *c = NULL;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &r->err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src(r->chip ? r->chip : "platforms/mesh4x4.json"), &c, &r->err), MP_OK);
+  method_options o;
+  method_options_default(&o);
+  o.seed = r->seed ? r->seed : 1;
+  o.init = r->init;
+  o.policy = r->policy;
+  o.episodes = r->episodes;
+  r->p = NULL;
+  r->st = method_run("rl", g, c, &o, &r->p, &r->rep, &r->err);
+  if (r->st == MP_OK) CU_ASSERT_EQUAL(plan_validate(r->p->arranged, c->n_cores, g->n_ops, "x", &r->err), MP_OK);
+  chip_free(c);
+  graph_free(g);
+}
+
+/* The "best simulated B ... against S" figures of the method's note. */
+static int note_figures(const method_report *rep, double *best, double *start) {
+  const char *at = strstr(rep->notes, "best simulated ");
+  return at && sscanf(at, "best simulated %lf samples/s against %lf", best, start) == 2;
+}
+
+static void the_rl_method_should_never_return_worse_than_its_initial_plan(void) {
+  const char *inits[2] = {NULL, "optimal"};
+  for (int k = 0; k < 2; k++) {
+    rl_run r = {.init = inits[k], .episodes = 8};
+    run_rl(&r);
+    CU_ASSERT_EQUAL_FATAL(r.st, MP_OK);
+    double best = 0, start = 0;
+    CU_ASSERT_TRUE(note_figures(&r.rep, &best, &start));
+    CU_ASSERT(best >= start && start > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.rep.notes, k ? "from optimal's plan" : "from even's plan"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.rep.notes, "from the simulator's cache"));
+    plan_free(r.p);
+  }
+}
+
+static void the_rl_method_should_give_the_same_plan_for_the_same_seed(void) {
+  rl_run a = {.episodes = 8, .seed = 3}, b = {.episodes = 8, .seed = 3};
+  run_rl(&a);
+  run_rl(&b);
+  CU_ASSERT_EQUAL_FATAL(a.st, MP_OK);
+  CU_ASSERT_EQUAL_FATAL(b.st, MP_OK);
+  CU_ASSERT_TRUE(plan_equal(a.p, b.p));
+  CU_ASSERT_STRING_EQUAL(a.rep.notes, b.rep.notes);
+  plan_free(a.p);
+  plan_free(b.p);
+}
+
+static void the_rl_method_should_reject_bad_options(void) {
+  rl_run r = {.init = "rl", .episodes = 4};
+  run_rl(&r);
+  CU_ASSERT_EQUAL(r.st, MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "cannot come from rl"));
+  rl_run u = {.init = "nonsense", .episodes = 4};
+  run_rl(&u);
+  CU_ASSERT_EQUAL(u.st, MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(u.err.msg, "no method 'nonsense'"));
+  rl_run m = {.policy = testutil_temp_path("missing.pol"), .episodes = 4};
+  run_rl(&m);
+  CU_ASSERT_EQUAL(m.st, MP_INPUT); /* the child's error comes back through the pipe */
+  CU_ASSERT_PTR_NOT_NULL(strstr(m.err.msg, "missing.pol"));
+}
+
+/* In a child process: a lent simulator is used in-process, and one of another chip is refused. */
+static int lent_sim_child(void *arg) {
+  (void)arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  if (chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
+    return 10;
+  rl_method_use_sim(s);
+  if (rl_method_sim() != s) return 11;
+  rl_run ok = {.episodes = 4};
+  run_rl(&ok);
+  sim_stats st;
+  sim_get_stats(s, &st);
+  if (ok.st != MP_OK || st.evaluations < 4) return 12; /* the search ran on the lent engine */
+  plan_free(ok.p);
+  rl_run other = {.episodes = 4, .chip = "platforms/mesh8x8.json"};
+  run_rl(&other);
+  if (other.st != MP_RUN || !strstr(other.err.msg, "runs chip")) return 13;
+  rl_method_use_sim(NULL);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(lent_sim_child, NULL), 0);
+}
+
+static char *slurp_file(const char *path, size_t *len) {
+  char *data = NULL;
+  mp_error err;
+  if (fileio_read_all(path, &data, len, &err) != MP_OK) return NULL;
+  return data;
+}
+
+static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte(void) {
+  /* Copies: testutil's path buffers rotate, and testutil_meshpipe uses some of them. */
+  char args[4096], *out = NULL, *errout = NULL, g[1024], c[1024], whole[1024], part[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(whole, sizeof whole, "%s", testutil_temp_path("whole.pol"));
+  snprintf(part, sizeof part, "%s", testutil_temp_path("part.pol"));
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' --episodes 24 --checkpoint-every 8 -o '%s'", g, c, whole);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy written to"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "arranged_core ["));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "from the simulator's cache"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "train: episode 24/24 (100%)")); /* the progress line, not a tty */
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -q -g '%s' -c '%s' --episodes 8 --checkpoint-every 8 -o '%s'", g, c, part);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_STRING_EQUAL(errout, ""); /* --quiet */
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -q -g '%s' -c '%s' --episodes 24 --checkpoint-every 8 --resume -o '%s' --json", g,
+           c, part);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cache_hit_rate\""));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"best_per_s\""));
+  free(out), free(errout);
+  size_t la = 0, lb = 0;
+  char *a = slurp_file(whole, &la), *b = slurp_file(part, &lb);
+  CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+  free(a), free(b);
+  /* The trained policy applies without training (--episodes 0) through the partition command. */
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --policy '%s' --episodes 0", g, c, whole);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "fine-tuning the given policy"));
+  free(out), free(errout);
+}
+
+static void train_should_reject_bad_usage_with_exit_status_2(void) {
+  char g[1024], c[1024], pol[1024], nograph[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(pol, sizeof pol, "%s", testutil_temp_path("u.pol"));
+  snprintf(nograph, sizeof nograph, "%s", testutil_temp_path("nograph.json"));
+  struct {
+    int with_graph, with_output;
+    const char *extra, *want;
+  } cases[] = {
+      {0, 1, "", "needs at least one graph"},
+      {1, 0, "", "needs a file for the policy"},
+      {1, 1, "--reward magic", "--reward must be"},
+      {1, 1, "--init rl", "cannot be rl"},
+      {1, 1, "--init nothing", "no method 'nothing'"},
+      {1, 1, "--resume", "no checkpoint"},
+      {1, 1, "--batch 1", "--batch"},
+      {1, 1, "--episodes -3", "--episodes"},
+      {1, 1, "extra", "unexpected argument"},
+      {1, 1, "--bogus", "unknown option"},
+      {1, 1, "-g", "needs a value"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char args[4096], gpart[1100] = "", opart[1100] = "", *out = NULL, *errout = NULL;
+    if (cases[k].with_graph) snprintf(gpart, sizeof gpart, "-g '%s'", g);
+    if (cases[k].with_output) snprintf(opart, sizeof opart, "-o '%s'", pol);
+    snprintf(args, sizeof args, "train %s -c '%s' %s %s", gpart, c, opart, cases[k].extra);
+    CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(errout, cases[k].want));
+    if (!strstr(errout, cases[k].want)) fprintf(stderr, "\n  %s -> %s", args, errout);
+    free(out), free(errout);
+  }
+  char args[4096], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' -o '%s'", nograph, c, pol);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "nograph.json"));
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' -o /nonexistent-dir/p.pol --episodes 8", g, c);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 1);
+  free(out), free(errout);
+  CU_ASSERT_FALSE(testutil_exists(pol));
+}
+
 static CU_TestInfo tests[] = {
     {"config_check_should_name_each_bad_field", config_check_should_name_each_bad_field},
     {"trainer_new_should_reject_inconsistent_instances_and_policies",
@@ -536,6 +732,16 @@ static CU_TestInfo tests[] = {
     {"a_non_finite_reward_should_be_an_error", a_non_finite_reward_should_be_an_error},
     {"the_cost_reward_should_score_the_reference_plan_minus_one",
      the_cost_reward_should_score_the_reference_plan_minus_one},
+    {"the_rl_method_should_never_return_worse_than_its_initial_plan",
+     the_rl_method_should_never_return_worse_than_its_initial_plan},
+    {"the_rl_method_should_give_the_same_plan_for_the_same_seed",
+     the_rl_method_should_give_the_same_plan_for_the_same_seed},
+    {"the_rl_method_should_reject_bad_options", the_rl_method_should_reject_bad_options},
+    {"the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only",
+     the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
+    {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
+     train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
+    {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},
     CU_TEST_INFO_NULL,
 };
 
