@@ -10,6 +10,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "rl_train.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -164,8 +165,15 @@ static int run(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
   int rc = 0;
+  /* One engine for the whole command (SimGrid starts once per process), up before any method runs and
+   * lent to the methods that simulate (rl). */
   if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
-      run_one("optimal", g, c, &o, &best, &err) != MP_OK || run_one("even", g, c, &o, &even, &err) != MP_OK) {
+      (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  rl_method_use_sim(engine);
+  if (run_one("optimal", g, c, &o, &best, &err) != MP_OK || run_one("even", g, c, &o, &even, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
@@ -174,11 +182,7 @@ static int run(int argc, char **argv) {
       rc = cli_fail(&err);
       goto cleanup;
     }
-  if (simulate) { /* one engine for the whole command (SimGrid starts once per process) */
-    if (sim_new(c, &so, &engine, &err) != MP_OK) {
-      rc = cli_fail(&err);
-      goto cleanup;
-    }
+  if (simulate) {
     for (int i = -1; i < n; i++) {
       row *r = i < 0 ? &even : &rows[i];
       sim_result sr;
@@ -254,6 +258,7 @@ cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);
   row_clear(&best);
   row_clear(&even);
+  rl_method_use_sim(NULL);
   sim_free(engine);
   chip_free(c);
   graph_free(g);

@@ -10,6 +10,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "rl_train.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -217,19 +218,21 @@ static int run(int argc, char **argv) {
   err_clear(&err);
   method_report rep;
   int rc = 0;
+  /* SimGrid starts once per process: the engine is up before the method runs and is lent to the
+   * methods that simulate (rl), so they share it instead of starting their own. */
   if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
-      method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
+      (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  if (simulate) { /* one engine per process: this command's only simulation */
-    if (sim_new(c, &so, &engine, &err) != MP_OK || sim_evaluate(engine, g, p, &sr, &err) != MP_OK) {
-      rc = cli_fail(&err);
-      goto cleanup;
-    }
-    simulated = 1;
+  rl_method_use_sim(engine);
+  if (method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
+      (simulate && sim_evaluate(engine, g, p, &sr, &err) != MP_OK)) {
+    rc = cli_fail(&err);
+    goto cleanup;
   }
+  simulated = simulate;
   cost_bound lb;
   cost_lower_bound(g, c, &lb);
   if (json) {
@@ -244,6 +247,7 @@ static int run(int argc, char **argv) {
     if (output) printf("plan written to %s\n", output);
   }
 cleanup:
+  rl_method_use_sim(NULL);
   sim_result_clear(&sr);
   sim_free(engine);
   cost_result_free(r);
