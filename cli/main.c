@@ -11,6 +11,7 @@ extern const cli_command cmd_import;
 extern const cli_command cmd_partition, cmd_compare;
 extern const cli_command cmd_split, cmd_simulate;
 extern const cli_command cmd_train;
+extern const cli_command cmd_sweep, cmd_bench;
 
 static int run_help(int argc, char **argv);
 static const cli_command cmd_help = {"help", "show the commands, or one command's options", run_help};
@@ -25,6 +26,8 @@ static const cli_command *const commands[] = {
     &cmd_split,
     &cmd_simulate,
     &cmd_train,
+    &cmd_sweep,
+    &cmd_bench,
     &cmd_help,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

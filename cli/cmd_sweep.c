@@ -1,0 +1,417 @@
+/* meshpipe sweep: the cartesian product of chip variants x graphs x methods, each case partitioned and
+ * simulated in a worker process of its own, one CSV row per case appended as it finishes; a re-run
+ * skips the cases the file already holds.  Under mpirun (when built with Open MPI) the cases are dealt
+ * over the ranks round-robin and rank 0 alone writes the file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef MESHPIPE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "cli.h"
+#include "jsonio.h"
+#include "progress.h"
+#include "sweep.h"
+
+static const char usage_text[] =
+    "usage: meshpipe sweep -g GRAPH[,GRAPH...] -o RESULTS.csv [-c BASE_CHIP] [--vary KEY=V1,V2,...]...\n"
+    "                      [-m METHOD[,METHOD...]] [-j N] [--seed N] [--microbatches M] [-q]\n"
+    "\n"
+    "Runs every combination of chip variant, graph and method: partitions the graph for the variant\n"
+    "with the method, simulates the plan, and appends one CSV row per case to RESULTS.csv as cases\n"
+    "finish.  The chip variants are the product of the --vary axes: KEY is a dotted path into the chip\n"
+    "JSON (noc.bandwidth, noc.latency, core.sram_bytes, core.flops, dram.bandwidth, ...) whose values\n"
+    "are numbers, optionally with a suffix k M G T (x1000^n) or Ki Mi Gi Ti (x1024^n); KEY 'mesh'\n"
+    "takes WxH (e.g. 4x4,8x8; DRAM ports keep their relative place).  Every variant is checked like\n"
+    "a chip file before any case runs.\n"
+    "\n"
+    "Resuming: each row starts with its case key ('mesh=4x4;noc.bandwidth=3.2e10|resnet50|optimal').\n"
+    "Re-running the same command skips the cases already in RESULTS.csv, so a killed sweep (even by\n"
+    "kill -9) resumes without redoing or losing work; a last row cut off by the kill is dropped.  Rows\n"
+    "are in the order cases finish: sort two files to compare them (all columns but solve_s, the\n"
+    "method's wall-clock time, are deterministic).  A case that fails is reported and gets no row,\n"
+    "so a re-run tries it again; the exit status is then 1.\n"
+    "\n"
+    "Columns: case, one per --vary key, graph, method, feasible (plan fits SRAM: 1/0), stages,\n"
+    "bottleneck_s (analytical), throughput_per_s and latency_s (simulated), busiest_link and its\n"
+    "busiest_link_utilisation, total_sram_bytes, cores, solve_s.\n"
+    "\n"
+    "  -g, --graph LIST      graph files (.json or .onnx), comma-separated; their names must differ\n"
+    "  -c, --chip FILE       the base chip (default platforms/mesh8x8.json)\n"
+    "      --vary KEY=VALS   one axis of chip variants; repeat for more axes\n"
+    "  -m, --method LIST     partitioners, comma-separated (default optimal; 'meshpipe help' lists them)\n"
+    "  -o, --output FILE     the CSV to create or resume (required)\n"
+    "  -j, --jobs N          cases run at once, each in its own process (default: the number of CPUs;\n"
+    "                        1 per rank under mpirun)\n"
+    "      --seed N          seed of the methods that draw random numbers (default 1)\n"
+    "      --microbatches M  micro-batches per simulation (default 8)\n"
+    "  -q, --quiet           no progress bar\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Many machines: 'mpirun -np N meshpipe sweep ...' deals the cases over N ranks (each running its\n"
+    "cases with --jobs workers) and rank 0 writes the same rows a single process would.  "
+#ifdef MESHPIPE_HAVE_MPI
+    "This meshpipe\nis built with Open MPI.\n";
+#else
+    "This meshpipe\nis built without MPI (install libopenmpi-dev and rebuild).\n";
+#endif
+
+enum { OPT_VARY = 256, OPT_SEED, OPT_MICRO };
+enum { TAG_ROW = 1, TAG_FAIL, TAG_DONE };
+
+typedef struct run_ctx {
+  sweep *s;
+  const char *out_path;
+  int fd;
+  int rank, size;
+  int todo, finished, failed, ranks_done;
+  double t0;
+  int show;         /* print progress (rank 0, not --quiet) */
+  progress bar;
+} run_ctx;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void show_progress(run_ctx *r) {
+  if (r->show) progress_update(&r->bar, r->finished, "cases, %d failed", r->failed);
+}
+
+/* A failed case: the row is not written, so a re-run tries it again. */
+static void report_failure(run_ctx *r, const char *text) {
+  if (r->show && r->bar.tty && r->bar.shown) fprintf(stderr, "\r%*s\r", r->bar.last_len, "");
+  fprintf(stderr, "meshpipe: %s\n", text);
+  r->failed++;
+}
+
+/* Rank 0: one finished case, from a local worker or another rank. */
+static mp_status record(run_ctx *r, const char *line, const char *failure, mp_error *err) {
+  r->finished++;
+  if (line) {
+    mp_status st = sweep_csv_append(r->fd, r->out_path, line, strlen(line), err);
+    if (st != MP_OK) return st;
+  } else {
+    report_failure(r, failure);
+  }
+  show_progress(r);
+  return MP_OK;
+}
+
+static mp_status job(void *ctx, int item, char *line, size_t cap, mp_error *err) {
+  run_ctx *r = ctx;
+  sweep_row row;
+  mp_status st = sweep_run_case(r->s, item, &row, err);
+  if (st != MP_OK) return st;
+  if (sweep_csv_row(r->s, item, &row, line, cap) < 0)
+    return err_set(err, MP_RUN, "case %s: the row is longer than %d bytes", r->s->cases[item].key, SWEEP_LINE_MAX);
+  return MP_OK;
+}
+
+static mp_status done(void *ctx, int item, const char *line, const mp_error *failure, mp_error *err) {
+  run_ctx *r = ctx;
+  char text[SWEEP_LINE_MAX + MP_ERROR_MSG_MAX];
+  if (!line) snprintf(text, sizeof text, "case %s: %s", r->s->cases[item].key, failure->msg);
+#ifdef MESHPIPE_HAVE_MPI
+  if (r->rank > 0) {
+    const char *msg = line ? line : text;
+    if (MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, 0, line ? TAG_ROW : TAG_FAIL, MPI_COMM_WORLD) != MPI_SUCCESS)
+      return err_set(err, MP_RUN, "rank %d: cannot send a row to rank 0", r->rank);
+    return MP_OK;
+  }
+#endif
+  return record(r, line, line ? NULL : text, err);
+}
+
+#ifdef MESHPIPE_HAVE_MPI
+/* Rank 0: takes one message from another rank (blocking when wait is set).  *got says whether one came. */
+static mp_status receive(run_ctx *r, int wait, int *got, mp_error *err) {
+  MPI_Status status;
+  int flag = 1;
+  *got = 0;
+  if (wait)
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+  else
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+  if (!flag) return MP_OK;
+  int n = 0;
+  MPI_Get_count(&status, MPI_CHAR, &n);
+  char *msg = malloc((size_t)n + 1);
+  if (!msg) return err_nomem(err);
+  MPI_Recv(msg, n, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  msg[n] = '\0';
+  *got = 1;
+  mp_status st = MP_OK;
+  if (status.MPI_TAG == TAG_DONE)
+    r->ranks_done++;
+  else
+    st = record(r, status.MPI_TAG == TAG_ROW ? msg : NULL, msg, err);
+  free(msg);
+  return st;
+}
+
+static mp_status drain(void *ctx, mp_error *err) {
+  int got = 1;
+  mp_status st = MP_OK;
+  while (st == MP_OK && got) st = receive(ctx, 0, &got, err);
+  return st;
+}
+#endif
+
+/* Whether this process was started by mpirun (Open MPI, or another PMI launcher), and how many ranks. */
+static int launched_ranks(void) {
+  const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(names[i]);
+    if (v && atoi(v) > 0) return atoi(v);
+  }
+  return 0;
+}
+
+/* Splits a comma-separated list into dst (pointers into the modified text); returns the count, or -1. */
+static int split_list(char *text, char **dst, int max) {
+  int n = 0;
+  for (char *p = text;;) {
+    char *comma = strchr(p, ',');
+    if (comma) *comma = '\0';
+    if (!*p || n == max) return -1;
+    dst[n++] = p;
+    if (!comma) return n;
+    p = comma + 1;
+  }
+}
+
+#define MAX_LIST 64
+
+/* Everything up to the sweep: options, chip, axes, graphs.  Returns an exit status (0: *out built). */
+typedef struct sweep_args {
+  char *graphs, *methods;
+  const char *chip, *out;
+  const char *vary[SWEEP_MAX_AXES + 1];
+  int n_vary;
+  long jobs, seed, micro;
+  int quiet, help;
+} sweep_args;
+
+static int parse_args(int argc, char **argv, sweep_args *a) {
+  static const struct option options[] = {
+      {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
+      {"vary", required_argument, NULL, OPT_VARY}, {"method", required_argument, NULL, 'm'},
+      {"output", required_argument, NULL, 'o'},  {"jobs", required_argument, NULL, 'j'},
+      {"seed", required_argument, NULL, OPT_SEED}, {"microbatches", required_argument, NULL, OPT_MICRO},
+      {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+      {0}};
+  memset(a, 0, sizeof *a);
+  a->chip = CLI_DEFAULT_CHIP;
+  a->seed = 1;
+  a->micro = 8;
+  optind = 0;
+  opterr = 0;
+  int opt;
+  while ((opt = getopt_long(argc, argv, "g:c:m:o:j:qh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'g': a->graphs = optarg; break;
+    case 'c': a->chip = optarg; break;
+    case 'm': a->methods = optarg; break;
+    case 'o': a->out = optarg; break;
+    case 'q': a->quiet = 1; break;
+    case 'h': a->help = 1; return 0;
+    case 'j':
+      if (cli_parse_int("sweep", "--jobs", optarg, 1, 1024, &a->jobs)) return 2;
+      break;
+    case OPT_SEED:
+      if (cli_parse_int("sweep", "--seed", optarg, 0, 2147483647L, &a->seed)) return 2;
+      break;
+    case OPT_MICRO:
+      if (cli_parse_int("sweep", "--microbatches", optarg, 1, 100000, &a->micro)) return 2;
+      break;
+    case OPT_VARY:
+      if (a->n_vary == SWEEP_MAX_AXES) return cli_usage("sweep", "more than %d --vary axes", SWEEP_MAX_AXES);
+      a->vary[a->n_vary++] = optarg;
+      break;
+    case ':': return cli_usage("sweep", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("sweep", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return cli_usage("sweep", "unexpected argument '%s'", argv[optind]);
+  if (!a->graphs) return cli_usage("sweep", "needs -g GRAPH[,GRAPH...]");
+  if (!a->out) return cli_usage("sweep", "needs -o RESULTS.csv");
+  return 0;
+}
+
+/* Builds the sweep the arguments describe; returns an exit status (0: *out built).  Prints errors
+ * when loud is set. */
+static int build_sweep(sweep_args *a, int loud, sweep **out) {
+  char *graph_paths[MAX_LIST], *method_names[MAX_LIST];
+  char default_method[] = "optimal";
+  int n_graphs = split_list(a->graphs, graph_paths, MAX_LIST);
+  int n_methods = a->methods ? split_list(a->methods, method_names, MAX_LIST) : 1;
+  if (!a->methods) method_names[0] = default_method;
+  if (n_graphs < 0) return loud ? cli_usage("sweep", "-g expects 1 to %d comma-separated graph files", MAX_LIST) : 2;
+  if (n_methods < 0) return loud ? cli_usage("sweep", "-m expects 1 to %d comma-separated methods", MAX_LIST) : 2;
+
+  mp_error err;
+  err_clear(&err);
+  sweep_axis axes[SWEEP_MAX_AXES];
+  graph *graphs[MAX_LIST];
+  cJSON *base = NULL;
+  int n_axes = 0, n_loaded = 0;
+  mp_status st = jsonio_load(a->chip, &base, &err);
+  for (int i = 0; i < a->n_vary && st == MP_OK; i++)
+    if ((st = sweep_axis_parse(a->vary[i], &axes[i], &err)) == MP_OK) n_axes++;
+  for (int i = 0; i < n_graphs && st == MP_OK; i++)
+    if ((st = cli_load_graph(graph_paths[i], NULL, &graphs[i], &err)) == MP_OK) n_loaded++;
+  if (st == MP_OK) {
+    method_options mo;
+    sim_options so;
+    method_options_default(&mo);
+    sim_options_init(&so);
+    mo.seed = (uint64_t)a->seed;
+    so.microbatches = (int)a->micro;
+    st = sweep_new(base, a->chip, axes, n_axes, graphs, n_graphs, (const char *const *)method_names, n_methods, &mo,
+                   &so, out, &err);
+  } else {
+    for (int i = 0; i < n_axes; i++) sweep_axis_clear(&axes[i]);
+    for (int i = 0; i < n_loaded; i++) graph_free(graphs[i]);
+  }
+  cJSON_Delete(base);
+  if (st == MP_OK) return 0;
+  return loud ? cli_fail(&err) : err_exit_code(st);
+}
+
+static int run(int argc, char **argv) {
+  int ranks = launched_ranks(), rank = 0, code = 0;
+#ifdef MESHPIPE_HAVE_MPI
+  if (ranks > 0) {
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  }
+#else
+  if (ranks > 1) {
+    fprintf(stderr, "meshpipe sweep: started as one of %d MPI ranks, but this meshpipe is built without MPI: "
+                    "every rank would run the whole sweep (install libopenmpi-dev and rebuild)\n", ranks);
+    return 2;
+  }
+#endif
+  if (ranks < 1) ranks = 1;
+  sweep_args a;
+  sweep *s = NULL;
+  unsigned char *done_mask = NULL;
+  int *todo = NULL, *mine = NULL;
+  run_ctx r;
+  memset(&r, 0, sizeof r);
+  r.fd = -1;
+  mp_error err;
+  err_clear(&err);
+
+  code = parse_args(argc, argv, &a);
+  if (code == 0 && a.help) {
+    if (rank == 0) cli_help(usage_text);
+    goto cleanup;
+  }
+  if (code == 0) code = build_sweep(&a, rank == 0, &s);
+  int n_done = 0;
+  if (code == 0 && rank == 0) {
+    if (!(done_mask = malloc((size_t)s->n_cases)))
+      code = cli_fail(&(mp_error){MP_NOMEM, "out of memory"});
+    else if (sweep_csv_open(s, a.out, &r.fd, done_mask, &n_done, &err) != MP_OK)
+      code = cli_fail(&err);
+  }
+#ifdef MESHPIPE_HAVE_MPI
+  /* Every rank parsed the same arguments and files; rank 0 alone read the results file. */
+  if (ranks > 1) {
+    MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (code == 0) {
+      if (rank > 0 && !(done_mask = malloc((size_t)s->n_cases))) MPI_Abort(MPI_COMM_WORLD, 1);
+      MPI_Bcast(done_mask, s->n_cases, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD);
+    }
+  }
+#endif
+  if (code != 0) goto cleanup;
+
+  int n_todo = 0, n_mine = 0;
+  todo = malloc((size_t)s->n_cases * sizeof *todo);
+  mine = malloc((size_t)s->n_cases * sizeof *mine);
+  if (!todo || !mine) {
+    code = cli_fail(&(mp_error){MP_NOMEM, "out of memory"});
+    goto cleanup;
+  }
+  for (int i = 0; i < s->n_cases; i++)
+    if (!done_mask[i]) todo[n_todo++] = i;
+  for (int j = rank; j < n_todo; j += ranks) mine[n_mine++] = todo[j];
+
+  long jobs = a.jobs;
+  if (jobs == 0) jobs = ranks > 1 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  r.s = s;
+  r.out_path = a.out;
+  r.rank = rank;
+  r.size = ranks;
+  r.todo = n_todo;
+  r.t0 = now_s();
+  r.show = !a.quiet && rank == 0;
+  progress_init(&r.bar, stderr, "sweep", n_todo, 10.0, -1);
+  if (rank == 0 && !a.quiet)
+    fprintf(stderr, "sweep: %d cases (%d chip variants x %d graphs x %d methods), %d already in %s, %d to run on %d "
+                    "process%s x %ld jobs\n",
+            s->n_cases, s->n_variants, s->n_graphs, s->n_methods, n_done, a.out, n_todo, ranks,
+            ranks == 1 ? "" : "es", jobs);
+
+  sweep_idle_fn idle = NULL;
+#ifdef MESHPIPE_HAVE_MPI
+  if (ranks > 1 && rank == 0) idle = drain;
+#endif
+  mp_status st = sweep_pool_run(mine, n_mine, (int)jobs, job, done, idle, 50, &r, &err);
+#ifdef MESHPIPE_HAVE_MPI
+  if (ranks > 1) {
+    if (st != MP_OK) {
+      cli_fail(&err);
+      MPI_Abort(MPI_COMM_WORLD, err_exit_code(st));
+    }
+    if (rank > 0) {
+      char none[] = "";
+      MPI_Send(none, 1, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD);
+    } else {
+      int got;
+      while (st == MP_OK && r.ranks_done < ranks - 1) st = receive(&r, 1, &got, &err);
+      if (st != MP_OK) {
+        cli_fail(&err);
+        MPI_Abort(MPI_COMM_WORLD, err_exit_code(st));
+      }
+    }
+  }
+#endif
+  if (r.show && n_todo > 0) progress_finish(&r.bar, r.finished, "cases, %d failed", r.failed);
+  if (st != MP_OK) {
+    code = cli_fail(&err);
+    goto cleanup;
+  }
+  if (rank == 0 && !a.quiet)
+    fprintf(stderr, "sweep: %d of %d cases run in %.1f s, %d failed; %s holds %d of %d rows\n", r.finished - r.failed,
+            n_todo, now_s() - r.t0, r.failed, a.out, n_done + r.finished - r.failed, s->n_cases);
+  if (rank == 0 && r.failed > 0) code = 1;
+
+cleanup:
+  if (r.fd >= 0) close(r.fd);
+  free(todo);
+  free(mine);
+  free(done_mask);
+  sweep_free(s);
+#ifdef MESHPIPE_HAVE_MPI
+  if (launched_ranks() > 0) {
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD); /* every rank ends with rank 0's verdict */
+    MPI_Finalize();
+  }
+#endif
+  return code;
+}
+
+const cli_command cmd_sweep = {"sweep", "partition and simulate every chip variant x graph x method into a CSV", run};
