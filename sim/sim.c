@@ -75,6 +75,8 @@
 
 typedef struct seg {
   double flops;            /* on the group's first core: F * speed(first) / speed(group) */
+  double raw_flops;        /* F: the layers' work on the whole group (as recorded in traces) */
+  const char *name;        /* its first op (borrowed from the graph or trace) */
   double gather;           /* A: output bytes of its layers, all-gathered */
   int n_needs, *needs;     /* recvs of the group it waits for */
   int n_deps, *deps;       /* earlier segments of the group whose outputs it reads */
@@ -82,7 +84,9 @@ typedef struct seg {
 } seg;
 
 typedef struct jsend {
-  double bytes; /* gamma * tensor bytes */
+  double bytes;     /* gamma * tensor bytes */
+  double raw_bytes; /* the tensor's bytes */
+  const char *name; /* the tensor (borrowed) */
   int dst_group, dst_recv, dst_core;
 } jsend;
 
@@ -105,8 +109,8 @@ typedef struct jgroup {
   double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
   unsigned char *done;   /* per (micro-batch, segment): ran */
   int *left;             /* per micro-batch: segments still to run */
-  int *arrived;   /* per recv: micro-batches arrived */
-  double *done_t; /* per micro-batch: when its last segment / last send ended (absolute clock) */
+  int *arrived;          /* per recv: micro-batches arrived */
+  double *done_t;        /* per micro-batch: when its last segment / last send ended (absolute clock) */
   sg_sem_t ev, q;
   qitem *queue;
   int q_head, q_tail;
@@ -121,6 +125,8 @@ typedef struct job {
   int M, n_groups;
   jgroup *groups;
   double t0, t_end;
+  timeline *tl;  /* NULL, or where the run's events go */
+  int tl_failed; /* an event could not be added (out of memory) */
   /* route query */
   int ra, rb, r_max, r_count;
   char (*r_names)[48];
@@ -151,12 +157,14 @@ struct sim {
   int state;
   job *job;
   char xml_path[256];
+  char paje_part[560];   /* where SimGrid writes the Paje trace until sim_free renames it */
   sg_host_t *hosts;      /* per core */
   sg_host_t *dram_hosts; /* per port */
   sim_stats stats;
   cache_entry *cache;
   long cache_stamp;
   double *link_bytes; /* scratch: per link index */
+  timeline *next_tl;  /* the timeline of the evaluation under way (sim_evaluate_timeline), else NULL */
   int *link_order;    /* scratch */
 };
 
@@ -227,6 +235,59 @@ static void stream_weights(jgroup *gr) {
   sg_actor_parallel_execute(n, gr->dram_hosts, gr->dram_matrix + (size_t)n * (size_t)n, gr->dram_matrix);
 }
 
+/* Timeline events (only when the job has a timeline; times relative to the job's start). */
+static void tl_add(job *j, const timeline_event *e) {
+  if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
+}
+
+static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  timeline_event e = {.kind = TIMELINE_EXEC,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = x->name,
+                      .microbatch = mb,
+                      .first_core = gr->first_core,
+                      .n_cores = gr->n_cores,
+                      .flops = x->raw_flops,
+                      .dram_port = -1};
+  tl_add(j, &e);
+}
+
+static void timeline_dram(job *j, int g, int mb, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  for (int k = 0; k < gr->n_cores; k++) {
+    timeline_event e = {.kind = TIMELINE_TRANSFER,
+                        .start_s = t0 - j->t0,
+                        .end_s = t1 - j->t0,
+                        .name = "weights",
+                        .microbatch = mb,
+                        .dst_core = gr->first_core + k,
+                        .dram_port = gr->dram_port,
+                        .src_group = -1,
+                        .dst_group = g,
+                        .bytes = (uint64_t)llround(gr->dram[k])};
+    if (gr->dram[k] > 0) tl_add(j, &e);
+  }
+}
+
+static void timeline_send(job *j, int g, int mb, const jsend *sd, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  timeline_event e = {.kind = TIMELINE_TRANSFER,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = sd->name,
+                      .microbatch = mb,
+                      .src_core = gr->last_core,
+                      .dst_core = sd->dst_core,
+                      .dram_port = -1,
+                      .src_group = g,
+                      .dst_group = sd->dst_group,
+                      .is_send = 1,
+                      .bytes = (uint64_t)llround(sd->bytes)};
+  tl_add(j, &e);
+}
+
 static int seg_ready(const jgroup *gr, int mb, int sg) {
   const seg *x = &gr->segs[sg];
   const unsigned char *done = gr->done + (size_t)mb * (size_t)gr->n_segs;
@@ -267,6 +328,7 @@ static void group_actor(int argc, char **argv) {
       stream_weights(gr);
       gr->acts++;
       gr->dram_s += simgrid_get_clock() - t;
+      if (j->tl) timeline_dram(j, a->g, mb, t, simgrid_get_clock());
     }
     double t = simgrid_get_clock();
     if (x->flops > 0) {
@@ -279,6 +341,7 @@ static void group_actor(int argc, char **argv) {
     }
     double t1 = simgrid_get_clock();
     gr->compute_s += t1 - t;
+    if (j->tl) timeline_exec(j, a->g, mb, x, t, t1);
     for (int k = 0; k < x->n_posts; k++) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
       sg_sem_release(gr->q);
@@ -309,6 +372,7 @@ static void sender_actor(int argc, char **argv) {
     }
     double t1 = simgrid_get_clock();
     gr->comm_s += t1 - t;
+    if (j->tl) timeline_send(j, a->g, it.mb, sd, t, t1);
     if (t1 > gr->done_t[it.mb]) gr->done_t[it.mb] = t1;
     jgroup *dg = &j->groups[sd->dst_group];
     dg->arrived[sd->dst_recv]++;
@@ -472,7 +536,7 @@ static void controller(int argc, char **argv) {
     if (s->state == ST_STOP) break;
     job *j = s->job;
     pthread_mutex_unlock(&s->mu);
-    if (j->kind == JOB_EVAL && s->opt.isolate)
+    if (j->kind == JOB_EVAL && s->opt.isolate && !j->tl)
       run_eval_isolated(s, j);
     else if (j->kind == JOB_EVAL)
       run_eval(s, j);
@@ -487,13 +551,21 @@ static void controller(int argc, char **argv) {
 
 static void *engine_main(void *arg) {
   sim *s = arg;
-  char *argv[8];
+  char *argv[16], paje[600];
   int argc = 0;
   argv[argc++] = "meshpipe";
   argv[argc++] = "--cfg=host/model:ptask_L07";
   argv[argc++] = "--cfg=surf/precision:1e-15";
   argv[argc++] = "--cfg=contexts/stack-size:64";
   if (!s->opt.verbose) argv[argc++] = "--log=root.thres:critical";
+  if (s->opt.paje_file) { /* SimGrid's own tracing, configured before the engine starts */
+    snprintf(paje, sizeof paje, "--cfg=tracing/filename:%s", s->paje_part);
+    argv[argc++] = "--cfg=tracing:yes";
+    argv[argc++] = paje;
+    argv[argc++] = "--cfg=tracing/uncategorized:yes";
+    argv[argc++] = "--cfg=tracing/actor:yes";
+    argv[argc++] = "--cfg=tracing/platform/topology:no";
+  }
   argv[argc] = NULL;
   simgrid_init(&argc, argv);
   simgrid_load_platform(s->xml_path);
@@ -551,6 +623,13 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   }
   s->chip = c;
   s->opt = *o;
+  if (o->paje_file) {
+    if (strlen(o->paje_file) + 6 > sizeof s->paje_part || strchr(o->paje_file, ' ')) {
+      st = err_set(err, MP_USAGE, "sim: the Paje file name '%s' is too long or has a blank", o->paje_file);
+      goto fail;
+    }
+    snprintf(s->paje_part, sizeof s->paje_part, "%s.part", o->paje_file);
+  }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   s->hosts = calloc((size_t)c->n_cores, sizeof *s->hosts);
@@ -690,6 +769,8 @@ static void job_free(job *j) {
 static mp_status job_build(const sim *s, const graph *g, const split *sp, const cost_result *cr, int M, job **out,
                            mp_error *err) {
   const chip *c = s->chip;
+  const optimes *ot = s->opt.op_times;
+  double core_flops = ot ? chip_typical_core(c).flops : 0;
   job *j = calloc(1, sizeof *j);
   int *recv_of = malloc((size_t)g->n_tensors * sizeof *recv_of);
   int *seg_of = malloc((size_t)g->n_ops * sizeof *seg_of); /* per layer of the current group */
@@ -723,7 +804,9 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
     if (!gr->segs || !gr->sends || !gr->left || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
     for (int k = 0; k < sg->n_sends; k++) {
       const split_send *sd = &sg->sends[k];
-      gr->sends[k].bytes = gamma * (double)g->tensors[sd->tensor].bytes;
+      gr->sends[k].raw_bytes = (double)g->tensors[sd->tensor].bytes;
+      gr->sends[k].bytes = gamma * gr->sends[k].raw_bytes;
+      gr->sends[k].name = g->tensors[sd->tensor].name;
       gr->sends[k].dst_group = sd->dst_group;
       gr->sends[k].dst_recv = sd->dst_recv;
       gr->sends[k].dst_core = sp->groups[sd->dst_group].first_core;
@@ -764,7 +847,8 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
         cur->needs[cur->n_needs++] = r;
       }
       seg_of[l] = (int)(cur - gr->segs);
-      cur->flops += (double)op->flops * share;
+      cur->raw_flops += ot ? optimes_flops(ot, g, core_flops, l) : (double)op->flops;
+      if (!cur->name) cur->name = op->name;
       cur->gather += (double)op->out_bytes;
       int posted = 0;
       while (next_send < sg->n_sends && sg->sends[next_send].layer == l) {
@@ -777,6 +861,7 @@ static mp_status job_build(const sim *s, const graph *g, const split *sp, const 
       }
     }
     free(R);
+    for (int k = 0; k < gr->n_segs; k++) gr->segs[k].flops = gr->segs[k].raw_flops * share;
     for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
     /* local dependencies between segments: an input made by a layer of an earlier segment */
     for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
@@ -846,14 +931,14 @@ static int link_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static mp_status make_result(sim *s, const graph *g, const plan *p, const split *sp, const cost_result *cr,
+static mp_status make_result(sim *s, uint64_t graph_hash, uint64_t plan_hash_v, const split *sp, const cost_result *cr,
                              const job *j, sim_result *res, mp_error *err) {
   const chip *c = s->chip;
   int M = j->M;
   memset(res, 0, sizeof *res);
   res->microbatches = M;
-  res->graph_hash = g->hash;
-  res->plan_hash = plan_hash(p);
+  res->graph_hash = graph_hash;
+  res->plan_hash = plan_hash_v;
   res->chip_hash = c->hash;
   res->n_stages = sp->n_groups;
   res->n_cores = c->n_cores;
@@ -984,6 +1069,14 @@ static cache_entry *cache_victim(sim *s, uint64_t gh, uint64_t ph, int M) {
   return best;
 }
 
+/* Measured op times apply to the graph they were loaded for only. */
+static mp_status check_op_times(const sim *s, const graph *g, mp_error *err) {
+  const optimes *ot = s->opt.op_times;
+  if (ot && (ot->graph_hash != g->hash || ot->n_layers != g->n_ops))
+    return err_at(err, MP_INPUT, ot->file, NULL, "the op times were loaded for another graph than '%s'", g->name);
+  return MP_OK;
+}
+
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   const chip *c = s->chip;
@@ -994,8 +1087,10 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
   if (p->n_layers != g->n_ops)
     return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
                    g->n_ops);
+  mp_status ck = check_op_times(s, g, err);
+  if (ck != MP_OK) return ck;
   uint64_t ph = plan_hash(p);
-  cache_entry *ce = cache_find(s, g, p, ph, M);
+  cache_entry *ce = s->next_tl ? NULL : cache_find(s, g, p, ph, M);
   if (ce) {
     mp_status st = result_copy(&ce->res, res, s->chip, err);
     if (st != MP_OK) return st;
@@ -1011,6 +1106,7 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
   if (st == MP_OK) st = cost_evaluate(g, c, p, &cr, err);
   if (st == MP_OK) st = job_build(s, g, sp, cr, M, &j, err);
   if (st == MP_OK) {
+    j->tl = s->next_tl;
     double t = now_wall();
     st = run_job(s, j, err);
     s->stats.engine_s += now_wall() - t;
@@ -1019,12 +1115,14 @@ mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int M, sim_resul
                    s->opt.isolate ? ", or no process or pipe for the isolated run" : "");
   }
   if (st == MP_OK) {
-    st = make_result(s, g, p, sp, cr, j, res, err);
+    st = make_result(s, g->hash, plan_hash(p), sp, cr, j, res, err);
+    if (st == MP_OK && j->tl_failed) st = err_nomem(err);
+    if (st == MP_OK && s->opt.op_times) res->op_times_overridden = s->opt.op_times->n_overridden;
   }
   if (st == MP_OK) {
     s->stats.evaluations++;
     s->stats.activities += res->activities;
-    ce = cache_victim(s, g->hash, ph, M);
+    ce = s->next_tl ? NULL : cache_victim(s, g->hash, ph, M);
     if (ce) {
       int *arr = malloc((size_t)p->n_cores * sizeof *arr);
       sim_result copy;
@@ -1078,6 +1176,7 @@ void sim_free(sim *s) {
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->thread, NULL);
+    if (s->opt.paje_file && rename(s->paje_part, s->opt.paje_file) != 0) unlink(s->paje_part);
   }
   if (s->cache)
     for (int i = 0; i < s->opt.cache_size; i++)
@@ -1122,6 +1221,8 @@ cJSON *sim_result_to_json(const sim_result *r) {
       !cJSON_AddStringToObject(o, "plan_hash", fileio_hash_hex(r->plan_hash, hex)) ||
       !cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(r->chip_hash, hex)))
     goto fail;
+  if (r->op_times_overridden > 0 && !cJSON_AddNumberToObject(o, "op_times_overridden", r->op_times_overridden))
+    goto fail;
   cJSON *stages = cJSON_AddArrayToObject(o, "stages");
   if (!stages) goto fail;
   for (int i = 0; i < r->n_stages; i++) {
@@ -1164,4 +1265,475 @@ cJSON *sim_result_to_json(const sim_result *r) {
 fail:
   cJSON_Delete(o);
   return NULL;
+}
+
+/* ---- traces: recording the program, replaying a recorded one, timelines --------------------------
+ *
+ * A recorded trace is the job above written out: per group and micro-batch, each segment as its
+ * receives (the segment's needs), the DRAM reads (before the first segment), one compute (the
+ * segment's flops before the first core's share is taken, and its all-gather bytes) and the sends
+ * it posts (tensor bytes before the transfer factor).  Replaying rebuilds the same job from those
+ * actions with the replay chip's speeds, transfer factors and DRAM ports, so on the recorded chip it
+ * is the very job sim_evaluate ran and the figures are identical; the analytical figures come from
+ * each group's recorded model inputs through the model's own formulas. */
+
+mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, mp_error *err) {
+  *out = NULL;
+  const chip *c = s->chip;
+  if (M < 1) return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", M);
+  if (p->n_cores != c->n_cores || p->n_layers != g->n_ops)
+    return err_set(err, MP_INPUT, "sim: the plan (%d cores, %d layers) does not fit chip '%s' (%d) and graph '%s' (%d)",
+                   p->n_cores, p->n_layers, c->name, c->n_cores, g->name, g->n_ops);
+  split *sp = NULL;
+  cost_result *cr = NULL;
+  job *j = NULL;
+  trace *t = NULL;
+  mp_status st = check_op_times(s, g, err);
+  if (st == MP_OK) st = split_new(g, p, &sp, err);
+  if (st == MP_OK) st = cost_evaluate(g, c, p, &cr, err);
+  if (st == MP_OK) st = job_build(s, g, sp, cr, M, &j, err);
+  if (st == MP_OK)
+    st = trace_new(MESHPIPE_VERSION, g->name, g->hash, g->n_ops, p->arranged, p->n_cores, plan_hash(p), c->name,
+                   c->hash, c->width, c->height, M, &t, err);
+  for (int gi = 0; st == MP_OK && gi < j->n_groups; gi++) {
+    const jgroup *gr = &j->groups[gi];
+    const cost_stage *cs = &cr->stages[gi];
+    const split_group *sg = &sp->groups[gi];
+    trace_group fig = {.first_layer = sg->first_layer,
+                       .n_layers = sg->n_layers,
+                       .flops = cs->flops,
+                       .gather_bytes = cs->gather_bytes,
+                       .send_bytes = cs->send_bytes,
+                       .weight_bytes = cs->weight_bytes,
+                       .max_act_bytes = cs->max_act_bytes,
+                       .sram_bytes = (uint64_t)ceil(cs->mem_bytes),
+                       .n_sends = sg->n_sends,
+                       .n_recvs = sg->n_recvs};
+    double dram = 0;
+    if (gr->dram)
+      for (int k = 0; k < gr->n_cores; k++) dram += gr->dram[k];
+    fig.dram_bytes = (uint64_t)llround(dram);
+    int *cores = malloc((size_t)gr->n_cores * sizeof *cores);
+    if (!cores) {
+      st = err_nomem(err);
+      break;
+    }
+    for (int k = 0; k < gr->n_cores; k++) cores[k] = gr->first_core + k;
+    st = trace_add_group(t, cores, gr->n_cores, &fig, NULL, err);
+    free(cores);
+  }
+  /* Per group and micro-batch, each segment in index order: the receives it waits for, the DRAM
+   * reads (before the first), its compute (after the segments it reads) and the sends it posts. */
+  for (int gi = 0; st == MP_OK && gi < j->n_groups; gi++) {
+    const jgroup *gr = &j->groups[gi];
+    const split_group *sg = &sp->groups[gi];
+    for (int m = 0; st == MP_OK && m < M; m++)
+      for (int k = 0; st == MP_OK && k < gr->n_segs; k++) {
+        const seg *x = &gr->segs[k];
+        for (int q = 0; st == MP_OK && q < x->n_needs; q++) {
+          const split_recv *rv = &sg->recvs[x->needs[q]];
+          trace_action a = {.kind = TRACE_RECV,
+                            .microbatch = m,
+                            .core = gr->first_core,
+                            .peer = j->groups[rv->src_group].last_core,
+                            .peer_group = rv->src_group};
+          st = trace_add_action(t, gi, &a, g->tensors[rv->tensor].name, NULL, 0, err);
+        }
+        if (k == 0 && gr->dram)
+          for (int q = 0; st == MP_OK && q < gr->n_cores; q++) {
+            trace_action a = {.kind = TRACE_DRAM,
+                              .microbatch = m,
+                              .core = gr->first_core + q,
+                              .peer = -1,
+                              .peer_group = -1,
+                              .bytes = gr->dram[q]};
+            st = trace_add_action(t, gi, &a, "weights", NULL, 0, err);
+          }
+        trace_action a = {.kind = TRACE_COMPUTE,
+                          .microbatch = m,
+                          .core = gr->first_core,
+                          .peer = -1,
+                          .peer_group = -1,
+                          .flops = x->raw_flops,
+                          .bytes = x->gather};
+        if (st == MP_OK) st = trace_add_action(t, gi, &a, x->name, x->deps, x->n_deps, err);
+        for (int q = x->first_post; st == MP_OK && q < x->first_post + x->n_posts; q++) {
+          const jsend *sd = &gr->sends[q];
+          trace_action b = {.kind = TRACE_SEND,
+                            .microbatch = m,
+                            .core = gr->last_core,
+                            .peer = sd->dst_core,
+                            .peer_group = sd->dst_group,
+                            .bytes = sd->raw_bytes};
+          st = trace_add_action(t, gi, &b, sd->name, NULL, 0, err);
+        }
+      }
+  }
+  if (st == MP_OK) st = trace_check(t, c->n_cores, err);
+  job_free(j);
+  cost_result_free(cr);
+  split_free(sp);
+  if (st != MP_OK) {
+    trace_free(t);
+    return st;
+  }
+  *out = t;
+  return MP_OK;
+}
+
+/* Same action, ignoring its micro-batch and line. */
+static int same_action(const trace *t, const trace_action *a, const trace_action *b) {
+  if (a->kind != b->kind || a->core != b->core || a->peer != b->peer || a->flops != b->flops || a->bytes != b->bytes ||
+      a->name != b->name || a->n_deps != b->n_deps)
+    return 0;
+  for (int d = 0; d < a->n_deps; d++)
+    if (t->deps[a->first_dep + d] != t->deps[b->first_dep + d]) return 0;
+  return 1;
+}
+
+/* The distinct receives of a group (sending core, tensor) in micro-batch 0, in order of first
+ * appearance: index r is the job's recv r. */
+typedef struct recv_list {
+  int n;
+  int *src, *name;
+} recv_list;
+
+static int recv_index(const recv_list *l, int src, int name) {
+  for (int r = 0; r < l->n; r++)
+    if (l->src[r] == src && l->name[r] == name) return r;
+  return -1;
+}
+
+/* The job of a trace whose core ids are the sim chip's: see the comment above this section. */
+static mp_status job_from_trace(const sim *s, const trace *t, job **out, mp_error *err) {
+  const chip *c = s->chip;
+  int M = t->microbatches;
+  mp_status st = MP_OK;
+  char where[32];
+  job *j = calloc(1, sizeof *j);
+  recv_list *rl = calloc((size_t)t->n_groups, sizeof *rl);
+  int *n0 = calloc((size_t)t->n_groups, sizeof *n0);
+  if (!j || !rl || !n0) goto nomem;
+  j->kind = JOB_EVAL;
+  j->M = M;
+  j->groups = calloc((size_t)t->n_groups, sizeof *j->groups);
+  if (!j->groups) goto nomem;
+  j->n_groups = t->n_groups;
+  /* Micro-batch 0 defines each group's program; every other micro-batch must repeat it. */
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    const trace_group *tg = &t->groups[gi];
+    for (int k = 1; k < tg->n_cores; k++)
+      if (tg->cores[k] != tg->cores[0] + k) {
+        st = err_at(err, MP_INPUT, t->file, NULL,
+                    "group %d: its cores are not consecutive ids on chip '%s' (--map xy): the simulator runs a "
+                    "group on a snake-ordered id range; use --map snake:K",
+                    gi, c->name);
+        goto fail;
+      }
+    while (n0[gi] < tg->n_actions && tg->actions[n0[gi]].microbatch == 0) n0[gi]++;
+    int n = n0[gi];
+    if (n == 0 || tg->n_actions != n * M) {
+      st = err_at(err, MP_INPUT, t->file, NULL,
+                  "group %d: %d actions for %d micro-batches, %d in micro-batch 0: a replay runs the same actions "
+                  "for every micro-batch",
+                  gi, tg->n_actions, M, n);
+      goto fail;
+    }
+    for (int i = n; i < tg->n_actions; i++) {
+      const trace_action *a = &tg->actions[i], *a0 = &tg->actions[i % n];
+      if (a->microbatch != i / n || !same_action(t, a, a0)) {
+        snprintf(where, sizeof where, "line %d", a->line);
+        st = err_at(err, MP_INPUT, t->file, a->line ? where : NULL,
+                    "micro-batch %d of group %d differs from micro-batch 0 (line %d): a replay runs the same "
+                    "actions, in the same order, for every micro-batch",
+                    a->microbatch, gi, a0->line);
+        goto fail;
+      }
+    }
+    rl[gi].src = malloc((size_t)n * sizeof *rl[gi].src);
+    rl[gi].name = malloc((size_t)n * sizeof *rl[gi].name);
+    if (!rl[gi].src || !rl[gi].name) goto nomem;
+    for (int i = 0; i < n; i++) {
+      const trace_action *a = &tg->actions[i];
+      if (a->kind != TRACE_RECV || recv_index(&rl[gi], a->peer, a->name) >= 0) continue;
+      rl[gi].src[rl[gi].n] = a->peer;
+      rl[gi].name[rl[gi].n++] = a->name;
+    }
+  }
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    const trace_group *tg = &t->groups[gi];
+    jgroup *gr = &j->groups[gi];
+    int n = n0[gi];
+    gr->first_core = tg->cores[0];
+    gr->n_cores = tg->n_cores;
+    gr->last_core = tg->cores[tg->n_cores - 1];
+    double speed = 0, gamma = 1;
+    for (int k = gr->first_core; k <= gr->last_core; k++) {
+      speed += c->cores[k].flops;
+      if (c->cores[k].transfer_factor > gamma) gamma = c->cores[k].transfer_factor;
+    }
+    double share = c->cores[gr->first_core].flops / speed;
+    int n_segs = 0, n_sends = 0, n_dram = 0;
+    for (int i = 0; i < n; i++) {
+      trace_kind k = tg->actions[i].kind;
+      n_segs += k == TRACE_COMPUTE;
+      n_sends += k == TRACE_SEND;
+      n_dram += k == TRACE_DRAM;
+    }
+    gr->n_sends = n_sends;
+    gr->n_recvs = rl[gi].n;
+    gr->segs = calloc((size_t)n_segs + 1, sizeof *gr->segs);
+    gr->sends = calloc((size_t)n_sends + 1, sizeof *gr->sends);
+    gr->left = calloc((size_t)M, sizeof *gr->left);
+    gr->arrived = calloc((size_t)rl[gi].n + 1, sizeof *gr->arrived);
+    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
+    gr->queue = calloc((size_t)n_sends * (size_t)M + 1, sizeof *gr->queue);
+    gr->done = calloc((size_t)M * (size_t)(n_segs + 1), sizeof *gr->done);
+    if (!gr->segs || !gr->sends || !gr->left || !gr->arrived || !gr->done_t || !gr->queue || !gr->done) goto nomem;
+    if (gr->n_cores > 1) {
+      gr->gather_matrix =
+          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
+      if (!gr->gather_matrix) goto nomem;
+    }
+    if (n_dram > 0) {
+      if (c->n_dram == 0) {
+        st = err_at(err, MP_INPUT, t->file, NULL, "group %d streams weights from DRAM, but chip '%s' has no DRAM port",
+                    gi, c->name);
+        goto fail;
+      }
+      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
+      if (!gr->dram) goto nomem;
+    }
+    /* Segments: the receives before a compute are its needs, the sends after it its posts. */
+    int *pending = malloc(((size_t)rl[gi].n + 1) * sizeof *pending), n_pending = 0, send = 0;
+    if (!pending) goto nomem;
+    seg *cur = NULL;
+    for (int i = 0; i < n && st == MP_OK; i++) {
+      const trace_action *a = &tg->actions[i];
+      snprintf(where, sizeof where, "line %d", a->line);
+      const char *at = a->line ? where : NULL;
+      switch (a->kind) {
+      case TRACE_RECV: {
+        int r = recv_index(&rl[gi], a->peer, a->name), dup = 0;
+        for (int q = 0; q < n_pending; q++) dup |= pending[q] == r;
+        if (!dup) pending[n_pending++] = r;
+        break;
+      }
+      case TRACE_DRAM:
+        if (gr->n_segs > 0)
+          st = err_at(err, MP_INPUT, t->file, at,
+                      "group %d reads DRAM after its first compute: a replay streams weights before a micro-batch's "
+                      "first compute",
+                      gi);
+        else
+          gr->dram[a->core - gr->first_core] = a->bytes;
+        break;
+      case TRACE_COMPUTE:
+        cur = &gr->segs[gr->n_segs++];
+        cur->raw_flops = a->flops;
+        cur->flops = a->flops * share;
+        cur->gather = a->bytes;
+        cur->name = t->names[a->name];
+        cur->first_post = send;
+        if (n_pending > 0) {
+          cur->needs = malloc((size_t)n_pending * sizeof *cur->needs);
+          if (!cur->needs) {
+            st = err_nomem(err);
+            break;
+          }
+          memcpy(cur->needs, pending, (size_t)n_pending * sizeof *pending);
+          cur->n_needs = n_pending;
+          n_pending = 0;
+        }
+        if (a->n_deps > 0) {
+          cur->deps = malloc((size_t)a->n_deps * sizeof *cur->deps);
+          if (!cur->deps) {
+            st = err_nomem(err);
+            break;
+          }
+          memcpy(cur->deps, t->deps + a->first_dep, (size_t)a->n_deps * sizeof *cur->deps);
+          cur->n_deps = a->n_deps;
+        }
+        break;
+      case TRACE_SEND: {
+        const trace_group *dg = &t->groups[a->peer_group];
+        int r = recv_index(&rl[a->peer_group], a->core, a->name);
+        if (!cur)
+          st = err_at(err, MP_INPUT, t->file, at, "group %d sends before its first compute: nothing produced it yet",
+                      gi);
+        else if (a->core != gr->last_core)
+          st = err_at(err, MP_INPUT, t->file, at, "c%d sends, but a group sends from its last core (c%d)", a->core,
+                      gr->last_core);
+        else if (a->peer != dg->cores[0] || r < 0)
+          st = err_at(err, MP_INPUT, t->file, at,
+                      "c%d sends to c%d, but a group receives on its first core (c%d) in micro-batch 0", a->core,
+                      a->peer, dg->cores[0]);
+        if (st != MP_OK) break;
+        jsend *sd = &gr->sends[send++];
+        sd->raw_bytes = a->bytes;
+        sd->bytes = gamma * a->bytes;
+        sd->dst_group = a->peer_group;
+        sd->dst_core = a->peer;
+        sd->dst_recv = r;
+        sd->name = t->names[a->name];
+        cur->n_posts = send - cur->first_post;
+        break;
+      }
+      }
+    }
+    free(pending);
+    if (st != MP_OK) goto fail;
+    if (n_pending > 0) {
+      st = err_at(err, MP_INPUT, t->file, NULL, "group %d receives after its last compute: nothing would wait for it",
+                  gi);
+      goto fail;
+    }
+    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
+    if (gr->dram) {
+      gr->dram_port = chip_nearest_dram(c, gr->first_core);
+      size_t nh = (size_t)gr->n_cores + 1;
+      gr->dram_hosts = malloc(nh * sizeof *gr->dram_hosts);
+      gr->dram_matrix = calloc(nh * nh + nh, sizeof *gr->dram_matrix);
+      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
+      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
+      for (int k = 0; k < gr->n_cores; k++) {
+        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
+        gr->dram_matrix[k + 1] = gr->dram[k];
+      }
+    }
+  }
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    free(rl[gi].src);
+    free(rl[gi].name);
+  }
+  free(rl);
+  free(n0);
+  *out = j;
+  return MP_OK;
+nomem:
+  st = err_nomem(err);
+fail:
+  if (rl)
+    for (int gi = 0; gi < t->n_groups; gi++) {
+      free(rl[gi].src);
+      free(rl[gi].name);
+    }
+  free(rl);
+  free(n0);
+  job_free(j);
+  return st;
+}
+
+/* Frees the split trace_meta made (its groups own no Send/Recv lists). */
+static void meta_split_free(split *sp) {
+  if (sp) free(sp->groups);
+  free(sp);
+}
+
+static mp_status trace_meta(const sim *s, const trace *t, split **sp_out, cost_result **cr_out, mp_error *err) {
+  const chip *c = s->chip;
+  split *sp = calloc(1, sizeof *sp);
+  cost_result *cr = calloc(1, sizeof *cr);
+  if (sp) sp->groups = calloc((size_t)t->n_groups, sizeof *sp->groups);
+  if (cr) cr->stages = calloc((size_t)t->n_groups, sizeof *cr->stages);
+  if (!sp || !cr || !sp->groups || !cr->stages) {
+    meta_split_free(sp);
+    cost_result_free(cr);
+    return err_nomem(err);
+  }
+  int uniform = 1;
+  for (int i = 1; i < c->n_cores; i++)
+    if (c->cores[i].flops != c->cores[0].flops || c->cores[i].sram_bytes != c->cores[0].sram_bytes ||
+        c->cores[i].transfer_factor != c->cores[0].transfer_factor)
+      uniform = 0;
+  sp->n_groups = cr->n_stages = t->n_groups;
+  cr->feasible = 1;
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    const trace_group *tg = &t->groups[gi];
+    split_group *sg = &sp->groups[gi];
+    sg->first_layer = tg->first_layer;
+    sg->n_layers = tg->n_layers;
+    sg->first_core = tg->cores[0];
+    sg->n_cores = tg->n_cores;
+    sg->n_sends = tg->n_sends;
+    sg->n_recvs = tg->n_recvs;
+    cost_stage *cs = &cr->stages[gi];
+    double speed = 0, gamma = 0, sram = 0;
+    if (uniform) {
+      speed = (double)tg->n_cores * c->cores[0].flops;
+      gamma = c->cores[0].transfer_factor;
+      sram = (double)c->cores[0].sram_bytes;
+    } else {
+      sram = (double)c->cores[tg->cores[0]].sram_bytes;
+      for (int k = 0; k < tg->n_cores; k++) {
+        const chip_core *core = &c->cores[tg->cores[k]];
+        speed += core->flops;
+        if (core->transfer_factor > gamma) gamma = core->transfer_factor;
+        if ((double)core->sram_bytes < sram) sram = (double)core->sram_bytes;
+      }
+    }
+    *cs = (cost_stage){.first_layer = tg->first_layer,
+                       .n_layers = tg->n_layers,
+                       .first_core = tg->cores[0],
+                       .n_cores = tg->n_cores,
+                       .flops = tg->flops,
+                       .weight_bytes = tg->weight_bytes,
+                       .gather_bytes = tg->gather_bytes,
+                       .max_act_bytes = tg->max_act_bytes,
+                       .send_bytes = tg->send_bytes,
+                       .speed = speed,
+                       .gamma = gamma,
+                       .sram_bytes = sram};
+    cs->compute_s = cost_compute_s(cs->flops, speed, cs->gather_bytes, tg->n_cores, c->noc_bandwidth);
+    cs->send_s = cost_send_s(cs->send_bytes, gamma, c->noc_bandwidth);
+    cs->time_s = cs->compute_s > cs->send_s ? cs->compute_s : cs->send_s;
+    cs->mem_bytes = cost_mem_bytes(cs->weight_bytes, cs->max_act_bytes, tg->n_cores);
+    cs->fits = cs->mem_bytes <= sram;
+    if (gi == 0 || cs->time_s > cr->bottleneck_s) {
+      cr->bottleneck_s = cs->time_s;
+      cr->bottleneck_stage = gi;
+    }
+    if (!cs->fits) cr->feasible = 0;
+  }
+  *sp_out = sp;
+  *cr_out = cr;
+  return MP_OK;
+}
+
+mp_status sim_replay(sim *s, const trace *t, sim_result *res, mp_error *err) {
+  memset(res, 0, sizeof *res);
+  const chip *c = s->chip;
+  mp_status st = trace_check(t, c->n_cores, err);
+  if (st != MP_OK) return st;
+  split *sp = NULL;
+  cost_result *cr = NULL;
+  job *j = NULL;
+  st = trace_meta(s, t, &sp, &cr, err);
+  if (st == MP_OK) st = job_from_trace(s, t, &j, err);
+  if (st == MP_OK) {
+    double w = now_wall();
+    st = run_job(s, j, err);
+    s->stats.engine_s += now_wall() - w;
+  }
+  if (st == MP_OK) st = make_result(s, t->graph_hash, t->plan_hash, sp, cr, j, res, err);
+  if (st == MP_OK) {
+    s->stats.evaluations++;
+    s->stats.activities += res->activities;
+  }
+  job_free(j);
+  cost_result_free(cr);
+  meta_split_free(sp);
+  return st;
+}
+
+mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int microbatches, timeline *tl, sim_result *res,
+                                mp_error *err) {
+  s->next_tl = tl;
+  mp_status st = sim_evaluate_m(s, g, p, microbatches, res, err);
+  s->next_tl = NULL;
+  for (int k = 0; st == MP_OK && k < res->n_cores; k++) {
+    timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .bytes = res->cores[k].sram_bytes};
+    if (res->cores[k].sram_bytes > 0) st = timeline_add(tl, &e, err);
+  }
+  return st;
 }

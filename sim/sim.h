@@ -25,7 +25,10 @@
 #include "chip.h"
 #include "err.h"
 #include "graph.h"
+#include "optimes.h"
 #include "plan.h"
+#include "timeline.h"
+#include "trace.h"
 
 typedef struct sim sim;
 
@@ -44,6 +47,10 @@ typedef struct sim_options {
                        keeps growing, so after many evaluations a figure may differ from a fresh
                        process's in its 12th digit; 1: each runs in a fork() of the idle engine and
                        every figure is bit-identical to a fresh process's (slower: see sim_speed) */
+  const char *paje_file;   /* NULL (default), or a file for SimGrid's own Paje trace of everything the
+                              sim simulates (written when the sim is freed; tracing slows SimGrid down) */
+  const optimes *op_times; /* NULL (default), or measured op times (borrowed, must outlive the sim):
+                              they replace the flop-based compute of the ops they name (optimes.h) */
 } sim_options;
 
 /* Sets the defaults above. */
@@ -88,6 +95,7 @@ typedef struct sim_result {
   uint64_t dram_bytes;            /* weight bytes streamed from DRAM over the M micro-batches */
   long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */
   int cached;                     /* 1 when the figures came from the cache */
+  int op_times_overridden;        /* ops whose compute came from sim_options.op_times */
   uint64_t graph_hash, plan_hash, chip_hash;
   int n_stages;
   sim_stage_result *stages; /* owned */
@@ -131,6 +139,22 @@ const chip *sim_chip(const sim *s);
  * up to max names into names (each up to 47 characters) and returns how many there are, or -1 on bad
  * ids.  The platform's internal zero-cost links are left out. */
 int sim_route_links(sim *s, int a, int b, char (*names)[48], int max);
+
+/* Like sim_evaluate_m, never cached, and adds what happens to tl (borrowed, made for the sim's chip):
+ * each segment of layers on its group's cores, each transfer (Send/Recv, DRAM weights) on its route,
+ * and each core's SRAM occupancy.  The figures are those of sim_evaluate_m. */
+mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int microbatches, timeline *tl,
+                                sim_result *res, mp_error *err);
+
+/* The program sim_evaluate_m runs for plan p of g, as a time-independent trace (trace.h; nothing is
+ * simulated).  *out is owned by the caller. */
+mp_status sim_record(sim *s, const graph *g, const plan *p, int microbatches, trace **out, mp_error *err);
+
+/* Runs a trace whose core ids are the sim chip's (trace_map places a recorded trace) and fills res
+ * like sim_evaluate: on the chip it was recorded on, with the same figures.  t is borrowed.  MP_INPUT
+ * for a trace this simulator cannot run as recorded (groups of non-consecutive ids, micro-batches
+ * that differ, DRAM reads on a chip without DRAM ports). */
+mp_status sim_replay(sim *s, const trace *t, sim_result *res, mp_error *err);
 
 /* Stops the engine and frees s; sim_free(NULL) is a no-op.  No new sim can start afterwards. */
 void sim_free(sim *s);

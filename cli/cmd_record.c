@@ -1,0 +1,135 @@
+/* meshpipe record: simulate a plan and write the program the simulator ran as a time-independent
+ * trace (format: traces/README.md), to replay later on other chips with 'meshpipe replay'. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "optimes.h"
+#include "plan.h"
+#include "report.h"
+#include "sim.h"
+#include "trace.h"
+
+static const char usage[] =
+    "usage: meshpipe record -g GRAPH [-c CHIP] -p PLAN -o RUN.trace [--microbatches M] [--op-times FILE]\n"
+    "                       [--json]\n"
+    "\n"
+    "Simulates the plan like 'meshpipe simulate' and writes what every core group did, action by\n"
+    "action and without times, as a time-independent trace: per group and micro-batch its computes\n"
+    "(flops, all-gathered bytes), sends (bytes to a core), receives (from a core) and DRAM reads, with a\n"
+    "header naming the graph, plan, chip and meshpipe version (format: traces/README.md).  'meshpipe\n"
+    "replay RUN.trace -c CHIP' runs it on another chip; on this chip it reproduces this report exactly.\n"
+    "\n"
+    "  -g, --graph GRAPH       workload graph (.json, or .onnx imported on the fly)\n"
+    "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
+    "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
+    "  -o, --output FILE       the trace to write (atomically)\n"
+    "  -m, --microbatches M    micro-batches to run (default 8)\n"
+    "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}) replacing\n"
+    "                          the flop-based compute time of the ops they name\n"
+    "  -l, --links N           busiest links to list (default 8)\n"
+    "  -j, --json              print the report as one JSON object (as 'simulate --json', plus\n"
+    "                          trace, trace_actions and trace_bytes)\n";
+
+static int run(int argc, char **argv) {
+  static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
+                                          {"chip", required_argument, NULL, 'c'},
+                                          {"plan", required_argument, NULL, 'p'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"microbatches", required_argument, NULL, 'm'},
+                                          {"op-times", required_argument, NULL, 't'},
+                                          {"links", required_argument, NULL, 'l'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *out_path = NULL, *times_path = NULL;
+  int json = 0, opt;
+  long v;
+  sim_options so;
+  sim_options_init(&so);
+  so.cache_size = 0;
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":g:c:p:o:m:t:l:jh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': return cli_help(usage);
+    case 'g': graph_path = optarg; break;
+    case 'c': chip_path = optarg; break;
+    case 'p': plan_path = optarg; break;
+    case 'o': out_path = optarg; break;
+    case 't': times_path = optarg; break;
+    case 'm':
+      if (cli_parse_int("record", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
+      so.microbatches = (int)v;
+      break;
+    case 'l':
+      if (cli_parse_int("record", "--links", optarg, 0, 100000L, &v)) return 2;
+      so.top_links = (int)v;
+      break;
+    case 'j': json = 1; break;
+    case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("record", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc) return cli_usage("record", "unexpected argument '%s'", argv[optind]);
+  if (!graph_path) return cli_usage("record", "needs a graph (-g GRAPH)");
+  if (!plan_path) return cli_usage("record", "needs a plan (-p PLAN)");
+  if (!out_path) return cli_usage("record", "needs an output file (-o RUN.trace)");
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  optimes *ot = NULL;
+  sim *s = NULL;
+  trace *t = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  sim_result r;
+  memset(&r, 0, sizeof r);
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      plan_load(plan_path, g, c, &p, &err) != MP_OK ||
+      (times_path && optimes_load(times_path, g, &ot, &err) != MP_OK)) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  so.op_times = ot;
+  if (sim_new(c, &so, &s, &err) != MP_OK || sim_evaluate(s, g, p, &r, &err) != MP_OK ||
+      sim_record(s, g, p, so.microbatches, &t, &err) != MP_OK || trace_to_string(t, &text, &len, &err) != MP_OK ||
+      fileio_write_atomic(out_path, text, len, &err) != MP_OK) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  if (json) {
+    cJSON *root = sim_result_to_json(&r);
+    if (!root || !cJSON_AddStringToObject(root, "trace", out_path) ||
+        !cJSON_AddNumberToObject(root, "trace_actions", (double)trace_count_actions(t)) ||
+        !cJSON_AddNumberToObject(root, "trace_bytes", (double)len) || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+  } else {
+    report_print(g->name, c, &r, ot);
+    char b[32];
+    printf("\nrecorded     %ld actions of %d groups x %d micro-batches to %s (%s)\n", trace_count_actions(t),
+           t->n_groups, t->microbatches, out_path, cli_fmt_bytes((double)len, b, sizeof b));
+  }
+cleanup:
+  free(text);
+  trace_free(t);
+  sim_result_clear(&r);
+  sim_free(s);
+  optimes_free(ot);
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+  return rc;
+}
+
+const cli_command cmd_record = {"record", "simulate a plan and write its time-independent trace", run};

@@ -1,0 +1,104 @@
+/* meshpipe replay: run a recorded time-independent trace on a chip and print the simulate report. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "jsonio.h"
+#include "report.h"
+#include "sim.h"
+#include "trace.h"
+
+static const char usage[] =
+    "usage: meshpipe replay RUN.trace [-c CHIP] [--map MAP] [--json]\n"
+    "\n"
+    "Runs the actions of a trace written by 'meshpipe record' on a chip in the SimGrid simulator and\n"
+    "prints the same report as 'meshpipe simulate'.  The chip may differ from the recorded one in\n"
+    "every figure (core speeds, SRAM, NoC bandwidth and latency, DRAM ports) but needs as many cores,\n"
+    "unless --map places the recorded cores on a larger mesh.  On the chip it was recorded on, a\n"
+    "replay reproduces the recorded simulation exactly.\n"
+    "\n"
+    "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
+    "  -M, --map MAP        place the recorded cores on a larger mesh: snake:K (core k becomes core\n"
+    "                       k+K; groups stay contiguous) or xy:X,Y (the recorded mesh at offset X,Y)\n"
+    "  -l, --links N        busiest links to list (default 8)\n"
+    "  -j, --json           print one JSON object (as 'simulate --json', plus trace and map)\n"
+    "  -v, --verbose        let SimGrid log to stderr\n";
+
+static int run(int argc, char **argv) {
+  static const struct option options[] = {{"chip", required_argument, NULL, 'c'},
+                                          {"map", required_argument, NULL, 'M'},
+                                          {"links", required_argument, NULL, 'l'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"verbose", no_argument, NULL, 'v'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  const char *chip_path = CLI_DEFAULT_CHIP, *map = NULL;
+  int json = 0, opt;
+  long v;
+  sim_options so;
+  sim_options_init(&so);
+  so.cache_size = 0;
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":c:M:l:jvh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': return cli_help(usage);
+    case 'c': chip_path = optarg; break;
+    case 'M': map = optarg; break;
+    case 'l':
+      if (cli_parse_int("replay", "--links", optarg, 0, 100000L, &v)) return 2;
+      so.top_links = (int)v;
+      break;
+    case 'j': json = 1; break;
+    case 'v': so.verbose = 1; break;
+    case ':': return cli_usage("replay", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("replay", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 1) return cli_usage("replay", "expects one trace file, got %d arguments", argc - optind);
+  const char *path = argv[optind];
+  chip *c = NULL;
+  trace *rec = NULL, *t = NULL;
+  sim *s = NULL;
+  sim_result r;
+  memset(&r, 0, sizeof r);
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (trace_load(path, &rec, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      trace_map(rec, c, map, &t, &err) != MP_OK) {
+    rc = err.status == MP_USAGE ? cli_usage("replay", "%s", err.msg) : cli_fail(&err);
+    goto cleanup;
+  }
+  so.microbatches = t->microbatches;
+  if (sim_new(c, &so, &s, &err) != MP_OK || sim_replay(s, t, &r, &err) != MP_OK) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  if (json) {
+    cJSON *root = sim_result_to_json(&r);
+    if (!root || !cJSON_AddStringToObject(root, "trace", path) ||
+        !cJSON_AddStringToObject(root, "map", map ? map : "") || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+  } else {
+    char hex[17];
+    printf("replay of %s (recorded by meshpipe %s on %s, plan %s)%s%s\n", path, t->version, t->chip_name,
+           fileio_hash_hex(t->plan_hash, hex), map ? ", placed with --map " : "", map ? map : "");
+    report_print(t->graph_name, c, &r, NULL);
+  }
+cleanup:
+  sim_result_clear(&r);
+  sim_free(s);
+  trace_free(t);
+  trace_free(rec);
+  chip_free(c);
+  return rc;
+}
+
+const cli_command cmd_replay = {"replay", "run a recorded trace on a chip and print the simulate report", run};

@@ -1,0 +1,60 @@
+/* report: the simulate report.  See report.h. */
+#include "report.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+
+static char *fmt_s(double s, char *buf, size_t n) {
+  if (s >= 1 || s == 0)
+    snprintf(buf, n, "%.6g s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, n, "%.6g ms", s * 1e3);
+  else if (s >= 1e-6)
+    snprintf(buf, n, "%.6g us", s * 1e6);
+  else
+    snprintf(buf, n, "%.6g ns", s * 1e9);
+  return buf;
+}
+
+void report_print(const char *graph_name, const chip *c, const sim_result *r, const optimes *ot) {
+  char a[32], b[32], d[32], e[32], f[32];
+  printf("%s on %s: %d stage%s, %d micro-batches\n", graph_name, c->name, r->n_stages, r->n_stages == 1 ? "" : "s",
+         r->microbatches);
+  printf("throughput   %.6g samples/s (period %s between micro-batch completions)\n", r->throughput_per_s,
+         fmt_s(r->period_s, a, sizeof a));
+  printf("latency      %s per sample\n", fmt_s(r->latency_s, a, sizeof a));
+  printf("makespan     %s for %d micro-batches\n", fmt_s(r->makespan_s, a, sizeof a), r->microbatches);
+  printf("analytical   bottleneck %s (%.6g samples/s)\n", fmt_s(r->analytical_bottleneck_s, a, sizeof a),
+         r->analytical_bottleneck_s > 0 ? 1 / r->analytical_bottleneck_s : 0.0);
+  printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s\n", "stage", "layers", "cores", "compute", "comm", "dram",
+         "idle", "model t_i", "SRAM/core");
+  for (int i = 0; i < r->n_stages; i++) {
+    const sim_stage_result *s = &r->stages[i];
+    char layers[32], cores[32], mem[64];
+    snprintf(layers, sizeof layers, "%d-%d", s->first_layer, s->first_layer + s->n_layers - 1);
+    snprintf(cores, sizeof cores, "%d-%d", s->first_core, s->first_core + s->n_cores - 1);
+    snprintf(mem, sizeof mem, "%s%s", cli_fmt_bytes((double)s->sram_bytes, b, sizeof b), s->fits ? "" : " (spills)");
+    printf("%5d %-11s %-11s %12s %12s %12s %12s %12s %21s%s\n", i, layers, cores, fmt_s(s->compute_s, a, sizeof a),
+           fmt_s(s->comm_s, d, sizeof d), fmt_s(s->dram_s, e, sizeof e), fmt_s(s->idle_s, f, sizeof f),
+           fmt_s(s->analytical_t_s, b, sizeof b), mem, i == r->bottleneck_stage ? "  <- bottleneck" : "");
+  }
+  printf("(stage times are totals over the %d micro-batches; model t_i is per micro-batch)\n", r->microbatches);
+  int over = 0;
+  for (int k = 0; k < r->n_cores; k++) over += !r->cores[k].fits;
+  if (r->feasible)
+    printf("\nmemory       every core's SRAM holds its share\n");
+  else
+    printf("\nmemory       DOES NOT FIT on %d core%s: %s of weights streamed from DRAM\n", over, over == 1 ? "" : "s",
+           cli_fmt_bytes((double)r->dram_bytes, a, sizeof a));
+  if (r->n_links > 0) {
+    printf("\nbusiest links (bytes over the run, utilisation of the makespan):\n");
+    for (int k = 0; k < r->n_links; k++)
+      printf("  %-22s %12s  %5.1f%%\n", r->links[k].name, cli_fmt_bytes((double)r->links[k].bytes, a, sizeof a),
+             100 * r->links[k].utilisation);
+  }
+  if (ot)
+    printf("\nop times     %d of %d ops take the measured times of %s; the others keep the flop model\n",
+           ot->n_overridden, ot->n_layers, ot->file);
+  printf("\nsimulated with %ld SimGrid activities\n", r->activities);
+}
