@@ -10,6 +10,7 @@ extern const cli_command cmd_chip;
 extern const cli_command cmd_import;
 extern const cli_command cmd_partition, cmd_compare;
 extern const cli_command cmd_split, cmd_simulate;
+extern const cli_command cmd_record, cmd_replay;
 extern const cli_command cmd_train;
 extern const cli_command cmd_sweep, cmd_bench;
 
@@ -25,6 +26,8 @@ static const cli_command *const commands[] = {
     &cmd_compare,
     &cmd_split,
     &cmd_simulate,
+    &cmd_record,
+    &cmd_replay,
     &cmd_train,
     &cmd_sweep,
     &cmd_bench,
