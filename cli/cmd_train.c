@@ -318,7 +318,9 @@ static int run(int argc, char **argv) {
       cJSON *o = cJSON_CreateObject(), *a = o ? cJSON_AddArrayToObject(o, "arranged_core") : NULL;
       for (int k = 0; a && k < c->n_cores; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(best[k]));
       if (o) {
+        char gh[17];
         cJSON_AddStringToObject(o, "graph", items[i].g->name);
+        cJSON_AddStringToObject(o, "graph_hash", fileio_hash_hex(items[i].g->hash, gh));
         cJSON_AddStringToObject(o, "file", items[i].path);
         cJSON_AddNumberToObject(o, "initial_per_s", s0.figure);
         cJSON_AddNumberToObject(o, "best_per_s", b.figure);
