@@ -72,6 +72,38 @@ static void suite_should_be_every_model_chip_and_method_with_quick_a_prefix_subs
   free(quick);
 }
 
+/* The file name without directory and ".json": "traces/vgg16.json" -> "vgg16". */
+static void stem(const char *path, char *out, size_t cap) {
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  snprintf(out, cap, "%.*s", (int)(strlen(base) - 5), base);
+}
+
+static void the_committed_baseline_should_load_and_hold_only_quick_suite_cases(void) {
+  bench_report r;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(bench_load(testutil_src("bench/baseline.json"), &r, &err), MP_OK);
+  CU_ASSERT_EQUAL(r.quick, 1);
+  CU_ASSERT_STRING_EQUAL(r.filter, "");
+  bench_item *items = NULL;
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(bench_suite(1, &items, &n, &err), MP_OK);
+  CU_ASSERT(r.n > 0);
+  for (int i = 0; i < r.n; i++) {
+    int found = 0;
+    for (int k = 0; k < n && !found; k++) {
+      char g[64], c[64];
+      stem(items[k].graph_file, g, sizeof g);
+      stem(items[k].chip_file, c, sizeof c);
+      found = strcmp(r.entries[i].graph, g) == 0 && strcmp(r.entries[i].chip, c) == 0 &&
+              strcmp(r.entries[i].method, items[k].method) == 0;
+    }
+    if (!found) printf("\n  %s is not a case of the quick suite: regenerate bench/baseline.json\n", r.entries[i].key);
+    CU_ASSERT(found);
+  }
+  free(items);
+  bench_report_clear(&r);
+}
+
 static void gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_and_chip(void) {
   bench_report r;
   report_init(&r, "cpu");
@@ -455,6 +487,8 @@ int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"suite_should_be_every_model_chip_and_method_with_quick_a_prefix_subset",
        suite_should_be_every_model_chip_and_method_with_quick_a_prefix_subset},
+      {"the_committed_baseline_should_load_and_hold_only_quick_suite_cases",
+       the_committed_baseline_should_load_and_hold_only_quick_suite_cases},
       {"gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_and_chip",
        gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_and_chip},
       {"bench_json_should_load_back_what_it_saved", bench_json_should_load_back_what_it_saved},
