@@ -534,6 +534,55 @@ static void record_and_replay_should_work_from_the_command_line(void) {
   free(errout);
 }
 
+/* simulate --op-times reports the overridden ops; a trace recorded with them replays to the same
+ * throughput without the file (the measured work is in the trace). */
+static void op_times_should_reach_the_report_and_the_trace(void) {
+  char plan_path[1024], tr[1024], g[1024], c4[1024], times[1024]; /* testutil's buffers rotate */
+  snprintf(plan_path, sizeof plan_path, "%s", testutil_temp_path("ot.plan.json"));
+  snprintf(tr, sizeof tr, "%s", testutil_temp_path("ot.trace"));
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c4, sizeof c4, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(times, sizeof times, "%s", testutil_write_temp("times.csv", "op,seconds\nblock.conv_a,2e-5\n"));
+  char args[8192], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -o '%s'", g, c4, plan_path);
+  CU_ASSERT_EQUAL_FATAL(cli(args, &out, &errout, 0), 0);
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --op-times '%s'", g, c4, plan_path, times);
+  CU_ASSERT_EQUAL_FATAL(cli(args, &out, &errout, 0), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "op times     1 of 6 ops take the measured times of"));
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --op-times '%s' --json", g, c4, plan_path, times);
+  CU_ASSERT_EQUAL_FATAL(cli(args, &out, &errout, 0), 0);
+  cJSON *a = cJSON_Parse(out);
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "record -g '%s' -c '%s' -p '%s' --op-times '%s' -o '%s'", g, c4, plan_path, times, tr);
+  CU_ASSERT_EQUAL_FATAL(cli(args, &out, &errout, 0), 0);
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "replay '%s' -c '%s' --json", tr, c4);
+  CU_ASSERT_EQUAL_FATAL(cli(args, &out, &errout, 0), 0);
+  cJSON *b = cJSON_Parse(out);
+  CU_ASSERT_FATAL(a && b);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(a, "op_times_overridden")->valueint, 1);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(a, "throughput_per_s")->valuedouble,
+                  cJSON_GetObjectItem(b, "throughput_per_s")->valuedouble);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(a, "makespan_s")->valuedouble, cJSON_GetObjectItem(b, "makespan_s")->valuedouble);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  free(out);
+  free(errout);
+  /* a bad times file is bad input, named with its line */
+  snprintf(times, sizeof times, "%s", testutil_write_temp("bad.csv", "nope,1e-6\n"));
+  snprintf(args, sizeof args, "simulate -g '%s' -c '%s' -p '%s' --op-times '%s'", g, c4, plan_path, times);
+  CU_ASSERT_EQUAL(cli(args, &out, &errout, 2), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "bad.csv: line 1: no op 'nope' in graph 'tiny_resnet'"));
+  free(out);
+  free(errout);
+}
+
 static CU_TestInfo tests[] = {
     {"a_replay_on_the_recorded_chip_should_give_the_simulate_figures",
      a_replay_on_the_recorded_chip_should_give_the_simulate_figures},
@@ -546,6 +595,7 @@ static CU_TestInfo tests[] = {
     {"paje_tracing_should_pass_through_to_simgrid", paje_tracing_should_pass_through_to_simgrid},
     {"the_resnet50_timeline_should_pass_the_checker", the_resnet50_timeline_should_pass_the_checker},
     {"record_and_replay_should_work_from_the_command_line", record_and_replay_should_work_from_the_command_line},
+    {"op_times_should_reach_the_report_and_the_trace", op_times_should_reach_the_report_and_the_trace},
     CU_TEST_INFO_NULL,
 };
 
