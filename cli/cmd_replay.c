@@ -88,8 +88,9 @@ static int run(int argc, char **argv) {
     cJSON_Delete(root);
   } else {
     char hex[17];
-    printf("replay of %s (recorded by meshpipe %s on %s, plan %s)%s%s\n", path, t->version, t->chip_name,
-           fileio_hash_hex(t->plan_hash, hex), map ? ", placed with --map " : "", map ? map : "");
+    printf("replay of %s (recorded by meshpipe %s on %s, plan %s)%s%s%s\n", path, t->version, t->chip_name,
+           fileio_hash_hex(t->plan_hash, hex), t->chip_hash == c->hash ? ", on the chip it was recorded on" : "",
+           map ? ", placed with --map " : "", map ? map : "");
     report_print(t->graph_name, c, &r, NULL);
   }
 cleanup:
