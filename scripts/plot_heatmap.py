@@ -50,12 +50,18 @@ def snake_xy(core, width):
 
 
 def load(args):
-    with open(args.sim) as f:
-        res = find_result(json.load(f))
+    try:
+        with open(args.sim) as f:
+            res = find_result(json.load(f))
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_heatmap: {args.sim}: is not JSON ({e})")
     if res is None:
         sys.exit(f"plot_heatmap: {args.sim}: no simulator result (an object with makespan_s, stages, links)")
-    with open(args.chip) as f:
-        chip = json.load(f)
+    try:
+        with open(args.chip) as f:
+            chip = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_heatmap: {args.chip}: is not JSON ({e})")
     width, height = chip["mesh"]["width"], chip["mesh"]["height"]
     ports = [tuple(p) for p in chip.get("dram", {}).get("ports", [])]
     return res, width, height, ports

@@ -30,7 +30,11 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
 def read_rows(path):
-    with open(path, newline="") as f:
+    try:
+        f = open(path, newline="")
+    except OSError as e:
+        sys.exit(f"plot_sweep: {path}: {e.strerror}")
+    with f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
         if not header or header[0] != "case" or any(col not in header for col in FIXED):

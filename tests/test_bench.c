@@ -418,9 +418,12 @@ static void rewrite_baseline(const char *from, const char *to, double factor, co
 }
 
 static void bench_command_should_fail_against_a_worsened_baseline(void) {
-  const char *first = testutil_temp_path("BENCH.json"), *worse = testutil_temp_path("better_old.json"),
-             *other = testutil_temp_path("other_machine.json"), *again = testutil_temp_path("again.json");
-  char args[1024], *out, *err;
+  char first[1024], worse[1024], other[1024], again[1024]; /* copies: testutil's paths rotate over 8 buffers */
+  snprintf(first, sizeof first, "%s", testutil_temp_path("BENCH.json"));
+  snprintf(worse, sizeof worse, "%s", testutil_temp_path("better_old.json"));
+  snprintf(other, sizeof other, "%s", testutil_temp_path("other_machine.json"));
+  snprintf(again, sizeof again, "%s", testutil_temp_path("again.json"));
+  char args[4200], *out, *err;
   snprintf(args, sizeof args, ONE_CASE "-o '%s'", first);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &err), 0);
   free(out);

@@ -573,8 +573,9 @@ static void run_case_should_agree_with_the_cost_model_and_bound_the_throughput(v
 #define SMALL_AXES "--vary mesh=2x2,4x4 --vary noc.bandwidth=1e10,3.2e10 "
 
 static void sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun(void) {
-  const char *path = testutil_temp_path("cli.csv");
-  char args[1024], *out, *err;
+  char path[1024]; /* a copy: testutil's paths live in a few rotating buffers */
+  snprintf(path, sizeof path, "%s", testutil_temp_path("cli.csv"));
+  char args[4200], *out, *err;
   snprintf(args, sizeof args, SWEEP_ARGS SMALL_AXES "-j 2 -o '%s'", path);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &err), 0);
   free(out);
@@ -643,7 +644,7 @@ static void sweep_command_should_reject_bad_usage_with_exit_2(void) {
 
 /* Starts 'meshpipe sweep' in a new process group (so the whole tree can be killed); returns its pid. */
 static pid_t start_sweep(const char *csv, const char *axes) {
-  char cmd[2048];
+  char cmd[4200];
   snprintf(cmd, sizeof cmd, "exec '%s' " SWEEP_ARGS "%s -j 2 -o '%s' >/dev/null 2>&1", MESHPIPE_BINARY, axes, csv);
   fflush(NULL);
   pid_t pid = fork();
@@ -658,7 +659,9 @@ static pid_t start_sweep(const char *csv, const char *axes) {
 #define KILL_AXES "--vary mesh=2x2,3x3,4x4,4x2 --vary noc.bandwidth=1e10,3.2e10,6.4e10"
 
 static void a_sweep_killed_mid_way_should_resume_without_duplicate_or_lost_rows(void) {
-  const char *killed = testutil_temp_path("killed.csv"), *clean = testutil_temp_path("clean.csv");
+  char killed[1024], clean[1024]; /* copies: testutil's paths live in a few rotating buffers */
+  snprintf(killed, sizeof killed, "%s", testutil_temp_path("killed.csv"));
+  snprintf(clean, sizeof clean, "%s", testutil_temp_path("clean.csv"));
   pid_t pid = start_sweep(killed, KILL_AXES);
   CU_ASSERT_FATAL(pid > 0);
   /* Kill the sweep and its workers with SIGKILL once a few rows are in (or after 20 s). */
@@ -681,7 +684,7 @@ static void a_sweep_killed_mid_way_should_resume_without_duplicate_or_lost_rows(
   FILE *f = fopen(killed, "ab");
   fputs("mesh=4x2;noc.bandwidth=6.4e10|tiny_resnet|even,4x2,6.4e10,tiny_res", f);
   fclose(f);
-  char *out, *err, args[1024];
+  char *out, *err, args[4200];
   snprintf(args, sizeof args, SWEEP_ARGS KILL_AXES " -j 2 -o '%s'", killed);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 0);
   free(out);
@@ -733,8 +736,11 @@ static void a_sweep_under_mpirun_should_give_the_rows_of_one_process(void) {
     printf("\n  SKIPPED: %s\n", why);
     return;
   }
-  const char *single = testutil_temp_path("single.csv"), *ranks = testutil_temp_path("ranks.csv");
-  char args[1024], cmd[2048], *out, *err;
+  char single[1024], ranks[1024], log_path[1024]; /* copies: testutil's paths rotate over a few buffers */
+  snprintf(single, sizeof single, "%s", testutil_temp_path("single.csv"));
+  snprintf(ranks, sizeof ranks, "%s", testutil_temp_path("ranks.csv"));
+  snprintf(log_path, sizeof log_path, "%s", testutil_temp_path("mpirun.log"));
+  char args[4200], cmd[8400], *out, *err;
   snprintf(args, sizeof args, SWEEP_ARGS SMALL_AXES "--vary core.sram_bytes=64Ki,1Mi -j 2 -o '%s'", single);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &err), 0);
   free(out);
@@ -749,10 +755,10 @@ static void a_sweep_under_mpirun_should_give_the_rows_of_one_process(void) {
   snprintf(cmd, sizeof cmd,
            "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' " SWEEP_ARGS SMALL_AXES
            "--vary core.sram_bytes=64Ki,1Mi -o '%s' >'%s' 2>&1",
-           MESHPIPE_BINARY, ranks, testutil_temp_path("mpirun.log"));
+           MESHPIPE_BINARY, ranks, log_path);
   int rc = system(cmd);
   if (!(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)) {
-    char *log = slurp(testutil_temp_path("mpirun.log"));
+    char *log = slurp(log_path);
     printf("\n  mpirun failed:\n%s\n", log);
     free(log);
   }
@@ -762,6 +768,74 @@ static void a_sweep_under_mpirun_should_give_the_rows_of_one_process(void) {
   CU_ASSERT_STRING_EQUAL(a, b);
   free(a);
   free(b);
+}
+
+/* 1 when the file starts with the PNG signature. */
+static int is_png(const char *path) {
+  unsigned char sig[8] = {0};
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(sig, 1, 8, f);
+  fclose(f);
+  return n == 8 && memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+static int run_shell(const char *cmd) {
+  int rc = system(cmd);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void) {
+  if (run_shell("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+    printf("\n  SKIPPED: /usr/bin/python3 has no matplotlib (install python3-matplotlib)\n");
+    return;
+  }
+  char csv[512], dir[512], plan_path[512], sim_path[512], cmd[4096], *out, *err;
+  /* copies: testutil's paths live in a few rotating buffers */
+  snprintf(csv, sizeof csv, "%.500s", testutil_temp_path("plot.csv"));
+  snprintf(dir, sizeof dir, "%.500s", testutil_temp_path("plots"));
+  snprintf(plan_path, sizeof plan_path, "%.500s", testutil_temp_path("plot_plan.json"));
+  snprintf(sim_path, sizeof sim_path, "%.500s", testutil_temp_path("plot_sim.json"));
+  snprintf(cmd, sizeof cmd, SWEEP_ARGS SMALL_AXES "-o '%s'", csv);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix t >/dev/null", csv, dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  char png[1024];
+  snprintf(png, sizeof png, "%s/t_mesh.png", dir);
+  CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/t_pareto.png", dir);
+  CU_ASSERT(is_png(png));
+  /* The heat map from 'meshpipe simulate --json' of a partitioned plan. */
+  snprintf(cmd, sizeof cmd, "partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m optimal -o '%s'", plan_path);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "simulate -g traces/tiny_resnet.json -c platforms/mesh4x4.json -p '%s' --json", plan_path);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  write_text(sim_path, out);
+  free(out);
+  free(err);
+  snprintf(png, sizeof png, "%s/heat.png", dir);
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 scripts/plot_heatmap.py '%s' --chip platforms/mesh4x4.json -o '%s' >/dev/null", sim_path, png);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  CU_ASSERT(is_png(png));
+  /* Wrong inputs are refused with a message, not a traceback. */
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py platforms/mesh4x4.json -o '%s' 2>'%s/e1'", dir, dir);
+  CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e1", dir);
+  char *text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "not a meshpipe sweep CSV"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' --chip platforms/mesh4x4.json 2>'%s/e2'", csv,
+           dir);
+  CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e2", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "is not JSON"));
+  free(text);
 }
 
 int main(int argc, char **argv) {
@@ -792,6 +866,8 @@ int main(int argc, char **argv) {
        a_sweep_killed_mid_way_should_resume_without_duplicate_or_lost_rows},
       {"a_sweep_under_mpirun_should_give_the_rows_of_one_process",
        a_sweep_under_mpirun_should_give_the_rows_of_one_process},
+      {"plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation",
+       plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation},
       CU_TEST_INFO_NULL,
   };
   return testutil_run("sweep", tests, argc, argv);
