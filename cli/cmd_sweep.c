@@ -2,6 +2,7 @@
  * simulated in a worker process of its own, one CSV row per case appended as it finishes; a re-run
  * skips the cases the file already holds.  Under mpirun (when built with Open MPI) the cases are dealt
  * over the ranks round-robin and rank 0 alone writes the file. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,12 +313,28 @@ static int run(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
 
+  /* Every rank meets the same usage and input errors: rank 0 alone says so. */
+  int saved_stderr = -1;
+  if (rank > 0) {
+    fflush(stderr);
+    saved_stderr = dup(2);
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) {
+      dup2(null_fd, 2);
+      close(null_fd);
+    }
+  }
   code = parse_args(argc, argv, &a);
+  if (code == 0 && !a.help) code = build_sweep(&a, rank == 0, &s);
+  if (saved_stderr >= 0) {
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+  }
   if (code == 0 && a.help) {
     if (rank == 0) cli_help(usage_text);
     goto cleanup;
   }
-  if (code == 0) code = build_sweep(&a, rank == 0, &s);
   int n_done = 0;
   if (code == 0 && rank == 0) {
     if (!(done_mask = malloc((size_t)s->n_cases)))
