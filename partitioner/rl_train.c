@@ -127,6 +127,7 @@ void rl_train_config_default(rl_train_config *c, int n_cores) {
   c->restart_best = 0.75;
   c->balance_weight = 1.0;
   c->samples = 8;
+  c->feasible_first = 1;
   c->target_reward = INFINITY;
 }
 
@@ -180,7 +181,8 @@ struct rl_trainer {
   double *grad;
 };
 
-static int better(const rl_eval *a, const rl_eval *b) {
+static int better(const rl_trainer *t, const rl_eval *a, const rl_eval *b) {
+  if (t->cfg.feasible_first && a->feasible != b->feasible) return a->feasible > b->feasible;
   if (a->reward != b->reward) return a->reward > b->reward;
   return a->balance > b->balance;
 }
@@ -195,7 +197,7 @@ static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev
   if (!isfinite(ev->reward) || !isfinite(ev->balance))
     return err_set(err, MP_RUN, "rl: the reward of a plan is not a finite number");
   t->evaluations++;
-  if (better(ev, &s->best_eval)) {
+  if (better(t, ev, &s->best_eval)) {
     s->best_eval = *ev;
     memcpy(s->best, arranged, (size_t)t->n_cores * sizeof *s->best);
   }
@@ -519,7 +521,7 @@ mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err)
       rl_eval ev;
       if (rl_env_apply(s->in.env, from, a, cand)) st = evaluate(t, i, cand, &ev, err);
     }
-    if (st != MP_OK || !better(&s->best_eval, &before)) break;
+    if (st != MP_OK || !better(t, &s->best_eval, &before)) break;
   }
 cleanup:
   free(from);
@@ -611,6 +613,7 @@ static void put_config(wbuf *w, const rl_train_config *c) {
   put_u32(w, (uint32_t)c->hidden);
   put_u32(w, (uint32_t)c->n_hidden);
   put_u32(w, (uint32_t)c->samples);
+  put_u32(w, (uint32_t)c->feasible_first);
   put_f64(w, c->lr);
   put_f64(w, c->entropy);
   put_f64(w, c->gamma);
