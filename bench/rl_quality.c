@@ -5,10 +5,12 @@
  * For each graph on the chip (one chip per run: SimGrid starts once per process) it prints the
  * simulated throughput of `even`, of `optimal`, of `rl` started from the even split and of `rl`
  * started from optimal's plan (--init optimal), each rl run's share of optimal's throughput, its
- * wall time on this machine, and the simulator's cache hit rate over the run. */
+ * wall time and CPU time (one core; the search runs in this process), and the simulator's cache hit
+ * rate over the run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "method.h"
@@ -19,6 +21,15 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds (user + system) this process has used: the rl search runs in-process on the lent sim,
+ * so this is its time on one core, whatever else the machine is doing. */
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+         1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static int simulate(sim *s, const graph *g, const plan *p, double *thr) {
@@ -35,7 +46,7 @@ static int simulate(sim *s, const graph *g, const plan *p, double *thr) {
 }
 
 static int run_method(sim *s, const char *name, const char *init, const graph *g, const chip *c, long episodes,
-                      uint64_t seed, double *thr, double *secs) {
+                      uint64_t seed, double *thr, double secs[2]) {
   method_options o;
   method_options_default(&o);
   o.seed = seed;
@@ -44,12 +55,13 @@ static int run_method(sim *s, const char *name, const char *init, const graph *g
   method_report rep;
   plan *p = NULL;
   mp_error err;
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   if (method_run(name, g, c, &o, &p, &rep, &err) != MP_OK) {
     fprintf(stderr, "rl_quality: %s: %s\n", name, err.msg);
     return 1;
   }
-  *secs = now_s() - t0;
+  secs[0] = now_s() - t0;
+  secs[1] = cpu_s() - c0;
   int rc = simulate(s, g, p, thr);
   plan_free(p);
   return rc;
@@ -80,8 +92,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   rl_method_use_sim(s);
-  printf("%-22s %-8s %12s %12s %12s %7s %7s %12s %7s %7s %6s\n", "graph", "chip", "even/s", "optimal/s",
-         "rl(even)/s", "%opt", "time_s", "rl(opt)/s", "%opt", "time_s", "hits");
+  printf("%-22s %-8s %10s %10s %10s %7s %13s %10s %7s %13s %6s\n", "graph", "chip", "even/s", "optimal/s",
+         "rl(even)/s", "%opt", "wall/cpu_s", "rl(opt)/s", "%opt", "wall/cpu_s", "hits");
   int rc = 0;
   for (int k = 0; k < n_graphs && rc == 0; k++) {
     graph *g = NULL;
@@ -90,18 +102,19 @@ int main(int argc, char **argv) {
       rc = 1;
       break;
     }
-    double te, to, tre, tro, se, so, dummy;
+    double te, to, tre, tro, se[2], so[2], dummy[2];
     sim_stats a, b;
     sim_get_stats(s, &a);
-    rc = run_method(s, "even", NULL, g, c, -1, seed, &te, &dummy) || run_method(s, "optimal", NULL, g, c, -1, seed, &to, &dummy) ||
-         run_method(s, "rl", "even", g, c, episodes, seed, &tre, &se) ||
-         run_method(s, "rl", "optimal", g, c, episodes, seed, &tro, &so);
+    rc = run_method(s, "even", NULL, g, c, -1, seed, &te, dummy) || run_method(s, "optimal", NULL, g, c, -1, seed, &to, dummy) ||
+         run_method(s, "rl", "even", g, c, episodes, seed, &tre, se) ||
+         run_method(s, "rl", "optimal", g, c, episodes, seed, &tro, so);
     sim_get_stats(s, &b);
     if (rc == 0) {
       long ev = b.evaluations - a.evaluations, hits = b.cache_hits - a.cache_hits;
       const char *base = strrchr(graphs[k], '/');
-      printf("%-22s %-8s %12.6g %12.6g %12.6g %6.1f%% %7.1f %12.6g %6.1f%% %7.1f %5.0f%%\n", base ? base + 1 : graphs[k],
-             c->name, te, to, tre, 100 * tre / to, se, tro, 100 * tro / to, so, ev > 0 ? 100.0 * hits / ev : 0.0);
+      printf("%-22s %-8s %10.6g %10.6g %10.6g %6.1f%% %6.1f/%6.1f %10.6g %6.1f%% %6.1f/%6.1f %5.0f%%\n",
+             base ? base + 1 : graphs[k], c->name, te, to, tre, 100 * tre / to, se[0], se[1], tro, 100 * tro / to, so[0],
+             so[1], ev > 0 ? 100.0 * hits / ev : 0.0);
       fflush(stdout);
     }
     graph_free(g);
