@@ -6,8 +6,10 @@
  * evaluations/s, activities per evaluation and simulated activities/s; then all of it again with
  * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the start-up time of a sim on
  * the 32x32 mesh, one evaluation there, and the child's peak resident memory.  Usage, from the source tree: sim_speed
- * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
- * M micro-batches, fast_gather = FAST and isolate = ISOLATE). */
+ * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP]]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
+ * M micro-batches, fast_gather = FAST and isolate = ISOLATE; with DUMP, every evaluation's `simulate --json` object is
+ * also written to the file DUMP, one line each, so that two builds can be compared figure for figure: `cmp` of two
+ * dumps of the same arguments is the before/after equality check of a simulator change; writing them is timed too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,17 @@ static void random_counts(rng *r, int n, int k, int *counts) {
 }
 
 static int microbatches = 8, fast_gather = 0, isolate = 0;
+static const char *dump_path; /* NULL, or where every evaluation's JSON goes */
+
+/* Appends r's JSON to f as one line; 0 on failure. */
+static int dump_result(FILE *f, const sim_result *r) {
+  cJSON *o = sim_result_to_json(r);
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  int ok = text && fprintf(f, "%s\n", text) >= 0;
+  cJSON_free(text);
+  cJSON_Delete(o);
+  return ok;
+}
 
 static int bench_chip(const char *graph_path, const char *chip_path, int n_evals) {
   graph *g = NULL;
@@ -76,6 +89,11 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   if (max_k > g->n_ops) max_k = g->n_ops;
   if (max_k > c->n_cores) max_k = c->n_cores;
   int *layers = malloc((size_t)max_k * sizeof *layers), *cores = malloc((size_t)max_k * sizeof *cores);
+  FILE *dump = dump_path ? fopen(dump_path, "w") : NULL;
+  if (dump_path && !dump) {
+    perror(dump_path);
+    return 1;
+  }
   long acts = 0;
   double stages = 0, first_makespan = 0, first_throughput = 0, t = now();
   for (int e = 0; e < n_evals; e++) {
@@ -88,6 +106,10 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
       fprintf(stderr, "sim_speed: %s\n", err.msg);
       return 1;
     }
+    if (dump && !dump_result(dump, &res)) {
+      fprintf(stderr, "sim_speed: cannot write %s\n", dump_path);
+      return 1;
+    }
     acts += res.activities;
     stages += k;
     if (e == 0) {
@@ -98,6 +120,10 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     plan_free(p);
   }
   double dt = now() - t;
+  if (dump && fclose(dump) != 0) {
+    perror(dump_path);
+    return 1;
+  }
   /* the first plan again, after all the others: the clock has grown, the figures must not move */
   rng_seed(&r, 42);
   int k0 = 1 + (int)rng_below(&r, (uint64_t)max_k);
@@ -201,6 +227,7 @@ int main(int argc, char **argv) {
   if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
   if (argc > 5) fast_gather = atoi(argv[5]) != 0;
   if (argc > 6) isolate = atoi(argv[6]) != 0;
+  if (argc > 7) dump_path = argv[7];
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)

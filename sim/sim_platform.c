@@ -53,40 +53,43 @@ static void route(FILE *f, const char *src, const char *dst, const char *link, i
   fputs("</route>\n", f);
 }
 
-mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
-  FILE *f = fopen(path, "w");
-  if (!f) return err_set(err, MP_OUTPUT, "%s: cannot write the SimGrid platform: %s", path, strerror(errno));
+/* The explicit route of the Full platform from core a (or DRAM port from_dram >= 0) to core b: the
+ * port's link, then the XY route's NoC links (the DijkstraCache platform's route without its
+ * zero-cost turn and out links). */
+static void full_route(FILE *f, const chip *c, int from_dram, int a, int b) {
+  char l[64];
+  int x, y;
+  if (from_dram >= 0) {
+    fprintf(f, "<route src=\"dram%d\" dst=\"c%d\" symmetrical=\"NO\">", from_dram, b);
+    sim_link_name(c, 4 * c->width * c->height + from_dram, l, sizeof l);
+    fprintf(f, "<link_ctn id=\"%s\"/>", l);
+    x = c->dram[from_dram].x;
+    y = c->dram[from_dram].y;
+  } else {
+    fprintf(f, "<route src=\"c%d\" dst=\"c%d\" symmetrical=\"NO\">", a, b);
+    x = c->cores[a].x;
+    y = c->cores[a].y;
+  }
+  int tx = c->cores[b].x, ty = c->cores[b].y;
+  for (; x != tx; x += tx > x ? 1 : -1) {
+    sim_link_name(c, sim_link_index(c, x, y, tx > x ? SIM_DIR_XPLUS : SIM_DIR_XMINUS), l, sizeof l);
+    fprintf(f, "<link_ctn id=\"%s\"/>", l);
+  }
+  for (; y != ty; y += ty > y ? 1 : -1) {
+    sim_link_name(c, sim_link_index(c, x, y, ty > y ? SIM_DIR_YPLUS : SIM_DIR_YMINUS), l, sizeof l);
+    fprintf(f, "<link_ctn id=\"%s\"/>", l);
+  }
+  fputs("</route>\n", f);
+}
+
+int sim_platform_full(const chip *c) { return c->n_cores <= SIM_FULL_ROUTING_MAX_CORES; }
+
+/* The Dijkstra graph of the DijkstraCache platform (sim_int.h).  Vertical edges first: SimGrid
+ * numbers the graph's nodes in the order routes mention them, so every Y router gets a smaller
+ * number than every host, which settles the one tie. */
+static void dijkstra_edges(FILE *f, const chip *c) {
   int W = c->width, H = c->height, detour = W + H + 2;
   char a[64], b[64], l[64];
-  fputs("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-        "<platform version=\"4.1\">\n<zone id=\"chip\" routing=\"DijkstraCache\">\n",
-        f);
-  for (int i = 0; i < c->n_cores; i++) fprintf(f, "<host id=\"c%d\" speed=\"%.17gf\"/>\n", i, c->cores[i].flops);
-  for (int i = 0; i < c->n_dram; i++) fprintf(f, "<host id=\"dram%d\" speed=\"1f\"/>\n", i);
-  for (int y = 0; y < H; y++)
-    for (int x = 0; x < W; x++) fprintf(f, "<router id=\"Y%d_%d\"/>\n", x, y);
-  fputs("<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n", f);
-  for (int i = 0; i < c->n_cores; i++)
-    fprintf(f,
-            "<link id=\"turn%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
-            "<link id=\"out%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n",
-            i, i);
-  for (int y = 0; y < H; y++)
-    for (int x = 0; x < W; x++)
-      for (int d = 0; d < 4; d++) {
-        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS),
-            ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
-        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
-        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
-        fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", l, c->noc_bandwidth,
-                c->noc_latency);
-      }
-  for (int i = 0; i < c->n_dram; i++) {
-    sim_link_name(c, 4 * W * H + i, l, sizeof l);
-    fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", l, c->dram_bandwidth);
-  }
-  /* Vertical edges first: SimGrid numbers the graph's nodes in the order routes mention them, so
-   * every Y router gets a smaller number than every host, which settles the one tie (see sim_int.h). */
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
       for (int d = SIM_DIR_YPLUS; d <= SIM_DIR_YMINUS; d++) {
@@ -121,6 +124,52 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
     sim_link_name(c, 4 * W * H + i, l, sizeof l);
     route(f, a, b, l, 1);
     route(f, b, a, "detour", detour);
+  }
+}
+
+mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
+  FILE *f = fopen(path, "w");
+  if (!f) return err_set(err, MP_OUTPUT, "%s: cannot write the SimGrid platform: %s", path, strerror(errno));
+  int W = c->width, H = c->height, full = sim_platform_full(c);
+  char l[64];
+  fprintf(f,
+          "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\">\n<zone id=\"chip\" routing=\"%s\">\n",
+          full ? "Full" : "DijkstraCache");
+  for (int i = 0; i < c->n_cores; i++) fprintf(f, "<host id=\"c%d\" speed=\"%.17gf\"/>\n", i, c->cores[i].flops);
+  for (int i = 0; i < c->n_dram; i++) fprintf(f, "<host id=\"dram%d\" speed=\"1f\"/>\n", i);
+  if (!full) {
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) fprintf(f, "<router id=\"Y%d_%d\"/>\n", x, y);
+    fputs("<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n", f);
+    for (int i = 0; i < c->n_cores; i++)
+      fprintf(f,
+              "<link id=\"turn%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
+              "<link id=\"out%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n",
+              i, i);
+  }
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int d = 0; d < 4; d++) {
+        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS),
+            ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
+        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", l, c->noc_bandwidth,
+                c->noc_latency);
+      }
+  for (int i = 0; i < c->n_dram; i++) {
+    sim_link_name(c, 4 * W * H + i, l, sizeof l);
+    fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", l, c->dram_bandwidth);
+  }
+  if (full) {
+    for (int from = 0; from < c->n_cores; from++)
+      for (int to = 0; to < c->n_cores; to++)
+        if (from != to) full_route(f, c, -1, from, to);
+    for (int i = 0; i < c->n_dram; i++)
+      for (int to = 0; to < c->n_cores; to++) full_route(f, c, i, -1, to);
+  } else {
+    dijkstra_edges(f, c);
   }
   fputs("</zone>\n</platform>\n", f);
   int bad = ferror(f);
