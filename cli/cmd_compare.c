@@ -30,7 +30,9 @@ static const char usage[] =
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
     "  -M, --microbatches M  micro-batches the simulator streams through each plan (default 8)\n"
-    "  --no-simulate         analytical figures only\n";
+    "  --no-simulate         analytical figures only\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                        ONNX graphs only: as for 'meshpipe import'\n";
 
 #define MAX_ROWS 32
 
@@ -86,7 +88,7 @@ static void row_clear(row *r) {
 static double gap_pct(double v, double best) { return best > 0 ? 100 * (v / best - 1) : 0; }
 
 static int run(int argc, char **argv) {
-  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM };
+  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM, OPT_DTYPE, OPT_BATCH, OPT_NO_FUSE };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
@@ -94,6 +96,8 @@ static int run(int argc, char **argv) {
       {"max-step", required_argument, NULL, OPT_MAX_STEP}, {"episodes", required_argument, NULL, OPT_EPISODES},
       {"policy", required_argument, NULL, OPT_POLICY}, {"init", required_argument, NULL, OPT_INIT},
       {"microbatches", required_argument, NULL, 'M'}, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
+      {"dtype", required_argument, NULL, OPT_DTYPE}, {"batch", required_argument, NULL, OPT_BATCH},
+      {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
   char *methods_arg = NULL;
@@ -101,6 +105,7 @@ static int run(int argc, char **argv) {
   long v;
   sim_options so;
   sim_options_init(&so);
+  cli_graph_opts go = {"fp16", 0, 0};
   method_options o;
   method_options_default(&o);
   optind = 0;
@@ -134,6 +139,12 @@ static int run(int argc, char **argv) {
       so.microbatches = (int)v;
       break;
     case OPT_NO_SIM: simulate = 0; break;
+    case OPT_DTYPE: go.dtype = optarg; break;
+    case OPT_BATCH:
+      if (cli_parse_int("compare", "--batch", optarg, 1, 1 << 20, &v)) return 2;
+      go.batch = (int)v;
+      break;
+    case OPT_NO_FUSE: go.no_fuse = 1; break;
     case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
     }
@@ -169,7 +180,7 @@ static int run(int argc, char **argv) {
   int rc = 0;
   /* One engine for the whole command (SimGrid starts once per process), up before any method runs and
    * lent to the methods that simulate (rl). */
-  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+  if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;

@@ -37,7 +37,9 @@ static const char usage[] =
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
     "  -M, --microbatches M micro-batches the simulator streams through the plan (default 8)\n"
-    "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n";
+    "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                       ONNX graphs only: as for 'meshpipe import'\n";
 
 /* "12.3 ms" style seconds. */
 static char *fmt_s(double s, char *buf, size_t n) {
@@ -134,7 +136,7 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
 }
 
 static int run(int argc, char **argv) {
-  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM };
+  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM, OPT_DTYPE, OPT_BATCH, OPT_NO_FUSE };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
@@ -142,13 +144,16 @@ static int run(int argc, char **argv) {
       {"tau", required_argument, NULL, OPT_TAU}, {"max-step", required_argument, NULL, OPT_MAX_STEP},
       {"episodes", required_argument, NULL, OPT_EPISODES}, {"policy", required_argument, NULL, OPT_POLICY},
       {"init", required_argument, NULL, OPT_INIT}, {"microbatches", required_argument, NULL, 'M'},
-      {"no-simulate", no_argument, NULL, OPT_NO_SIM}, {"help", no_argument, NULL, 'h'},
+      {"no-simulate", no_argument, NULL, OPT_NO_SIM},
+      {"dtype", required_argument, NULL, OPT_DTYPE}, {"batch", required_argument, NULL, OPT_BATCH},
+      {"no-fuse", no_argument, NULL, OPT_NO_FUSE}, {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
   int json = 0, simulate = 1, opt;
   long v;
   sim_options so;
   sim_options_init(&so);
+  cli_graph_opts go = {"fp16", 0, 0};
   method_options o;
   method_options_default(&o);
   optind = 0;
@@ -192,6 +197,12 @@ static int run(int argc, char **argv) {
       so.microbatches = (int)v;
       break;
     case OPT_NO_SIM: simulate = 0; break;
+    case OPT_DTYPE: go.dtype = optarg; break;
+    case OPT_BATCH:
+      if (cli_parse_int("partition", "--batch", optarg, 1, 1 << 20, &v)) return 2;
+      go.batch = (int)v;
+      break;
+    case OPT_NO_FUSE: go.no_fuse = 1; break;
     case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
     }
@@ -220,7 +231,7 @@ static int run(int argc, char **argv) {
   int rc = 0;
   /* SimGrid starts once per process: the engine is up before the method runs and is lent to the
    * methods that simulate (rl), so they share it instead of starting their own. */
-  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+  if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;

@@ -294,6 +294,8 @@ static void partition_should_refuse_bad_usage_with_status_2(void) {
       {"compare -g g.json --seed -3", "--seed"},
       {"compare -g g.json -M 0", "--microbatches must be"},
       {"partition -g g.json --microbatches x", "--microbatches expects"},
+      {"partition -g g.json --batch 0", "--batch must be between 1"},
+      {"compare -g g.json --batch x", "--batch expects"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *out = NULL, *errout = NULL;
@@ -329,6 +331,36 @@ static void partition_should_report_a_missing_graph_and_an_unwritable_plan(void)
 }
 
 /* compare --json: one row per listed method; the optimum's gap is 0 and no fitting plan beats it. */
+/* An ONNX model straight from the shared models, with the import options passed through. */
+static void partition_should_import_an_onnx_model_with_the_import_options(void) {
+  const char *model = testutil_shared("models/resnet18.onnx");
+  if (!testutil_exists(model)) {
+    fprintf(stderr, "(no %s: skipped) ", model);
+    return;
+  }
+  char args[2048], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' --no-fuse --batch 2 --dtype fp32 --no-simulate --json", model,
+           testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  cJSON *fused = NULL, *root = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  free(out);
+  free(errout);
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' --no-simulate --json", model, testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  fused = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fused);
+  /* Unfused there are more layers, so stage ranges differ; batch 2 in fp32 means 4x the bytes. */
+  CU_ASSERT_STRING_NOT_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(root, "graph_hash")),
+                             cJSON_GetStringValue(cJSON_GetObjectItem(fused, "graph_hash")));
+  CU_ASSERT(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "bottleneck_s")) >
+            cJSON_GetNumberValue(cJSON_GetObjectItem(fused, "bottleneck_s")));
+  cJSON_Delete(root);
+  cJSON_Delete(fused);
+  free(out);
+  free(errout);
+}
+
 static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
   char args[2048], *out = NULL, *errout = NULL;
   snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json", testutil_src("traces/tiny_resnet.json"),
@@ -371,6 +403,8 @@ static CU_TestInfo tests[] = {
     {"partition_should_refuse_bad_usage_with_status_2", partition_should_refuse_bad_usage_with_status_2},
     {"partition_should_report_a_missing_graph_and_an_unwritable_plan",
      partition_should_report_a_missing_graph_and_an_unwritable_plan},
+    {"partition_should_import_an_onnx_model_with_the_import_options",
+     partition_should_import_an_onnx_model_with_the_import_options},
     {"compare_should_list_every_method_with_its_gap_to_the_optimum",
      compare_should_list_every_method_with_its_gap_to_the_optimum},
     CU_TEST_INFO_NULL,
