@@ -13,7 +13,8 @@
  * is monotone in c (decreasing when D > 0, increasing when D < 0), send does not depend on c, and
  * mem(c) = W/c + M decreases with c.  Hence, for a threshold T on the time and a bound lambda on
  * rho, the core counts that keep one stage within both form an interval [lo(l,r), hi(l,r)]
- * (found by binary search on the exact float formulas).
+ * (found from a closed-form guess checked, and if need be bisected, on the exact float formulas, so
+ * the DP and cost.c agree bit for bit).
  * Claim 1: a plan with bottleneck <= T and rho <= lambda exists iff C is in R(L), where R(0) = {0}
  *   and R(r+1) = union over l <= r of R(l) (+) [lo(l,r), hi(l,r)] (Minkowski sum).  Proof: by
  *   induction on r, R(r) is exactly the set of core totals of the ways to cut layers 0..r-1 into
