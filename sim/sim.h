@@ -32,6 +32,14 @@
 
 typedef struct sim sim;
 
+/* How SimGrid finds routes (sim_options.routing).  Routes and figures are the same either way. */
+enum {
+  SIM_ROUTING_AUTO,    /* a full table on chips of up to 64 cores, Dijkstra on bigger ones */
+  SIM_ROUTING_FULL,    /* every route listed: evaluations ~1.3x faster per CPU-second, but start-up and
+                          memory grow as cores^2 (about 1 s to start 16x16; 32x32 takes minutes) */
+  SIM_ROUTING_DIJKSTRA /* routes found on a graph and cached: 32x32 starts in well under a second */
+};
+
 typedef struct sim_options {
   int microbatches; /* M >= 1 micro-batches per evaluation; default 8 */
   int verbose;      /* 1: SimGrid's own log lines go to stderr; default 0 (silent) */
@@ -51,6 +59,7 @@ typedef struct sim_options {
                               sim simulates (written when the sim is freed; tracing slows SimGrid down) */
   const optimes *op_times; /* NULL (default), or measured op times (borrowed, must outlive the sim):
                               they replace the flop-based compute of the ops they name (optimes.h) */
+  int routing;             /* SIM_ROUTING_AUTO (default), SIM_ROUTING_FULL or SIM_ROUTING_DIJKSTRA */
 } sim_options;
 
 /* Sets the defaults above. */

@@ -82,7 +82,9 @@ static void full_route(FILE *f, const chip *c, int from_dram, int a, int b) {
   fputs("</route>\n", f);
 }
 
-int sim_platform_full(const chip *c) { return c->n_cores <= SIM_FULL_ROUTING_MAX_CORES; }
+int sim_platform_full(const chip *c, int routing) {
+  return routing == SIM_ROUTING_FULL || (routing == SIM_ROUTING_AUTO && c->n_cores <= SIM_FULL_ROUTING_MAX_CORES);
+}
 
 /* The Dijkstra graph of the DijkstraCache platform (sim_int.h).  Vertical edges first: SimGrid
  * numbers the graph's nodes in the order routes mention them, so every Y router gets a smaller
@@ -128,9 +130,13 @@ static void dijkstra_edges(FILE *f, const chip *c) {
 }
 
 mp_status sim_platform_write(const chip *c, const char *path, mp_error *err) {
+  return sim_platform_write_routed(c, SIM_ROUTING_AUTO, path, err);
+}
+
+mp_status sim_platform_write_routed(const chip *c, int routing, const char *path, mp_error *err) {
   FILE *f = fopen(path, "w");
   if (!f) return err_set(err, MP_OUTPUT, "%s: cannot write the SimGrid platform: %s", path, strerror(errno));
-  int W = c->width, H = c->height, full = sim_platform_full(c);
+  int W = c->width, H = c->height, full = sim_platform_full(c, routing);
   char l[64];
   fprintf(f,
           "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"

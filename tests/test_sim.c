@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chip.h"
+#include "fileio.h"
 #include "graph.h"
 #include "jsonio.h"
 #include "plan.h"
@@ -584,6 +585,150 @@ static void sim_routes_should_be_exactly_the_xy_routes(void) {
   for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(testutil_in_child(check_routes, (void *)chips[i]), 0);
 }
 
+/* ---- the two platforms: Full and DijkstraCache --------------------------------------------------- */
+
+typedef struct routed_job {
+  const char *chip_json; /* for dump_routes */
+  const char *chip_path; /* for routed_figures, relative to the source tree */
+  int routing;
+  const char *out;
+} routed_job;
+
+/* Writes every core-to-core route (sim_route_links) of the chip, one line each, to j->out. */
+static int dump_routes(void *arg) {
+  const routed_job *j = arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  o.routing = j->routing;
+  if (load_chip(j->chip_json, &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK) return 10;
+  FILE *f = fopen(j->out, "w");
+  if (!f) return 11;
+  char names[64][48];
+  for (int a = 0; a < c->n_cores; a++)
+    for (int b = 0; b < c->n_cores; b++) {
+      if (a == b) continue;
+      int n = sim_route_links(s, a, b, names, 64);
+      if (n < 1 || n > 64) return 12;
+      fprintf(f, "%d %d:", a, b);
+      for (int k = 0; k < n; k++) fprintf(f, " %s", names[k]);
+      fputc('\n', f);
+    }
+  if (fclose(f) != 0) return 13;
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static char *routes_with(const routed_job *j0, int routing) {
+  static int seq;
+  char name[64];
+  snprintf(name, sizeof name, "routes%d.txt", seq++);
+  routed_job j = *j0;
+  j.routing = routing;
+  j.out = keep(testutil_temp_path(name));
+  CU_ASSERT_EQUAL(testutil_in_child(dump_routes, &j), 0);
+  char *text = NULL;
+  size_t n = 0;
+  mp_error err;
+  if (fileio_read_all(j.out, &text, &n, &err) != MP_OK) return NULL;
+  return text;
+}
+
+static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
+  /* a mesh with a DRAM port, and one above the Full limit (the automatic choice is Dijkstra there) */
+  routed_job small = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m43\",\"mesh\":{\"width\":4,"
+                                   "\"height\":3},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{"
+                                   "\"bandwidth\":1e10,\"latency\":1e-9},\"dram\":{\"bandwidth\":1e11,\"ports\":[[2,1]]}}"};
+  routed_job big = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m98\",\"mesh\":{\"width\":9,"
+                                 "\"height\":8},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":"
+                                 "1e10,\"latency\":1e-9}}"};
+  CU_ASSERT_EQUAL(SIM_FULL_ROUTING_MAX_CORES < 72, 1);
+  const routed_job *chips[2] = {&small, &big};
+  for (int i = 0; i < 2; i++) {
+    char *full = routes_with(chips[i], SIM_ROUTING_FULL), *dij = routes_with(chips[i], SIM_ROUTING_DIJKSTRA),
+         *aut = routes_with(chips[i], SIM_ROUTING_AUTO);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dij);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(aut);
+    CU_ASSERT_STRING_EQUAL(full, dij);
+    CU_ASSERT_STRING_EQUAL(full, aut);
+    CU_ASSERT_PTR_NOT_NULL(strstr(full, "\n0 2: x0y0>x1y0 x1y0>x2y0\n")); /* a route along a row, by hand */
+    free(full);
+    free(dij);
+    free(aut);
+  }
+}
+
+/* Evaluates 40 random ResNet-50 plans (1..12 stages, M = 4: most stream weights from DRAM on this
+ * chip) with routing j->routing and writes their JSON, one line each, to j->out. */
+static int routed_figures(void *arg) {
+  const routed_job *j = arg;
+  graph *g = NULL;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  o.routing = j->routing;
+  o.cache_size = 0;
+  o.microbatches = 4;
+  if (graph_load(testutil_src("traces/resnet50.json"), &g, &err) != MP_OK ||
+      chip_load(testutil_src(j->chip_path), &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
+    return 10;
+  FILE *f = fopen(j->out, "w");
+  if (!f) return 11;
+  uint64_t x = 12345;
+  for (int e = 0; e < 40; e++) {
+    int k = 1 + e % 12, layers[12], cores[12], left_l = g->n_ops, left_c = c->n_cores;
+    for (int i = 0; i < k; i++) { /* random positive counts that sum up */
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      int rest = k - 1 - i;
+      layers[i] = rest == 0 ? left_l : 1 + (int)((x >> 33) % (uint64_t)(left_l - rest));
+      cores[i] = rest == 0 ? left_c : 1 + (int)((x >> 17) % (uint64_t)(left_c - rest > 4 ? 4 : left_c - rest));
+      left_l -= layers[i];
+      left_c -= cores[i];
+    }
+    plan *p = NULL;
+    sim_result r;
+    if (plan_from_stages(layers, cores, k, &p, &err) != MP_OK || sim_evaluate(s, g, p, &r, &err) != MP_OK) return 12;
+    cJSON *o_r = sim_result_to_json(&r);
+    char *text = o_r ? cJSON_PrintUnformatted(o_r) : NULL;
+    if (!text) return 13;
+    fprintf(f, "%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(o_r);
+    sim_result_clear(&r);
+    plan_free(p);
+  }
+  if (fclose(f) != 0) return 14;
+  sim_free(s);
+  chip_free(c);
+  graph_free(g);
+  return 0;
+}
+
+static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) {
+  char *text[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    routed_job j = {.chip_path = "platforms/mesh4x4.json",
+                    .routing = i == 0 ? SIM_ROUTING_FULL : SIM_ROUTING_DIJKSTRA,
+                    .out = keep(testutil_temp_path(i == 0 ? "figures_full.jsonl" : "figures_dijkstra.jsonl"))};
+    CU_ASSERT_EQUAL_FATAL(testutil_in_child(routed_figures, &j), 0);
+    size_t n = 0;
+    mp_error err;
+    CU_ASSERT_EQUAL(fileio_read_all(j.out, &text[i], &n, &err), MP_OK);
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text[0], "\"feasible\":false")); /* weights streamed from DRAM too */
+  CU_ASSERT_STRING_EQUAL(text[0], text[1]); /* bit for bit, not only to 12 digits */
+  free(text[0]);
+  free(text[1]);
+}
+
 /* ---- golden output through the CLI ---------------------------------------------------------------- */
 
 /* 2x2 mesh (snake: core 0 (0,0), 1 (1,0), 2 (1,1), 3 (0,1)), 1 TFLOP/s, 10 GB/s links, 1 ns per hop.
@@ -742,6 +887,25 @@ static void sim_should_refuse_bad_input_with_a_clear_error(void) {
   CU_ASSERT_EQUAL(rc, 0);
 }
 
+static int bad_routing(void *arg) {
+  (void)arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  if (load_chip(golden_chip, &c, &err) != MP_OK) return 10;
+  o.routing = 7;
+  if (sim_new(c, &o, &s, &err) != MP_USAGE || s || !strstr(err.msg, "routing 7")) return 1;
+  o.routing = SIM_ROUTING_DIJKSTRA; /* refused before SimGrid started: it can still start */
+  if (sim_new(c, &o, &s, &err) != MP_OK) return 2;
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void sim_new_should_refuse_an_unknown_routing(void) { CU_ASSERT_EQUAL(testutil_in_child(bad_routing, NULL), 0); }
+
 static void simulate_cli_should_exit_2_on_bad_input(void) {
   const char *gp = keep(testutil_write_temp("golden.json", golden_graph));
   const char *cp = keep(testutil_write_temp("golden_chip.json", golden_chip));
@@ -808,6 +972,10 @@ static CU_TestInfo tests[] = {
     {"simulate_cli_should_exit_2_on_bad_input", simulate_cli_should_exit_2_on_bad_input},
     {"sim_platform_write_should_fail_cleanly_on_an_unwritable_path",
      sim_platform_write_should_fail_cleanly_on_an_unwritable_path},
+    {"sim_full_and_dijkstra_platforms_should_route_alike", sim_full_and_dijkstra_platforms_should_route_alike},
+    {"sim_full_and_dijkstra_platforms_should_give_identical_figures",
+     sim_full_and_dijkstra_platforms_should_give_identical_figures},
+    {"sim_new_should_refuse_an_unknown_routing", sim_new_should_refuse_an_unknown_routing},
     CU_TEST_INFO_NULL,
 };
 
