@@ -6,10 +6,11 @@
  * evaluations/s, activities per evaluation and simulated activities/s; then all of it again with
  * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the start-up time of a sim on
  * the 32x32 mesh, one evaluation there, and the child's peak resident memory.  Usage, from the source tree: sim_speed
- * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP]]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
+ * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING]]]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
  * M micro-batches, fast_gather = FAST and isolate = ISOLATE; with DUMP, every evaluation's `simulate --json` object is
  * also written to the file DUMP, one line each, so that two builds can be compared figure for figure: `cmp` of two
- * dumps of the same arguments is the before/after equality check of a simulator change; writing them is timed too). */
+ * dumps of the same arguments is the before/after equality check of a simulator change; writing them is timed too; DUMP
+ * "-" writes none; ROUTING is sim_options.routing: 0 automatic, 1 Full, 2 DijkstraCache). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
 
 static int microbatches = 8, fast_gather = 0, isolate = 0;
 static const char *dump_path; /* NULL, or where every evaluation's JSON goes */
+static int routing = SIM_ROUTING_AUTO;
 
 /* Appends r's JSON to f as one line; 0 on failure. */
 static int dump_result(FILE *f, const sim_result *r) {
@@ -91,6 +93,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   o.microbatches = microbatches;
   o.fast_gather = fast_gather;
   o.isolate = isolate;
+  o.routing = routing;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
@@ -239,7 +242,8 @@ int main(int argc, char **argv) {
   if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
   if (argc > 5) fast_gather = atoi(argv[5]) != 0;
   if (argc > 6) isolate = atoi(argv[6]) != 0;
-  if (argc > 7) dump_path = argv[7];
+  if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
+  if (argc > 8) routing = atoi(argv[8]);
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)
