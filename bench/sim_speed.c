@@ -3,14 +3,18 @@
  * For ResNet-50 (traces/resnet50.json, or the graph given as argv[1]) on the 4x4, 8x8 and 16x16
  * meshes, each in a child process of its own (SimGrid starts once per process): N random plans of
  * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
- * evaluations/s, activities per evaluation and simulated activities/s; then all of it again with
- * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the start-up time of a sim on
- * the 32x32 mesh, one evaluation there, and the child's peak resident memory.  Usage, from the source tree: sim_speed
- * [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING]]]]]]]] (default 2000 evaluations per chip; with CHIP, that chip only, with
- * M micro-batches, fast_gather = FAST and isolate = ISOLATE; with DUMP, every evaluation's `simulate --json` object is
- * also written to the file DUMP, one line each, so that two builds can be compared figure for figure: `cmp` of two
- * dumps of the same arguments is the before/after equality check of a simulator change; writing them is timed too; DUMP
- * "-" writes none; ROUTING is sim_options.routing: 0 automatic, 1 Full, 2 DijkstraCache). */
+ * evaluations per second (wall) and per CPU-second, activities per evaluation and simulated
+ * activities/s; then all of it again with sim_options.fast_gather, and on 8x8 with
+ * sim_options.isolate.  Then, in another child, the start-up time of a sim on the 32x32 mesh, one
+ * evaluation there, and the child's peak resident memory.
+ *
+ * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP
+ * [ROUTING]]]]]]]] (default 2000 evaluations per chip).  With CHIP, that chip only, with M
+ * micro-batches, fast_gather = FAST, isolate = ISOLATE and sim_options.routing = ROUTING (0
+ * automatic, 1 Full, 2 DijkstraCache); with DUMP (not "-"), every evaluation's `simulate --json`
+ * object is also written to the file DUMP, one line each (timed too), so that two builds can be
+ * compared figure for figure: `cmp` of two dumps of the same arguments is the before/after
+ * equality check of a simulator change. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,8 +169,8 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
          fast_gather ? "fast-gather"
          : isolate   ? "isolated"
                      : "chain",
-         microbatches, n_evals, n_evals / dt, n_evals / dcpu, (double)acts / n_evals, (double)acts / dt, stages / n_evals, st.startup_s,
-         100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
+         microbatches, n_evals, n_evals / dt, n_evals / dcpu, (double)acts / n_evals, (double)acts / dt,
+         stages / n_evals, st.startup_s, 100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
   fflush(stdout);
   free(layers);
   free(cores);

@@ -9,28 +9,30 @@
  * Full (sim_options.routing SIM_ROUTING_FULL, or AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES
  * cores): one "Full" zone listing every route (core to core, port to core) as its NoC links.  A
  * lookup is a table read, and a transfer's SimGrid variable touches only the links that carry it:
- * on 8x8, ~1.35x the evaluations per CPU-second of the DijkstraCache platform (bench/sim_speed),
+ * ~1.35x the evaluations per CPU-second of the DijkstraCache platform on 8x8, ~1.5x on 16x16
+ * (bench/sim_speed),
  * with bit-identical figures (tests/test_sim.c compares both).  The turn/out links below never
  * bind (their capacity is ~10^7 times a NoC link's, so SimGrid's bottleneck solver never takes
  * its minimum there nor saturates them, and computes each variable from its binding constraints
  * only), so leaving them out changes nothing but the work.  The file grows as cores^2 times the
- * mean route length (1 MB for 8x8, ~1 s to load 16x16), hence the limit.
+ * mean route length (1 MB for 8x8; 16x16 takes ~0.6 s to load instead of 0.01 s), hence the limit.
  *
  * DijkstraCache (SIM_ROUTING_DIJKSTRA, or AUTO on bigger chips, so that a 32x32 mesh loads in well
- * under a second): per core a host "cID", which is also the core's x-router, and a y-router "Yx_y".  Edges (one link each): cID ->
- * the x-neighbours' hosts (a NoC link), cID -> Yx_y ("turnID"), Yx_y -> Yx_y±1 (a NoC link), Yx_y
- * -> cID ("outID"); turn and out links have no latency and practically infinite bandwidth (per
- * core: one link shared by every route would couple all transfers in SimGrid's solver).  SimGrid's
- * Dijkstra counts links, so a shortest route takes the fewest x-moves and y-moves: the XY route
- * (x-moves, turn, y-moves, out) and the YX-like routes (turn, y-moves, out, x-moves) tie.  The tie
- * is settled by SimGrid's queue, which pops equal costs lowest node number first: the platform
- * mentions every Y router before any host, so at the destination the XY route's Y router wins over
- * the neighbouring host, and every other node on the way has a unique best predecessor.  Hence
- * routes are exactly the XY routes (tests/test_sim.c checks every pair on three meshes, and that
- * both platforms route alike on two more), and a
- * route along a row is its NoC links alone.  Every node must stay reachable from every other
- * (SimGrid's Dijkstra overflows its costs on unreachable nodes), so the port's host -> DRAM host
- * edge exists too, W+H+2 links long (the never-used link "detour"), longer than any XY route. */
+ * under a second): per core a host "cID", which is also the core's x-router, and a y-router
+ * "Yx_y".  Edges (one link each): cID -> the x-neighbours' hosts (a NoC link), cID -> Yx_y
+ * ("turnID"), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID ("outID"); turn and out links have no
+ * latency and practically infinite bandwidth (per core: one link shared by every route would
+ * couple all transfers in SimGrid's solver).  SimGrid's Dijkstra counts links, so a shortest
+ * route takes the fewest x-moves and y-moves: the XY route (x-moves, turn, y-moves, out) and the
+ * YX-like routes (turn, y-moves, out, x-moves) tie.  The tie is settled by SimGrid's queue, which
+ * pops equal costs lowest node number first: the platform mentions every Y router before any
+ * host, so at the destination the XY route's Y router wins over the neighbouring host, and every
+ * other node on the way has a unique best predecessor.  Hence routes are exactly the XY routes
+ * (tests/test_sim.c checks every pair on three meshes, and that both platforms route alike on two
+ * more), and a route along a row is its NoC links alone.  Every node must stay reachable from
+ * every other (SimGrid's Dijkstra overflows its costs on unreachable nodes), so the port's host ->
+ * DRAM host edge exists too, W+H+2 links long (the never-used link "detour"), longer than any XY
+ * route. */
 #ifndef MESHPIPE_SIM_INT_H
 #define MESHPIPE_SIM_INT_H
 

@@ -639,12 +639,13 @@ static char *routes_with(const routed_job *j0, int routing) {
 
 static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
   /* a mesh with a DRAM port, and one above the Full limit (the automatic choice is Dijkstra there) */
-  routed_job small = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m43\",\"mesh\":{\"width\":4,"
-                                   "\"height\":3},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{"
-                                   "\"bandwidth\":1e10,\"latency\":1e-9},\"dram\":{\"bandwidth\":1e11,\"ports\":[[2,1]]}}"};
-  routed_job big = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m98\",\"mesh\":{\"width\":9,"
-                                 "\"height\":8},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":"
-                                 "1e10,\"latency\":1e-9}}"};
+  routed_job small = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m43\","
+                                   "\"mesh\":{\"width\":4,\"height\":3},\"core\":{\"flops\":1e12,"
+                                   "\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9},"
+                                   "\"dram\":{\"bandwidth\":1e11,\"ports\":[[2,1]]}}"};
+  routed_job big = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m98\","
+                                 "\"mesh\":{\"width\":9,\"height\":8},\"core\":{\"flops\":1e12,"
+                                 "\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9}}"};
   CU_ASSERT_EQUAL(SIM_FULL_ROUTING_MAX_CORES < 72, 1);
   const routed_job *chips[2] = {&small, &big};
   for (int i = 0; i < 2; i++) {
