@@ -23,9 +23,10 @@ static const char usage[] =
     "\n"
     "  -g, --graph GRAPH     workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP       chip file (default: platforms/mesh8x8.json)\n"
-    "  --methods LIST        comma-separated method names (default: all of 'meshpipe partition --help';\n"
-    "                        rl trains on the simulator for seconds to minutes, the others take\n"
-    "                        milliseconds: --methods optimal,seed-split,greedy,even,balanced leaves it out)\n"
+    "  --methods LIST        comma-separated method names, or 'all' (default: every method of 'meshpipe\n"
+    "                        partition --help' but the learning ones: rl trains on the simulator for\n"
+    "                        seconds to minutes where the others take milliseconds; add it with\n"
+    "                        --methods all or by name)\n"
     "  -j, --json            one JSON object: graph, chip, optimum_s, lower_bound_s and a \"methods\" array\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
@@ -154,7 +155,9 @@ static int run(int argc, char **argv) {
   const char *names[MAX_ROWS];
   int n = 0;
   char *copy = NULL;
-  if (methods_arg) {
+  if (methods_arg && strcmp(methods_arg, "all") == 0) {
+    for (int i = 0; i < method_count() && n < MAX_ROWS; i++) names[n++] = method_at(i)->name;
+  } else if (methods_arg) {
     const char *bad = NULL;
     copy = strdup(methods_arg);
     if (!copy) return cli_usage("compare", "out of memory");
@@ -166,7 +169,8 @@ static int run(int argc, char **argv) {
       return rc;
     }
   } else {
-    for (int i = 0; i < method_count() && n < MAX_ROWS; i++) names[n++] = method_at(i)->name;
+    for (int i = 0; i < method_count() && n < MAX_ROWS; i++)
+      if (!method_at(i)->learning) names[n++] = method_at(i)->name;
   }
   graph *g = NULL;
   chip *c = NULL;

@@ -11,15 +11,15 @@
 #include "method_int.h"
 #include "rl_train.h"
 
-/* The partitioners, in the order help and compare list them. */
+/* The partitioners, in the order help and compare list them: name, summary, function, learning. */
 static const method_info methods[] = {
-    {"optimal", "exact minimum analytical bottleneck (DP over layer prefixes and core counts)", method_optimal},
+    {"optimal", "exact minimum analytical bottleneck (DP over layer prefixes and core counts)", method_optimal, 0},
     {"seed-split", "the model-splitting paper: flops shares by speed, split_compare, finetune_maximum",
-     method_seed_split},
-    {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy},
-    {"even", "equal numbers of layers per core (GPipe's default)", method_even},
-    {"balanced", "contiguous blocks balancing flops (torchgpipe's balance)", method_balanced},
-    {"rl", "REINFORCE policy-guided search on the simulator's runtime (best plan seen)", method_rl},
+     method_seed_split, 0},
+    {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy, 0},
+    {"even", "equal numbers of layers per core (GPipe's default)", method_even, 0},
+    {"balanced", "contiguous blocks balancing flops (torchgpipe's balance)", method_balanced, 0},
+    {"rl", "REINFORCE policy-guided search on the simulator's runtime (best plan seen)", method_rl, 1},
 };
 #define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 

@@ -46,6 +46,7 @@ typedef struct method_info {
   const char *name;    /* the --method value */
   const char *summary; /* one line for --help */
   method_fn run;
+  int learning;        /* 1: trains a policy (seconds to minutes); left out of compare's default list */
 } method_info;
 
 /* The table: method_count() entries in listing order; method_at(i) for 0 <= i < count. */

@@ -363,7 +363,7 @@ static void partition_should_import_an_onnx_model_with_the_import_options(void) 
 
 static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
   char args[2048], *out = NULL, *errout = NULL;
-  snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json", testutil_src("traces/tiny_resnet.json"),
+  snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json --methods all", testutil_src("traces/tiny_resnet.json"),
            testutil_src("platforms/mesh4x4.json"));
   CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
   cJSON *root = cJSON_Parse(out);
@@ -387,6 +387,30 @@ static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
   free(errout);
 }
 
+/* Without --methods, compare runs every method but the learning ones (minutes of training each). */
+static void compare_should_leave_learning_methods_out_by_default(void) {
+  char args[2048], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json --no-simulate", testutil_src("traces/tiny_resnet.json"),
+           testutil_src("platforms/mesh4x4.json"));
+  CU_ASSERT_EQUAL(mp(args, &out, &errout), 0);
+  cJSON *root = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  cJSON *methods = cJSON_GetObjectItem(root, "methods");
+  int learning = 0, listed = 0;
+  for (int i = 0; i < method_count(); i++) learning += method_at(i)->learning;
+  CU_ASSERT(learning >= 1);
+  for (int i = 0; i < cJSON_GetArraySize(methods); i++) {
+    const method_info *m = method_find(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(methods, i), "method")));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FALSE(m->learning);
+    listed++;
+  }
+  CU_ASSERT_EQUAL(listed, method_count() - learning);
+  cJSON_Delete(root);
+  free(out);
+  free(errout);
+}
+
 static CU_TestInfo tests[] = {
     {"even_should_split_layers_and_cores_equally", even_should_split_layers_and_cores_equally},
     {"balanced_should_balance_flops_over_contiguous_blocks", balanced_should_balance_flops_over_contiguous_blocks},
@@ -405,6 +429,7 @@ static CU_TestInfo tests[] = {
      partition_should_report_a_missing_graph_and_an_unwritable_plan},
     {"partition_should_import_an_onnx_model_with_the_import_options",
      partition_should_import_an_onnx_model_with_the_import_options},
+    {"compare_should_leave_learning_methods_out_by_default", compare_should_leave_learning_methods_out_by_default},
     {"compare_should_list_every_method_with_its_gap_to_the_optimum",
      compare_should_list_every_method_with_its_gap_to_the_optimum},
     CU_TEST_INFO_NULL,
