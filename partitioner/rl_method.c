@@ -146,6 +146,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
     rl_train_config wcfg = cfg;
     wcfg.episodes = RL_METHOD_WARMUP_EPISODES;
+    wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
     st = cost_model_new(g, c, &model, err);
     if (st != MP_OK) goto cleanup;
     rl_cost_reward creward;

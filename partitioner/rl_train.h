@@ -3,19 +3,21 @@
  *
  * An instance is one graph to play on: its rl_env, an initial plan (arranged_core) and a reward
  * callback that scores a plan (higher is better).  One iteration plays `batch` episodes (episode e on
- * instance e mod n_instances), each from a start plan for at most max_steps actions drawn from the
- * policy, then makes one Adam step on the REINFORCE loss:
- *   - step reward r_t = R(s_{t+1}) − R(s_t), so an episode's rewards add up to its improvement;
- *   - return G_t = Σ_k gamma^k r_{t+k}; baseline = the batch mean of G at the same step index (the
- *     variance reducer that needs no second network); advantages normalised by their batch standard
- *     deviation, so one learning rate serves every reward scale;
- *   - entropy bonus `entropy` keeps the policy exploring; the gradient's norm is clipped to clip_norm.
+ * instance e mod n_instances), each from a start plan for at most max_steps moves, then makes one
+ * Adam step on the REINFORCE loss:
+ *   - step reward r = R(s') − R(s), so an episode's rewards add up to its improvement;
+ *   - samples = K > 1 (the default): at each move the policy proposes K actions from the same state,
+ *     all are evaluated, the episode follows the best, and each proposal's advantage is its step
+ *     reward minus the mean of the other K − 1 (a leave-one-out baseline, unbiased and free);
+ *   - samples = 1: one action per move, return G_t = Σ_k gamma^k r_{t+k}, baseline = the batch mean
+ *     of G at the same step index;
+ *   - advantages are normalised by their batch standard deviation, so one learning rate serves every
+ *     reward scale; an entropy bonus keeps the policy exploring; the gradient's norm is clipped.
  * Start plans: the instance's initial plan, or with probability restart_best the best plan found so
  * far on the instance (so the search can walk further than max_steps from the initial plan).
  * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (with
  * feasible_first, plans that fit memory first; then higher reward, then higher balance; ties keep
- * the earlier).  An episode also
- * ends when its reward reaches target_reward.
+ * the earlier).  An episode also ends when its reward reaches target_reward.
  * The learning signal is R + balance_weight · balance: the bottleneck alone is flat across the many
  * moves that leave the slowest stage alone, and the balance term (an 8-norm of the stage times and
  * the memory excess of every stage) tells the policy, and the polish step, which of those moves
@@ -210,7 +212,8 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
 #define RL_METHOD_EPISODES_SMALL 64
 #define RL_METHOD_EPISODES 64
 #define RL_METHOD_POLISH_ROUNDS 4
-/* Episodes of the warm-up on the analytical model that precedes the simulator's episodes. */
+/* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
+ * the simulator episodes' length). */
 #define RL_METHOD_WARMUP_EPISODES 400
 long rl_method_default_episodes(int n_cores);
 
