@@ -87,3 +87,38 @@ char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
   snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", bytes, unit[u]);
   return buf;
 }
+
+int cli_graph_option(const char *cmd, int opt, const char *arg, cli_graph_opts *go) {
+  long v;
+  switch (opt) {
+  case CLI_OPT_DTYPE: go->dtype = arg; return 0;
+  case CLI_OPT_BATCH:
+    if (cli_parse_int(cmd, "--batch", arg, 1, 1 << 20, &v)) return 2;
+    go->batch = (int)v;
+    return 0;
+  case CLI_OPT_NO_FUSE: go->no_fuse = 1; return 0;
+  default: return cli_usage(cmd, "internal: option %d is not a graph option", opt);
+  }
+}
+
+int cli_method_option(const char *cmd, int opt, const char *arg, method_options *mo) {
+  long v;
+  switch (opt) {
+  case CLI_OPT_SEED:
+    if (cli_parse_int(cmd, "--seed", arg, 0, 9007199254740991L, &v)) return 2;
+    mo->seed = (uint64_t)v;
+    return 0;
+  case CLI_OPT_TAU: return cli_parse_double(cmd, "--tau", arg, 0, &mo->tau) ? 2 : 0;
+  case CLI_OPT_MAX_STEP:
+    if (cli_parse_int(cmd, "--max-step", arg, 0, 1000000000L, &v)) return 2;
+    mo->max_step = (int)v;
+    return 0;
+  case CLI_OPT_EPISODES:
+    if (cli_parse_int(cmd, "--episodes", arg, 0, 1000000000L, &v)) return 2;
+    mo->episodes = (int)v;
+    return 0;
+  case CLI_OPT_POLICY: mo->policy = arg; return 0;
+  case CLI_OPT_INIT: mo->init = arg; return 0;
+  default: return cli_usage(cmd, "internal: option %d is not a method option", opt);
+  }
+}

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "graph.h"
+#include "method.h"
 
 typedef struct cli_command {
   const char *name;
@@ -34,6 +35,42 @@ typedef struct cli_graph_opts {
   int batch;         /* ONNX import: batch size, 0 = the model's own */
   int no_fuse;       /* ONNX import: keep every node as a layer */
 } cli_graph_opts;
+
+#define CLI_GRAPH_OPTS_DEFAULT {"fp16", 0, 0}
+
+/* Long options several commands share, with codes no short option uses.  A command lists
+ * CLI_GRAPH_OPTIONS / CLI_METHOD_OPTIONS in its getopt_long table and hands those codes
+ * (CLI_GRAPH_OPTION_CASES / CLI_METHOD_OPTION_CASES in its switch) to cli_graph_option /
+ * cli_method_option, so every command spells, checks and documents them alike. */
+enum {
+  CLI_OPT_DTYPE = 1000, CLI_OPT_BATCH, CLI_OPT_NO_FUSE,
+  CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT,
+  CLI_OPT_FIRST_FREE /* a command's own long-only options start here */
+};
+#define CLI_GRAPH_OPTIONS                                                                                  \
+  {"dtype", required_argument, NULL, CLI_OPT_DTYPE}, {"batch", required_argument, NULL, CLI_OPT_BATCH},  \
+      {"no-fuse", no_argument, NULL, CLI_OPT_NO_FUSE}
+#define CLI_METHOD_OPTIONS                                                                                 \
+  {"seed", required_argument, NULL, CLI_OPT_SEED}, {"tau", required_argument, NULL, CLI_OPT_TAU},         \
+      {"max-step", required_argument, NULL, CLI_OPT_MAX_STEP},                                            \
+      {"episodes", required_argument, NULL, CLI_OPT_EPISODES},                                            \
+      {"policy", required_argument, NULL, CLI_OPT_POLICY}, {"init", required_argument, NULL, CLI_OPT_INIT}
+#define CLI_GRAPH_OPTION_CASES \
+  case CLI_OPT_DTYPE:          \
+  case CLI_OPT_BATCH:          \
+  case CLI_OPT_NO_FUSE
+#define CLI_METHOD_OPTION_CASES \
+  case CLI_OPT_SEED:            \
+  case CLI_OPT_TAU:             \
+  case CLI_OPT_MAX_STEP:        \
+  case CLI_OPT_EPISODES:        \
+  case CLI_OPT_POLICY:          \
+  case CLI_OPT_INIT
+
+/* Apply one shared option (opt is its code, arg its value, borrowed and kept) to *go / *mo; return 0,
+ * or 2 after printing a usage error naming cmd and the option. */
+int cli_graph_option(const char *cmd, int opt, const char *arg, cli_graph_opts *go);
+int cli_method_option(const char *cmd, int opt, const char *arg, method_options *mo);
 
 /* Loads a meshpipe graph (.json) or imports an ONNX model (.onnx).  o may be NULL for defaults. */
 mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err);

@@ -89,16 +89,13 @@ static void row_clear(row *r) {
 static double gap_pct(double v, double best) { return best > 0 ? 100 * (v / best - 1) : 0; }
 
 static int run(int argc, char **argv) {
-  enum { OPT_METHODS = 256, OPT_SEED, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM, OPT_DTYPE, OPT_BATCH, OPT_NO_FUSE };
+  enum { OPT_METHODS = CLI_OPT_FIRST_FREE, OPT_NO_SIM };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
-      {"seed", required_argument, NULL, OPT_SEED}, {"tau", required_argument, NULL, OPT_TAU},
-      {"max-step", required_argument, NULL, OPT_MAX_STEP}, {"episodes", required_argument, NULL, OPT_EPISODES},
-      {"policy", required_argument, NULL, OPT_POLICY}, {"init", required_argument, NULL, OPT_INIT},
+      CLI_METHOD_OPTIONS,
       {"microbatches", required_argument, NULL, 'M'}, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
-      {"dtype", required_argument, NULL, OPT_DTYPE}, {"batch", required_argument, NULL, OPT_BATCH},
-      {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
+      CLI_GRAPH_OPTIONS,
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
   char *methods_arg = NULL;
@@ -106,7 +103,7 @@ static int run(int argc, char **argv) {
   long v;
   sim_options so;
   sim_options_init(&so);
-  cli_graph_opts go = {"fp16", 0, 0};
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   method_options o;
   method_options_default(&o);
   optind = 0;
@@ -118,34 +115,17 @@ static int run(int argc, char **argv) {
     case 'c': chip_path = optarg; break;
     case 'j': json = 1; break;
     case OPT_METHODS: methods_arg = optarg; break;
-    case OPT_SEED:
-      if (cli_parse_int("compare", "--seed", optarg, 0, 9007199254740991L, &v)) return 2;
-      o.seed = (uint64_t)v;
+    CLI_METHOD_OPTION_CASES:
+      if (cli_method_option("compare", opt, optarg, &o)) return 2;
       break;
-    case OPT_TAU:
-      if (cli_parse_double("compare", "--tau", optarg, 0, &o.tau)) return 2;
-      break;
-    case OPT_MAX_STEP:
-      if (cli_parse_int("compare", "--max-step", optarg, 0, 1000000000L, &v)) return 2;
-      o.max_step = (int)v;
-      break;
-    case OPT_EPISODES:
-      if (cli_parse_int("compare", "--episodes", optarg, 0, 1000000000L, &v)) return 2;
-      o.episodes = (int)v;
-      break;
-    case OPT_POLICY: o.policy = optarg; break;
-    case OPT_INIT: o.init = optarg; break;
     case 'M':
       if (cli_parse_int("compare", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
       so.microbatches = (int)v;
       break;
     case OPT_NO_SIM: simulate = 0; break;
-    case OPT_DTYPE: go.dtype = optarg; break;
-    case OPT_BATCH:
-      if (cli_parse_int("compare", "--batch", optarg, 1, 1 << 20, &v)) return 2;
-      go.batch = (int)v;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("compare", opt, optarg, &go)) return 2;
       break;
-    case OPT_NO_FUSE: go.no_fuse = 1; break;
     case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
     }

@@ -161,15 +161,12 @@ static void print_text(const graph *g, const graph_totals *t, int layers, int by
 }
 
 static int run(int argc, char **argv) {
-  enum { OPT_DTYPE = 256, OPT_BATCH, OPT_NO_FUSE, OPT_BY_TYPE };
+  enum { OPT_BY_TYPE = CLI_OPT_FIRST_FREE };
   static const struct option options[] = {
-      {"json", no_argument, NULL, 'j'},       {"layers", no_argument, NULL, 'l'},
-      {"by-type", no_argument, NULL, OPT_BY_TYPE}, {"dtype", required_argument, NULL, OPT_DTYPE},
-      {"batch", required_argument, NULL, OPT_BATCH}, {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
-      {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+      {"json", no_argument, NULL, 'j'}, {"layers", no_argument, NULL, 'l'}, {"by-type", no_argument, NULL, OPT_BY_TYPE},
+      CLI_GRAPH_OPTIONS,                {"help", no_argument, NULL, 'h'},   {NULL, 0, NULL, 0}};
   int json = 0, layers = 0, by_type = 0, c;
-  long batch = 0;
-  cli_graph_opts go = {"fp16", 0, 0};
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "hjl", options, NULL)) != -1) {
@@ -178,12 +175,9 @@ static int run(int argc, char **argv) {
     case 'j': json = 1; break;
     case 'l': layers = 1; break;
     case OPT_BY_TYPE: by_type = 1; break;
-    case OPT_DTYPE: go.dtype = optarg; break;
-    case OPT_BATCH:
-      if (cli_parse_int("info", "--batch", optarg, 1, 1 << 20, &batch)) return 2;
-      go.batch = (int)batch;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("info", c, optarg, &go)) return 2;
       break;
-    case OPT_NO_FUSE: go.no_fuse = 1; break;
     default: return cli_usage("info", "unknown option '%s'", argv[optind - 1]);
     }
   }

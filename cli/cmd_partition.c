@@ -136,24 +136,23 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
 }
 
 static int run(int argc, char **argv) {
-  enum { OPT_SEED = 256, OPT_TAU, OPT_MAX_STEP, OPT_EPISODES, OPT_POLICY, OPT_INIT, OPT_NO_SIM, OPT_DTYPE, OPT_BATCH, OPT_NO_FUSE };
+  enum { OPT_NO_SIM = CLI_OPT_FIRST_FREE };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, 'j'},          {"seed", required_argument, NULL, OPT_SEED},
-      {"tau", required_argument, NULL, OPT_TAU}, {"max-step", required_argument, NULL, OPT_MAX_STEP},
-      {"episodes", required_argument, NULL, OPT_EPISODES}, {"policy", required_argument, NULL, OPT_POLICY},
-      {"init", required_argument, NULL, OPT_INIT}, {"microbatches", required_argument, NULL, 'M'},
+      {"json", no_argument, NULL, 'j'},
+      CLI_METHOD_OPTIONS,
+      {"microbatches", required_argument, NULL, 'M'},
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
-      {"dtype", required_argument, NULL, OPT_DTYPE}, {"batch", required_argument, NULL, OPT_BATCH},
-      {"no-fuse", no_argument, NULL, OPT_NO_FUSE}, {"help", no_argument, NULL, 'h'},
+      CLI_GRAPH_OPTIONS,
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
   int json = 0, simulate = 1, opt;
   long v;
   sim_options so;
   sim_options_init(&so);
-  cli_graph_opts go = {"fp16", 0, 0};
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   method_options o;
   method_options_default(&o);
   optind = 0;
@@ -175,34 +174,17 @@ static int run(int argc, char **argv) {
     case 'm': method = optarg; break;
     case 'o': output = optarg; break;
     case 'j': json = 1; break;
-    case OPT_SEED:
-      if (cli_parse_int("partition", "--seed", optarg, 0, 9007199254740991L, &v)) return 2;
-      o.seed = (uint64_t)v;
+    CLI_METHOD_OPTION_CASES:
+      if (cli_method_option("partition", opt, optarg, &o)) return 2;
       break;
-    case OPT_TAU:
-      if (cli_parse_double("partition", "--tau", optarg, 0, &o.tau)) return 2;
-      break;
-    case OPT_MAX_STEP:
-      if (cli_parse_int("partition", "--max-step", optarg, 0, 1000000000L, &v)) return 2;
-      o.max_step = (int)v;
-      break;
-    case OPT_EPISODES:
-      if (cli_parse_int("partition", "--episodes", optarg, 0, 1000000000L, &v)) return 2;
-      o.episodes = (int)v;
-      break;
-    case OPT_POLICY: o.policy = optarg; break;
-    case OPT_INIT: o.init = optarg; break;
     case 'M':
       if (cli_parse_int("partition", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
       so.microbatches = (int)v;
       break;
     case OPT_NO_SIM: simulate = 0; break;
-    case OPT_DTYPE: go.dtype = optarg; break;
-    case OPT_BATCH:
-      if (cli_parse_int("partition", "--batch", optarg, 1, 1 << 20, &v)) return 2;
-      go.batch = (int)v;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
-    case OPT_NO_FUSE: go.no_fuse = 1; break;
     case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
     }
