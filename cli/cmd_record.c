@@ -28,7 +28,7 @@ static const char usage[] =
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
     "  -o, --output FILE       the trace to write (atomically)\n"
-    "  -m, --microbatches M    micro-batches to run (default 8)\n"
+    "  -M, --microbatches M    micro-batches to run (default 8)\n"
     "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}) replacing\n"
     "                          the flop-based compute time of the ops they name\n"
     "  -l, --links N           busiest links to list (default 8)\n"
@@ -40,7 +40,7 @@ static int run(int argc, char **argv) {
                                           {"chip", required_argument, NULL, 'c'},
                                           {"plan", required_argument, NULL, 'p'},
                                           {"output", required_argument, NULL, 'o'},
-                                          {"microbatches", required_argument, NULL, 'm'},
+                                          {"microbatches", required_argument, NULL, 'M'},
                                           {"op-times", required_argument, NULL, 't'},
                                           {"links", required_argument, NULL, 'l'},
                                           {"json", no_argument, NULL, 'j'},
@@ -54,7 +54,7 @@ static int run(int argc, char **argv) {
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:p:o:m:t:l:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:p:o:M:t:l:jh", options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
@@ -62,7 +62,7 @@ static int run(int argc, char **argv) {
     case 'p': plan_path = optarg; break;
     case 'o': out_path = optarg; break;
     case 't': times_path = optarg; break;
-    case 'm':
+    case 'M':
       if (cli_parse_int("record", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
       so.microbatches = (int)v;
       break;

@@ -25,7 +25,7 @@ static const char usage[] =
     "  -g, --graph GRAPH       workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
-    "  -m, --microbatches M    micro-batches to run (default 8)\n"
+    "  -M, --microbatches M    micro-batches to run (default 8)\n"
     "  -l, --links N           busiest links to list (default 8)\n"
     "  -f, --fast-gather       all-gathers load only their chain's two busiest links (faster; other\n"
     "                          transfers crossing a group then contend only at its ends)\n"
@@ -43,7 +43,7 @@ static int run(int argc, char **argv) {
   static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
                                           {"chip", required_argument, NULL, 'c'},
                                           {"plan", required_argument, NULL, 'p'},
-                                          {"microbatches", required_argument, NULL, 'm'},
+                                          {"microbatches", required_argument, NULL, 'M'},
                                           {"links", required_argument, NULL, 'l'},
                                           {"fast-gather", no_argument, NULL, 'f'},
                                           {"json", no_argument, NULL, 'j'},
@@ -62,13 +62,13 @@ static int run(int argc, char **argv) {
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:p:m:l:fjvhT:P:t:", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:p:M:l:fjvhT:P:t:", options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
     case 'c': chip_path = optarg; break;
     case 'p': plan_path = optarg; break;
-    case 'm':
+    case 'M':
       if (cli_parse_int("simulate", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
       so.microbatches = (int)v;
       break;
