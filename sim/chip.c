@@ -15,21 +15,6 @@
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 
-/* jsonio_known_keys, and no member given twice (cJSON would silently keep the first). */
-static mp_status check_keys(const cJSON *obj, const char *const *keys, const char *file, const char *where,
-                            mp_error *err) {
-  mp_status st = jsonio_known_keys(obj, keys, file, where, err);
-  if (st != MP_OK) return st;
-  for (const cJSON *m = obj->child; m; m = m->next)
-    for (const cJSON *k = obj->child; k != m; k = k->next)
-      if (strcmp(k->string, m->string) == 0) {
-        char path[256];
-        snprintf(path, sizeof path, "%s%s%s", where && *where ? where : "", where && *where ? "." : "", m->string);
-        return err_at(err, MP_INPUT, file, path, "given twice");
-      }
-  return MP_OK;
-}
-
 /* A byte count that must be at least 1. */
 static mp_status get_size(const cJSON *obj, const char *key, int required, uint64_t *out, int *present,
                           const char *file, const char *where, mp_error *err) {
@@ -63,7 +48,7 @@ static mp_status read_mesh(const cJSON *root, const char *file, int *width, int 
   static const char *const keys[] = {"width", "height", NULL};
   const cJSON *mesh = NULL;
   mp_status st = jsonio_get_object(root, "mesh", 1, &mesh, NULL, file, "", err);
-  if (st == MP_OK) st = check_keys(mesh, keys, file, "mesh", err);
+  if (st == MP_OK) st = jsonio_known_keys(mesh, keys, file, "mesh", err);
   if (st == MP_OK) st = jsonio_get_int(mesh, "width", 1, 1, CHIP_MAX_CORES, width, NULL, file, "mesh", err);
   if (st == MP_OK) st = jsonio_get_int(mesh, "height", 1, 1, CHIP_MAX_CORES, height, NULL, file, "mesh", err);
   if (st == MP_OK && (long)*width * *height > CHIP_MAX_CORES)
@@ -77,7 +62,7 @@ static mp_status read_core(const cJSON *root, const char *file, chip_core *base,
   const cJSON *core = NULL;
   base->transfer_factor = 1.0;
   mp_status st = jsonio_get_object(root, "core", 1, &core, NULL, file, "", err);
-  if (st == MP_OK) st = check_keys(core, keys, file, "core", err);
+  if (st == MP_OK) st = jsonio_known_keys(core, keys, file, "core", err);
   if (st == MP_OK) st = jsonio_get_num(core, "flops", 1, 0, 1, DBL_MAX, &base->flops, NULL, file, "core", err);
   if (st == MP_OK) st = get_size(core, "sram_bytes", 1, &base->sram_bytes, NULL, file, "core", err);
   if (st == MP_OK)
@@ -89,7 +74,7 @@ static mp_status read_noc(const cJSON *root, const char *file, chip *c, mp_error
   static const char *const keys[] = {"bandwidth", "latency", NULL};
   const cJSON *noc = NULL;
   mp_status st = jsonio_get_object(root, "noc", 1, &noc, NULL, file, "", err);
-  if (st == MP_OK) st = check_keys(noc, keys, file, "noc", err);
+  if (st == MP_OK) st = jsonio_known_keys(noc, keys, file, "noc", err);
   if (st == MP_OK) st = jsonio_get_num(noc, "bandwidth", 1, 0, 1, DBL_MAX, &c->noc_bandwidth, NULL, file, "noc", err);
   if (st == MP_OK) st = jsonio_get_num(noc, "latency", 1, 0, 0, DBL_MAX, &c->noc_latency, NULL, file, "noc", err);
   return st;
@@ -101,7 +86,7 @@ static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_erro
   int present = 0;
   mp_status st = jsonio_get_object(root, "dram", 0, &dram, &present, file, "", err);
   if (st != MP_OK || !present) return st;
-  st = check_keys(dram, keys, file, "dram", err);
+  st = jsonio_known_keys(dram, keys, file, "dram", err);
   if (st == MP_OK) st = jsonio_get_num(dram, "bandwidth", 1, 0, 1, DBL_MAX, &c->dram_bandwidth, NULL, file, "dram", err);
   if (st == MP_OK) st = jsonio_get_array(dram, "ports", 1, &ports, NULL, file, "dram", err);
   if (st != MP_OK) return st;
@@ -154,7 +139,7 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
       st = err_at(err, MP_INPUT, file, where, "expected an object {\"core\": ID, ...}");
       break;
     }
-    st = check_keys(o, keys, file, where, err);
+    st = jsonio_known_keys(o, keys, file, where, err);
     if (st == MP_OK) st = jsonio_get_int(o, "core", 1, 0, INT_MAX, &id, NULL, file, where, err);
     if (st != MP_OK) break;
     if (id >= c->n_cores) {
@@ -200,7 +185,7 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
   if (!cJSON_IsObject(root)) return err_at(err, MP_INPUT, file, NULL, "expected a JSON object (a meshpipe chip)");
   chip *c = calloc(1, sizeof *c);
   if (!c) return err_nomem(err);
-  mp_status st = check_keys(root, keys, file, "", err);
+  mp_status st = jsonio_known_keys(root, keys, file, "", err);
   if (st == MP_OK) st = read_header(root, file, err);
   if (st == MP_OK) st = jsonio_get_str(root, "name", 1, &name, NULL, file, "", err);
   if (st == MP_OK) st = read_mesh(root, file, &c->width, &c->height, err);

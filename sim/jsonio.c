@@ -97,6 +97,13 @@ mp_status jsonio_known_keys(const cJSON *obj, const char *const *keys, const cha
     member_path(path, sizeof path, where, m->string);
     return err_at(err, MP_INPUT, file, path, "unknown key (expected one of: %s)", expected);
   }
+  for (const cJSON *m = obj->child; m; m = m->next)
+    for (const cJSON *k = obj->child; k != m; k = k->next)
+      if (strcmp(k->string, m->string) == 0) {
+        char path[256];
+        member_path(path, sizeof path, where, m->string);
+        return err_at(err, MP_INPUT, file, path, "given twice");
+      }
   return MP_OK;
 }
 

@@ -30,7 +30,8 @@ mp_status jsonio_save(const char *path, const cJSON *root, mp_error *err);
 /* Prints root to stdout, formatted, with a newline.  Returns MP_OUTPUT if stdout fails. */
 mp_status jsonio_print(const cJSON *root, mp_error *err);
 
-/* Fails unless every member of obj is named in keys (a NULL-terminated list). */
+/* Fails unless every member of obj is named in keys (a NULL-terminated list) and none is given twice
+ * (cJSON keeps both, and a lookup would silently take the first). */
 mp_status jsonio_known_keys(const cJSON *obj, const char *const *keys, const char *file, const char *where,
                             mp_error *err);
 

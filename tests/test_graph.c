@@ -156,6 +156,7 @@ static const bad_case bad_cases[] = {
     {"format missing", "{\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[]}", "format", "missing"},
     {"future version", "{\"format\":\"meshpipe-graph\",\"version\":2,\"name\":\"t\",\"inputs\":[],\"ops\":[]}", "version", "between 1 and 1"},
     {"name missing", "{\"format\":\"meshpipe-graph\",\"version\":1,\"inputs\":[],\"ops\":[]}", "name", "missing"},
+    {"key given twice", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"name\":\"u\",\"inputs\":[],\"ops\":[]}", "name", "given twice"},
     {"unknown top-level key", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[],\"opz\":1}", "opz", "unknown key"},
     {"ops not an array", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":{}}", "ops", "expected an array"},
     {"no ops", DOC("[]", "[]"), "ops", "no ops"},
