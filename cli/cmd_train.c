@@ -30,7 +30,7 @@ static const char usage[] =
     "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
     "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
     "  -o, --output POLICY    where to write the policy (atomically)\n"
-    "  --episodes N           episodes in all (default: %ld on up to 16 cores, %ld on more)\n"
+    "  --episodes N           episodes in all (default %ld; beyond 64 cores %ld x 64 / cores, at least 8)\n"
     "  --seed S               seed of the run (default 1): same seed, same policy, bit for bit\n"
     "  --init METHOD          partitioner whose plan starts the episodes (default even)\n"
     "  --policy FILE          start from this policy instead of a fresh one\n"
@@ -118,7 +118,7 @@ static int run(int argc, char **argv) {
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:o:M:jqh", options, NULL)) != -1) {
     switch (opt) {
-    case 'h': printf(usage, (long)RL_METHOD_EPISODES_SMALL, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS); return 0;
+    case 'h': printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS); return 0;
     case 'g': graph_list = optarg; break;
     case 'c': chip_path = optarg; break;
     case 'o': output = optarg; break;

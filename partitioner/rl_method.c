@@ -113,7 +113,19 @@ void rl_method_use_sim(sim *s) { process_sim = s; }
 
 sim *rl_method_sim(void) { return process_sim; }
 
-long rl_method_default_episodes(int n_cores) { return n_cores <= 16 ? RL_METHOD_EPISODES_SMALL : RL_METHOD_EPISODES; }
+/* Beyond 64 cores every simulation and every move costs more (more stages, more rows), so the
+ * defaults shrink in proportion to keep a run's time near the 8x8 one. */
+static long scaled(long base, int n_cores, long floor) {
+  if (n_cores <= 64) return base;
+  long v = base * 64 / n_cores;
+  return v > floor ? v : floor;
+}
+
+long rl_method_default_episodes(int n_cores) {
+  return n_cores <= 16 ? RL_METHOD_EPISODES_SMALL : scaled(RL_METHOD_EPISODES, n_cores, 8);
+}
+
+long rl_method_warmup_episodes(int n_cores) { return scaled(RL_METHOD_WARMUP_EPISODES, n_cores, 50); }
 
 void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
   rl_train_config_default(cfg, n_cores);
@@ -145,7 +157,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
     rl_train_config wcfg = cfg;
-    wcfg.episodes = RL_METHOD_WARMUP_EPISODES;
+    wcfg.episodes = rl_method_warmup_episodes(c->n_cores);
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
     st = cost_model_new(g, c, &model, err);
     if (st != MP_OK) goto cleanup;
@@ -178,9 +190,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_get_stats(s, &after);
   long evals = after.evaluations - before.evaluations, hits = after.cache_hits - before.cache_hits;
   method_note(rep,
-              "REINFORCE%s from %s's plan: %d episodes on the analytical model, then %ld on the simulator: %ld "
+              "REINFORCE%s from %s's plan: %ld episodes on the analytical model, then %ld on the simulator: %ld "
               "simulations (%.0f%% from the simulator's cache);",
-              pol ? " fine-tuning the given policy" : "", init_name, warm ? RL_METHOD_WARMUP_EPISODES : 0, ts.episodes, evals,
+              pol ? " fine-tuning the given policy" : "", init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes,
+              evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));

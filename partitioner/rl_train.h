@@ -215,7 +215,10 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
 /* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
  * the simulator episodes' length). */
 #define RL_METHOD_WARMUP_EPISODES 400
+/* The simulator's and the warm-up's default episodes for a core count: the figures above up to 64
+ * cores, scaled by 64 / n_cores beyond (at least 8 and 50). */
 long rl_method_default_episodes(int n_cores);
+long rl_method_warmup_episodes(int n_cores);
 
 /* The training configuration the rl method and `meshpipe train` start from. */
 void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed);
