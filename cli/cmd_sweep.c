@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
     "usage: meshpipe sweep -g GRAPH[,GRAPH...] -o RESULTS.csv [-c BASE_CHIP] [--vary KEY=V1,V2,...]...\n"
-    "                      [-m METHOD[,METHOD...]] [-j N] [--seed N] [--microbatches M] [-q]\n"
+    "                      [-m METHOD[,METHOD...]] [-j N] [-M M] [method and graph options] [-q]\n"
     "\n"
     "Runs every combination of chip variant, graph and method: partitions the graph for the variant\n"
     "with the method, simulates the plan, and appends one CSV row per case to RESULTS.csv as cases\n"
@@ -49,8 +49,11 @@ static const char usage_text[] =
     "  -o, --output FILE     the CSV to create or resume (required)\n"
     "  -j, --jobs N          cases run at once, each in its own process (default: the number of CPUs;\n"
     "                        1 per rank under mpirun)\n"
-    "      --seed N          seed of the methods that draw random numbers (default 1)\n"
-    "      --microbatches M  micro-batches per simulation (default 8)\n"
+    "  -M, --microbatches M  micro-batches per simulation (default 8)\n"
+    "      --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
+    "                        method options, the same for every case: as for 'meshpipe partition'\n"
+    "      --dtype T, --batch N, --no-fuse\n"
+    "                        ONNX graphs only: as for 'meshpipe import'\n"
     "  -q, --quiet           no progress bar\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -62,7 +65,7 @@ static const char usage_text[] =
     "This meshpipe\nis built without MPI (install libopenmpi-dev and rebuild).\n";
 #endif
 
-enum { OPT_VARY = 256, OPT_SEED, OPT_MICRO };
+enum { OPT_VARY = CLI_OPT_FIRST_FREE };
 enum { TAG_ROW = 1, TAG_FAIL, TAG_DONE };
 
 typedef struct run_ctx {
@@ -197,7 +200,9 @@ typedef struct sweep_args {
   const char *chip, *out;
   const char *vary[SWEEP_MAX_AXES + 1];
   int n_vary;
-  long jobs, seed, micro;
+  long jobs, micro;
+  method_options mo;
+  cli_graph_opts go;
   int quiet, help;
 } sweep_args;
 
@@ -206,17 +211,18 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"vary", required_argument, NULL, OPT_VARY}, {"method", required_argument, NULL, 'm'},
       {"output", required_argument, NULL, 'o'},  {"jobs", required_argument, NULL, 'j'},
-      {"seed", required_argument, NULL, OPT_SEED}, {"microbatches", required_argument, NULL, OPT_MICRO},
+      {"microbatches", required_argument, NULL, 'M'}, CLI_METHOD_OPTIONS, CLI_GRAPH_OPTIONS,
       {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
       {0}};
   memset(a, 0, sizeof *a);
   a->chip = CLI_DEFAULT_CHIP;
-  a->seed = 1;
   a->micro = 8;
+  method_options_default(&a->mo);
+  a->go = (cli_graph_opts)CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
   int opt;
-  while ((opt = getopt_long(argc, argv, "g:c:m:o:j:qh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "g:c:m:o:j:M:qh", options, NULL)) != -1) {
     switch (opt) {
     case 'g': a->graphs = optarg; break;
     case 'c': a->chip = optarg; break;
@@ -227,11 +233,14 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
     case 'j':
       if (cli_parse_int("sweep", "--jobs", optarg, 1, 1024, &a->jobs)) return 2;
       break;
-    case OPT_SEED:
-      if (cli_parse_int("sweep", "--seed", optarg, 0, 2147483647L, &a->seed)) return 2;
-      break;
-    case OPT_MICRO:
+    case 'M':
       if (cli_parse_int("sweep", "--microbatches", optarg, 1, 100000, &a->micro)) return 2;
+      break;
+    CLI_METHOD_OPTION_CASES:
+      if (cli_method_option("sweep", opt, optarg, &a->mo)) return 2;
+      break;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("sweep", opt, optarg, &a->go)) return 2;
       break;
     case OPT_VARY:
       if (a->n_vary == SWEEP_MAX_AXES) return cli_usage("sweep", "more than %d --vary axes", SWEEP_MAX_AXES);
@@ -268,16 +277,13 @@ static int build_sweep(sweep_args *a, int loud, sweep **out) {
   for (int i = 0; i < a->n_vary && st == MP_OK; i++)
     if ((st = sweep_axis_parse(a->vary[i], &axes[i], &err)) == MP_OK) n_axes++;
   for (int i = 0; i < n_graphs && st == MP_OK; i++)
-    if ((st = cli_load_graph(graph_paths[i], NULL, &graphs[i], &err)) == MP_OK) n_loaded++;
+    if ((st = cli_load_graph(graph_paths[i], &a->go, &graphs[i], &err)) == MP_OK) n_loaded++;
   if (st == MP_OK) {
-    method_options mo;
     sim_options so;
-    method_options_default(&mo);
     sim_options_init(&so);
-    mo.seed = (uint64_t)a->seed;
     so.microbatches = (int)a->micro;
-    st = sweep_new(base, a->chip, axes, n_axes, graphs, n_graphs, (const char *const *)method_names, n_methods, &mo,
-                   &so, out, &err);
+    st = sweep_new(base, a->chip, axes, n_axes, graphs, n_graphs, (const char *const *)method_names, n_methods,
+                   &a->mo, &so, out, &err);
   } else {
     for (int i = 0; i < n_axes; i++) sweep_axis_clear(&axes[i]);
     for (int i = 0; i < n_loaded; i++) graph_free(graphs[i]);
