@@ -7,7 +7,6 @@
 #include "timeline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "fileio.h"
 #include "jsonio.h"
+#include "strbuf.h"
 
 struct timeline {
   const chip *chip;
@@ -89,53 +89,19 @@ mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err) {
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 
-/* A growable text buffer; a failed append sets oom and later appends do nothing. */
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = 1;
-      return;
-    }
-    if ((size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)n + 1;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-}
-
 /* A JSON string literal of s ("" for NULL). */
-static void put_str(buf *b, const char *s) {
-  put(b, "\"");
+static void put_str(strbuf *b, const char *s) {
+  strbuf_printf(b, "\"");
   for (; s && *s; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '"' || ch == '\\')
-      put(b, "\\%c", ch);
+      strbuf_printf(b, "\\%c", ch);
     else if (ch < 0x20)
-      put(b, "\\u%04x", ch);
+      strbuf_printf(b, "\\u%04x", ch);
     else
-      put(b, "%c", ch);
+      strbuf_printf(b, "%c", ch);
   }
-  put(b, "\"");
+  strbuf_printf(b, "\"");
 }
 
 enum { PID_CORES = 1, PID_LINKS = 2 };
@@ -223,25 +189,25 @@ static int cmp_record(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void put_slice_args(buf *b, const timeline *t, const slice *s) {
+static void put_slice_args(strbuf *b, const timeline *t, const slice *s) {
   const timeline_event *e = &t->ev[s->ev];
-  put(b, ",\"args\":{");
+  strbuf_printf(b, ",\"args\":{");
   if (s->role == ROLE_EXEC) {
-    put(b, "\"op\":");
+    strbuf_printf(b, "\"op\":");
     put_str(b, e->name);
-    put(b, ",\"microbatch\":%d,\"work_flop\":%.17g,\"group_cores\":\"%d-%d\"", e->microbatch, e->flops, e->first_core,
+    strbuf_printf(b, ",\"microbatch\":%d,\"work_flop\":%.17g,\"group_cores\":\"%d-%d\"", e->microbatch, e->flops, e->first_core,
         e->first_core + e->n_cores - 1);
   } else {
-    put(b, "\"tensor\":");
+    strbuf_printf(b, "\"tensor\":");
     put_str(b, e->name);
-    put(b, ",\"size_bytes\":%llu,\"microbatch\":%d", (unsigned long long)e->bytes, e->microbatch);
+    strbuf_printf(b, ",\"size_bytes\":%llu,\"microbatch\":%d", (unsigned long long)e->bytes, e->microbatch);
     if (e->dram_port >= 0)
-      put(b, ",\"from\":\"dram%d\"", e->dram_port);
+      strbuf_printf(b, ",\"from\":\"dram%d\"", e->dram_port);
     else
-      put(b, ",\"from_core\":%d,\"from_group\":%d", e->src_core, e->src_group);
-    put(b, ",\"to_core\":%d,\"to_group\":%d", e->dst_core, e->dst_group);
+      strbuf_printf(b, ",\"from_core\":%d,\"from_group\":%d", e->src_core, e->src_group);
+    strbuf_printf(b, ",\"to_core\":%d,\"to_group\":%d", e->dst_core, e->dst_group);
   }
-  put(b, ",\"duration_us\":%.6f}", (s->t1 - s->t0) * 1e6);
+  strbuf_printf(b, ",\"duration_us\":%.6f}", (s->t1 - s->t0) * 1e6);
 }
 
 static const char *slice_label(const slice *s) {
@@ -253,10 +219,10 @@ static const char *slice_label(const slice *s) {
   }
 }
 
-static void put_record(buf *b, const timeline *t, const slices *sl, const record *r) {
+static void put_record(strbuf *b, const timeline *t, const slices *sl, const record *r) {
   if (r->kind == 4) {
     const timeline_event *e = &t->ev[r->item];
-    put(b,
+    strbuf_printf(b,
         ",\n{\"ph\":\"C\",\"name\":\"SRAM core %d\",\"cat\":\"sram\",\"ts\":%.6f,\"pid\":%d,\"tid\":%d,"
         "\"args\":{\"sram_bytes\":%llu}}",
         e->first_core, r->ts * 1e6, PID_CORES, r->tid, (unsigned long long)e->bytes);
@@ -265,12 +231,12 @@ static void put_record(buf *b, const timeline *t, const slices *sl, const record
   const slice *s = &sl->v[r->item];
   const timeline_event *e = &t->ev[s->ev];
   if (r->kind == 2 || r->kind == 3) {
-    put(b, ",\n{\"ph\":\"%s\",\"name\":\"send\",\"cat\":\"send\",\"id\":%ld,\"ts\":%.6f,\"pid\":%d,\"tid\":%d%s}",
+    strbuf_printf(b, ",\n{\"ph\":\"%s\",\"name\":\"send\",\"cat\":\"send\",\"id\":%ld,\"ts\":%.6f,\"pid\":%d,\"tid\":%d%s}",
         r->kind == 2 ? "s" : "f", s->flow, r->ts * 1e6, s->pid, s->tid, r->kind == 3 ? ",\"bp\":\"e\"" : "");
     return;
   }
   const char *cat = s->role == ROLE_EXEC ? "op" : s->role == ROLE_LINK ? "noc" : "comm";
-  put(b, ",\n{\"ph\":\"%s\",\"name\":", r->kind == 0 ? "B" : "E");
+  strbuf_printf(b, ",\n{\"ph\":\"%s\",\"name\":", r->kind == 0 ? "B" : "E");
   if (*slice_label(s)) {
     char label[512];
     snprintf(label, sizeof label, "%s%s", slice_label(s), e->name ? e->name : "");
@@ -278,9 +244,9 @@ static void put_record(buf *b, const timeline *t, const slices *sl, const record
   } else {
     put_str(b, e->name ? e->name : "");
   }
-  put(b, ",\"cat\":\"%s\",\"ts\":%.6f,\"pid\":%d,\"tid\":%d", cat, r->ts * 1e6, s->pid, s->tid);
+  strbuf_printf(b, ",\"cat\":\"%s\",\"ts\":%.6f,\"pid\":%d,\"tid\":%d", cat, r->ts * 1e6, s->pid, s->tid);
   if (r->kind == 0) put_slice_args(b, t, s);
-  put(b, "}");
+  strbuf_printf(b, "}");
 }
 
 mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_error *err) {
@@ -290,7 +256,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
   record *rec = NULL;
   int *keys = malloc((size_t)(c->width + c->height + 1) * sizeof *keys);
   int *core_tid = calloc((size_t)c->n_cores, sizeof *core_tid);
-  buf b = {0};
+  strbuf b = {0};
   mp_status st = MP_OK;
   if (!keys || !core_tid) goto oom;
 
@@ -354,15 +320,15 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
   for (size_t i = 0; i < t->n; i++)
     if (t->ev[i].kind == TIMELINE_SRAM) core_tid[t->ev[i].first_core] = 1;
 
-  put(&b, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"title\":");
+  strbuf_printf(&b, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"title\":");
   put_str(&b, t->title);
-  put(&b, ",\"chip\":");
+  strbuf_printf(&b, ",\"chip\":");
   put_str(&b, c->name);
-  put(&b,
+  strbuf_printf(&b,
       ",\"time_unit\":\"ts and dur in microseconds of simulated time\",\"generator\":\"meshpipe %s\"},\n"
       "\"traceEvents\":[\n",
       MESHPIPE_VERSION);
-  put(&b,
+  strbuf_printf(&b,
       "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"cores\"}},\n"
       "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"NoC links\"}}",
       PID_CORES, PID_LINKS);
@@ -370,7 +336,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
   for (int k = 0; k < c->n_cores; k++)
     if (core_tid[k]) {
       core_tid[k] = next_tid++;
-      put(&b,
+      strbuf_printf(&b,
           ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"core %d\"}}",
           PID_CORES, core_tid[k], k);
     }
@@ -392,7 +358,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
         link_name(c, s->key, link, sizeof link);
         snprintf(name, sizeof name, "%s%s", link, lane);
       }
-      put(&b, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+      strbuf_printf(&b, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
           s->pid, tid, name);
     }
     for (size_t k = i; k < j; k++) sl.v[k].tid = tid;
@@ -416,7 +382,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
       rec[n_rec++] = (record){t->ev[i].start_s, core_tid[t->ev[i].first_core], seq++, 4, i};
   qsort(rec, n_rec, sizeof *rec, cmp_record);
   for (size_t i = 0; i < n_rec; i++) put_record(&b, t, &sl, &rec[i]);
-  put(&b, "\n]}\n");
+  strbuf_printf(&b, "\n]}\n");
   if (b.oom) goto oom;
   *out = b.s;
   if (len) *len = b.len;
@@ -426,7 +392,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
 oom:
   st = err_nomem(err);
 cleanup:
-  free(b.s);
+  strbuf_clear(&b);
   free(rec);
   free(sl.v);
   free(keys);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "strbuf.h"
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
@@ -389,60 +390,27 @@ cleanup:
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = 1;
-      return;
-    }
-    if ((size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)n + 1;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-}
-
 /* A name as one token: bytes <= ' ', '%' and 0x7f as %XX. */
-static void put_name(buf *b, const char *s) {
+static void put_name(strbuf *b, const char *s) {
   if (!*s) {
-    put(b, "%%");
+    strbuf_printf(b, "%%");
     return;
   }
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch <= ' ' || ch == '%' || ch == 0x7f)
-      put(b, "%%%02X", ch);
+      strbuf_printf(b, "%%%02X", ch);
     else
-      put(b, "%c", ch);
+      strbuf_printf(b, "%c", ch);
   }
 }
 
 /* An actor: "c5" or "c4-7" for a range of consecutive ids. */
-static void put_cores(buf *b, const int *cores, int n) {
+static void put_cores(strbuf *b, const int *cores, int n) {
   if (n == 1)
-    put(b, "c%d", cores[0]);
+    strbuf_printf(b, "c%d", cores[0]);
   else
-    put(b, "c%d-%d", cores[0], cores[n - 1]);
+    strbuf_printf(b, "c%d-%d", cores[0], cores[n - 1]);
 }
 
 static int consecutive(const trace_group *g) {
@@ -456,31 +424,31 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
   for (int g = 0; g < t->n_groups; g++)
     if (!consecutive(&t->groups[g]))
       return err_set(err, MP_INPUT, "%s: group %d: only groups of consecutive cores can be written", t->file, g);
-  buf b = {0};
+  strbuf b = {0};
   char h1[17], h2[17], h3[17];
-  put(&b, "%s %d\n", TRACE_FORMAT, TRACE_VERSION);
-  put(&b, "# time-independent trace: one action per line, 'cACTOR ACTION ARGS' (format: traces/README.md)\n");
-  put(&b, "meshpipe %s\n", t->version);
-  put(&b, "graph ");
+  strbuf_printf(&b, "%s %d\n", TRACE_FORMAT, TRACE_VERSION);
+  strbuf_printf(&b, "# time-independent trace: one action per line, 'cACTOR ACTION ARGS' (format: traces/README.md)\n");
+  strbuf_printf(&b, "meshpipe %s\n", t->version);
+  strbuf_printf(&b, "graph ");
   put_name(&b, t->graph_name);
-  put(&b, " %s %d\n", fileio_hash_hex(t->graph_hash, h1), t->graph_layers);
-  put(&b, "plan %s %d ", fileio_hash_hex(t->plan_hash, h2), t->n_plan);
-  for (int i = 0; i < t->n_plan; i++) put(&b, "%s%d", i ? "," : "", t->plan[i]);
-  put(&b, "\nchip ");
+  strbuf_printf(&b, " %s %d\n", fileio_hash_hex(t->graph_hash, h1), t->graph_layers);
+  strbuf_printf(&b, "plan %s %d ", fileio_hash_hex(t->plan_hash, h2), t->n_plan);
+  for (int i = 0; i < t->n_plan; i++) strbuf_printf(&b, "%s%d", i ? "," : "", t->plan[i]);
+  strbuf_printf(&b, "\nchip ");
   put_name(&b, t->chip_name);
-  put(&b, " %s %d %d\n", fileio_hash_hex(t->chip_hash, h3), t->width, t->height);
-  put(&b, "microbatches %d\ngroups %d\n", t->microbatches, t->n_groups);
+  strbuf_printf(&b, " %s %d %d\n", fileio_hash_hex(t->chip_hash, h3), t->width, t->height);
+  strbuf_printf(&b, "microbatches %d\ngroups %d\n", t->microbatches, t->n_groups);
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
-    put(&b, "group %d ", g);
+    strbuf_printf(&b, "group %d ", g);
     put_cores(&b, G->cores, G->n_cores);
-    put(&b,
+    strbuf_printf(&b,
         " layers %d %d flops %.17g gather %.17g send %.17g weights %.17g maxact %.17g sram %" PRIu64 " dram %" PRIu64
         " sends %d recvs %d\n",
         G->first_layer, G->n_layers, G->flops, G->gather_bytes, G->send_bytes, G->weight_bytes, G->max_act_bytes,
         G->sram_bytes, G->dram_bytes, G->n_sends, G->n_recvs);
   }
-  put(&b, "actions %ld\n", trace_count_actions(t));
+  strbuf_printf(&b, "actions %ld\n", trace_count_actions(t));
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
     for (int i = 0; i < G->n_actions; i++) {
@@ -488,21 +456,21 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
       switch (a->kind) {
       case TRACE_COMPUTE:
         put_cores(&b, G->cores, G->n_cores);
-        put(&b, " compute %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
-        for (int d = 0; d < a->n_deps; d++) put(&b, "%s%d", d ? "," : "", t->deps[a->first_dep + d]);
-        put(&b, a->n_deps ? " " : "- ");
+        strbuf_printf(&b, " compute %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
+        for (int d = 0; d < a->n_deps; d++) strbuf_printf(&b, "%s%d", d ? "," : "", t->deps[a->first_dep + d]);
+        strbuf_printf(&b, a->n_deps ? " " : "- ");
         break;
-      case TRACE_SEND: put(&b, "c%d send c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
-      case TRACE_RECV: put(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
-      case TRACE_DRAM: put(&b, "c%d dram %.17g %d ", a->core, a->bytes, a->microbatch); break;
+      case TRACE_SEND: strbuf_printf(&b, "c%d send c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
+      case TRACE_RECV: strbuf_printf(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
+      case TRACE_DRAM: strbuf_printf(&b, "c%d dram %.17g %d ", a->core, a->bytes, a->microbatch); break;
       }
       put_name(&b, t->names[a->name]);
-      put(&b, "\n");
+      strbuf_printf(&b, "\n");
     }
   }
-  put(&b, "end\n");
+  strbuf_printf(&b, "end\n");
   if (b.oom) {
-    free(b.s);
+    strbuf_clear(&b);
     return err_nomem(err);
   }
   *out = b.s;
