@@ -122,3 +122,20 @@ int cli_method_option(const char *cmd, int opt, const char *arg, method_options 
   default: return cli_usage(cmd, "internal: option %d is not a method option", opt);
   }
 }
+
+int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so) {
+  long v;
+  switch (opt) {
+  case 'M':
+    if (cli_parse_int(cmd, "--microbatches", arg, 1, 1000000L, &v)) return 2;
+    so->microbatches = (int)v;
+    return 0;
+  case 'l':
+    if (cli_parse_int(cmd, "--links", arg, 0, 100000L, &v)) return 2;
+    so->top_links = (int)v;
+    return 0;
+  case 'f': so->fast_gather = 1; return 0;
+  case 'v': so->verbose = 1; return 0;
+  default: return cli_usage(cmd, "internal: option %d is not a simulator option", opt);
+  }
+}

@@ -30,7 +30,8 @@ static const char usage[] =
     "  -j, --json            one JSON object: graph, chip, optimum_s, lower_bound_s and a \"methods\" array\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
-    "  -M, --microbatches M  micro-batches the simulator streams through each plan (default 8)\n"
+    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
+    "                        simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate         analytical figures only\n"
     "  --dtype T, --batch N, --no-fuse\n"
     "                        ONNX graphs only: as for 'meshpipe import'\n";
@@ -94,13 +95,12 @@ static int run(int argc, char **argv) {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
       CLI_METHOD_OPTIONS,
-      {"microbatches", required_argument, NULL, 'M'}, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
+      CLI_SIM_OPTIONS, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
       CLI_GRAPH_OPTIONS,
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
   char *methods_arg = NULL;
   int json = 0, simulate = 1, opt;
-  long v;
   sim_options so;
   sim_options_init(&so);
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
@@ -108,7 +108,7 @@ static int run(int argc, char **argv) {
   method_options_default(&o);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:M:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
@@ -118,9 +118,8 @@ static int run(int argc, char **argv) {
     CLI_METHOD_OPTION_CASES:
       if (cli_method_option("compare", opt, optarg, &o)) return 2;
       break;
-    case 'M':
-      if (cli_parse_int("compare", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
-      so.microbatches = (int)v;
+    CLI_SIM_OPTION_CASES:
+      if (cli_sim_option("compare", opt, optarg, &so)) return 2;
       break;
     case OPT_NO_SIM: simulate = 0; break;
     CLI_GRAPH_OPTION_CASES:

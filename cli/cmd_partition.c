@@ -36,7 +36,8 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
-    "  -M, --microbatches M micro-batches the simulator streams through the plan (default 8)\n"
+    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
+    "                       simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
     "  --dtype T, --batch N, --no-fuse\n"
     "                       ONNX graphs only: as for 'meshpipe import'\n";
@@ -142,14 +143,13 @@ static int run(int argc, char **argv) {
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
       {"json", no_argument, NULL, 'j'},
       CLI_METHOD_OPTIONS,
-      {"microbatches", required_argument, NULL, 'M'},
+      CLI_SIM_OPTIONS,
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
       CLI_GRAPH_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
   int json = 0, simulate = 1, opt;
-  long v;
   sim_options so;
   sim_options_init(&so);
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
@@ -157,7 +157,7 @@ static int run(int argc, char **argv) {
   method_options_default(&o);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:m:o:M:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': {
       char list[1024] = "";
@@ -177,9 +177,8 @@ static int run(int argc, char **argv) {
     CLI_METHOD_OPTION_CASES:
       if (cli_method_option("partition", opt, optarg, &o)) return 2;
       break;
-    case 'M':
-      if (cli_parse_int("partition", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
-      so.microbatches = (int)v;
+    CLI_SIM_OPTION_CASES:
+      if (cli_sim_option("partition", opt, optarg, &so)) return 2;
       break;
     case OPT_NO_SIM: simulate = 0; break;
     CLI_GRAPH_OPTION_CASES:

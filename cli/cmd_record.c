@@ -28,10 +28,9 @@ static const char usage[] =
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
     "  -o, --output FILE       the trace to write (atomically)\n"
-    "  -M, --microbatches M    micro-batches to run (default 8)\n"
     "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}) replacing\n"
     "                          the flop-based compute time of the ops they name\n"
-    "  -l, --links N           busiest links to list (default 8)\n"
+    CLI_SIM_HELP
     "  -j, --json              print the report as one JSON object (as 'simulate --json', plus\n"
     "                          trace, trace_actions and trace_bytes)\n";
 
@@ -40,21 +39,19 @@ static int run(int argc, char **argv) {
                                           {"chip", required_argument, NULL, 'c'},
                                           {"plan", required_argument, NULL, 'p'},
                                           {"output", required_argument, NULL, 'o'},
-                                          {"microbatches", required_argument, NULL, 'M'},
+                                          CLI_SIM_OPTIONS,
                                           {"op-times", required_argument, NULL, 't'},
-                                          {"links", required_argument, NULL, 'l'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *out_path = NULL, *times_path = NULL;
   int json = 0, opt;
-  long v;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:p:o:M:t:l:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:p:o:t:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
@@ -62,13 +59,8 @@ static int run(int argc, char **argv) {
     case 'p': plan_path = optarg; break;
     case 'o': out_path = optarg; break;
     case 't': times_path = optarg; break;
-    case 'M':
-      if (cli_parse_int("record", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
-      so.microbatches = (int)v;
-      break;
-    case 'l':
-      if (cli_parse_int("record", "--links", optarg, 0, 100000L, &v)) return 2;
-      so.top_links = (int)v;
+    CLI_SIM_OPTION_CASES:
+      if (cli_sim_option("record", opt, optarg, &so)) return 2;
       break;
     case 'j': json = 1; break;
     case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);

@@ -21,15 +21,16 @@ static const char usage[] =
     "replay reproduces the recorded simulation exactly.\n"
     "\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
-    "  -M, --map MAP        place the recorded cores on a larger mesh: snake:K (core k becomes core\n"
+    "  --map MAP            place the recorded cores on a larger mesh: snake:K (core k becomes core\n"
     "                       k+K; groups stay contiguous) or xy:X,Y (the recorded mesh at offset X,Y)\n"
     "  -l, --links N        busiest links to list (default 8)\n"
     "  -j, --json           print one JSON object (as 'simulate --json', plus trace and map)\n"
     "  -v, --verbose        let SimGrid log to stderr\n";
 
 static int run(int argc, char **argv) {
+  enum { OPT_MAP = CLI_OPT_FIRST_FREE };
   static const struct option options[] = {{"chip", required_argument, NULL, 'c'},
-                                          {"map", required_argument, NULL, 'M'},
+                                          {"map", required_argument, NULL, OPT_MAP},
                                           {"links", required_argument, NULL, 'l'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"verbose", no_argument, NULL, 'v'},
@@ -43,11 +44,11 @@ static int run(int argc, char **argv) {
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":c:M:l:jvh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":c:l:jvh", options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'c': chip_path = optarg; break;
-    case 'M': map = optarg; break;
+    case OPT_MAP: map = optarg; break;
     case 'l':
       if (cli_parse_int("replay", "--links", optarg, 0, 100000L, &v)) return 2;
       so.top_links = (int)v;

@@ -25,13 +25,9 @@ static const char usage[] =
     "  -g, --graph GRAPH       workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
-    "  -M, --microbatches M    micro-batches to run (default 8)\n"
-    "  -l, --links N           busiest links to list (default 8)\n"
-    "  -f, --fast-gather       all-gathers load only their chain's two busiest links (faster; other\n"
-    "                          transfers crossing a group then contend only at its ends)\n"
+    CLI_SIM_HELP
     "  -j, --json              print one JSON object (throughput_per_s, makespan_s, latency_s,\n"
     "                          bottleneck_stage, feasible, stages, cores, links, ...)\n"
-    "  -v, --verbose           let SimGrid log to stderr\n"
     "  -T, --timeline FILE     also write the run as Chrome trace events (Perfetto, chrome://tracing):\n"
     "                          a track per core and per busy NoC link, Send/Recv arrows, SRAM counters\n"
     "  -P, --paje FILE         also write SimGrid's own Paje trace of the run (ViTE, PajeNG)\n"
@@ -43,11 +39,8 @@ static int run(int argc, char **argv) {
   static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
                                           {"chip", required_argument, NULL, 'c'},
                                           {"plan", required_argument, NULL, 'p'},
-                                          {"microbatches", required_argument, NULL, 'M'},
-                                          {"links", required_argument, NULL, 'l'},
-                                          {"fast-gather", no_argument, NULL, 'f'},
+                                          CLI_SIM_OPTIONS,
                                           {"json", no_argument, NULL, 'j'},
-                                          {"verbose", no_argument, NULL, 'v'},
                                           {"help", no_argument, NULL, 'h'},
                                           {"timeline", required_argument, NULL, 'T'},
                                           {"paje", required_argument, NULL, 'P'},
@@ -56,29 +49,21 @@ static int run(int argc, char **argv) {
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *timeline_path = NULL,
              *times_path = NULL;
   int json = 0, opt;
-  long v;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:p:M:l:fjvhT:P:t:", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:p:jhT:P:t:" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': return cli_help(usage);
     case 'g': graph_path = optarg; break;
     case 'c': chip_path = optarg; break;
     case 'p': plan_path = optarg; break;
-    case 'M':
-      if (cli_parse_int("simulate", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
-      so.microbatches = (int)v;
+    CLI_SIM_OPTION_CASES:
+      if (cli_sim_option("simulate", opt, optarg, &so)) return 2;
       break;
-    case 'l':
-      if (cli_parse_int("simulate", "--links", optarg, 0, 100000L, &v)) return 2;
-      so.top_links = (int)v;
-      break;
-    case 'f': so.fast_gather = 1; break;
     case 'j': json = 1; break;
-    case 'v': so.verbose = 1; break;
     case 'T': timeline_path = optarg; break;
     case 'P': so.paje_file = optarg; break;
     case 't': times_path = optarg; break;
