@@ -109,7 +109,8 @@ static int run(int argc, char **argv) {
   } else {
     report_print(g->name, c, &r, ot);
     if (tl)
-      printf("timeline     %zu events written to %s (Chrome trace events, ts in us of simulated time)\n",
+      printf("timeline     %zu simulated activities written to %s (Chrome trace events, ts in us of\n"
+             "             simulated time; each becomes a slice, a counter or a flow arrow)\n",
              timeline_count(tl), timeline_path);
     if (so.paje_file) printf("paje         SimGrid's Paje trace goes to %s\n", so.paje_file);
   }
