@@ -143,6 +143,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_trainer *t = NULL, *warm = NULL;
   cost_model *model = NULL;
   method_report init_rep;
+  rl_eval warm_rl = {0}, warm_best = {0};
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
   if (st != MP_OK) return st;
   st = rl_env_from_graph(g, c->n_cores, &env, err);
@@ -167,6 +168,15 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     rl_instance win = {env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
     while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
+    if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
+    /* model evaluations cost microseconds: a polish over pairs of moves is affordable there */
+    /* the warm-up's best is a local optimum of the bottleneck: the better plans are groups split or
+     * re-split, many moves away through far worse plans, so search those on the model */
+    if (st == MP_OK) st = rl_trainer_regroup(warm, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+    if (st == MP_OK) st = rl_trainer_kick(warm, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
+    if (st == MP_OK) st = rl_trainer_regroup(warm, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+    if (st == MP_OK) st = rl_trainer_polish_pairs(warm, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+    if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
   rl_sim_reward reward;
@@ -195,6 +205,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
               pol ? " fine-tuning the given policy" : "", init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes,
               evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
+  if (warm)
+    method_note(rep, "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and the pair polish;",
+                warm_rl.figure, warm_best.figure);
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));
 cleanup:

@@ -186,6 +186,28 @@ mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err);
  * the best improvement, and repeats up to max_rounds times or until none improves. */
 mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err);
 
+/* The same over pairs of consecutive actions: each round evaluates every allowed action from the
+ * best plan and every allowed action after it (about (4(n-1))^2 plans: meant for a cheap reward such
+ * as the analytical model), moves to the best plan seen, and repeats up to max_rounds times or until
+ * no pair improves.  A pair reaches plans a single-move polish cannot: e.g. a core moved to the
+ * neighbouring group together with a layer, where either move alone makes the bottleneck worse. */
+mp_status rl_trainer_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err);
+
+/* Kick and polish from instance i's best plan, `kicks` times: kick_moves random allowed actions
+ * (from the trainer's rng), then steepest ascent to a local optimum; every plan evaluated is a
+ * candidate for the best, so each kick restarts from the best so far.  Reaches plans that are many
+ * coordinated moves away.  Deterministic for a seed; meant for a cheap reward. */
+mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err);
+
+/* Regrouping polish of instance i's best plan: each round evaluates, for every group, every split of
+ * it into two groups (of its cores and layers), and for every two neighbouring groups, their merge
+ * and every other split of their cores and layers into two; moves to the best plan seen and repeats
+ * up to max_rounds times or until nothing improves.  Each such plan is a sequence of the decision
+ * process's actions whose intermediate plans are far worse (splitting a group one layer at a time
+ * starts with one core holding all but one layer), which single, paired or random moves do not
+ * cross.  About (cores · layers) evaluations per group: meant for a cheap reward. */
+mp_status rl_trainer_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err);
+
 /* Checkpoint: the whole trainer state (configuration, rng, counters, policy with Adam's state, best
  * plans), written atomically.  The format is in partitioner/README.md. */
 mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err);
@@ -212,6 +234,13 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
 #define RL_METHOD_EPISODES_SMALL 64
 #define RL_METHOD_EPISODES 64
 #define RL_METHOD_POLISH_ROUNDS 4
+/* Rounds of the pair polish (rl_trainer_polish_pairs) on the analytical model after the warm-up. */
+#define RL_METHOD_MODEL_PAIR_ROUNDS 64
+/* The model-side search after the warm-up: regrouping rounds (rl_trainer_regroup), then kicks of
+ * RL_METHOD_MODEL_KICK_MOVES random moves each (rl_trainer_kick), then regrouping again. */
+#define RL_METHOD_MODEL_REGROUP_ROUNDS 100
+#define RL_METHOD_MODEL_KICKS 2000
+#define RL_METHOD_MODEL_KICK_MOVES 4
 /* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
  * the simulator episodes' length). */
 #define RL_METHOD_WARMUP_EPISODES 400

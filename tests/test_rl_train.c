@@ -422,6 +422,68 @@ static void polish_should_stop_at_a_plan_no_single_action_improves(void) {
   rl_env_free(s.env);
 }
 
+/* The model-side searches of the rl method: each never loses the best plan, the regrouping and the
+ * kicks reach the brute-force optimum of the toy from its even split, and the kicks repeat for a seed. */
+static void regroup_kick_and_pair_polish_should_reach_the_toy_optimum(void) {
+  setup s;
+  setup_toy(&s, 6, 12, 4);
+  s.cfg.episodes = 0;
+  double opt = toy_brute_force(&s.t);
+  mp_error err;
+  rl_trainer *t = NULL, *u = NULL, *v = NULL;
+  rl_eval start, ev, ev2;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  rl_trainer_best(t, 0, &start);
+  CU_ASSERT(start.reward < opt);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_regroup(t, 0, 100, &err), MP_OK);
+  rl_trainer_best(t, 0, &ev);
+  CU_ASSERT(ev.reward > start.reward);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_kick(t, 0, 200, 3, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_regroup(t, 0, 100, &err), MP_OK);
+  rl_trainer_best(t, 0, &ev);
+  CU_ASSERT_DOUBLE_EQUAL(ev.reward, opt, 1e-12);
+  /* the pair polish from the even split: at least as good as the single-move polish */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &u, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &v, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_polish_pairs(u, 0, 1000, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_polish(v, 0, 1000, &err), MP_OK);
+  rl_trainer_best(u, 0, &ev);
+  rl_trainer_best(v, 0, &ev2);
+  CU_ASSERT(ev.reward >= ev2.reward);
+  CU_ASSERT(ev.reward > start.reward);
+  rl_trainer_free(u);
+  rl_trainer_free(v);
+  /* kicks: the same seed gives the same plan */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &u, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &v, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_kick(u, 0, 20, 2, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_kick(v, 0, 20, 2, &err), MP_OK);
+  CU_ASSERT_EQUAL(memcmp(rl_trainer_best(u, 0, NULL), rl_trainer_best(v, 0, NULL), 6 * sizeof(int)), 0);
+  rl_trainer_free(u);
+  rl_trainer_free(v);
+  rl_trainer_free(t);
+  rl_env_free(s.env);
+}
+
+static void the_model_side_searches_should_stop_on_a_reward_error(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 2);
+  s.cfg.episodes = 0;
+  mp_error err;
+  rl_trainer *t = NULL;
+  mp_status (*calls[])(rl_trainer *, int, int, mp_error *) = {rl_trainer_regroup, rl_trainer_polish_pairs};
+  for (int k = 0; k < 3; k++) {
+    s.t.calls = 0;
+    s.t.fail_after = 1; /* the initial plan only */
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+    mp_status st = k < 2 ? calls[k](t, 0, 10, &err) : rl_trainer_kick(t, 0, 10, 2, &err);
+    CU_ASSERT_EQUAL(st, MP_RUN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refusing call 2"));
+    rl_trainer_free(t);
+  }
+  rl_env_free(s.env);
+}
+
 static void reward_errors_should_stop_training_with_their_message(void) {
   setup s;
   setup_toy(&s, 4, 6, 2);
@@ -728,6 +790,9 @@ static CU_TestInfo tests[] = {
     {"greedy_play_should_follow_a_trained_policy_without_changing_it",
      greedy_play_should_follow_a_trained_policy_without_changing_it},
     {"polish_should_stop_at_a_plan_no_single_action_improves", polish_should_stop_at_a_plan_no_single_action_improves},
+    {"regroup_kick_and_pair_polish_should_reach_the_toy_optimum",
+     regroup_kick_and_pair_polish_should_reach_the_toy_optimum},
+    {"the_model_side_searches_should_stop_on_a_reward_error", the_model_side_searches_should_stop_on_a_reward_error},
     {"reward_errors_should_stop_training_with_their_message", reward_errors_should_stop_training_with_their_message},
     {"a_non_finite_reward_should_be_an_error", a_non_finite_reward_should_be_an_error},
     {"the_cost_reward_should_score_the_reference_plan_minus_one",
