@@ -6,7 +6,8 @@
  * simulated throughput of `even`, of `optimal`, of `rl` started from the even split and of `rl`
  * started from optimal's plan (--init optimal), each rl run's share of optimal's throughput, its
  * wall time and CPU time (one core; the search runs in this process), and the simulator's cache hit
- * rate over the run; each rl run's notes go to stderr.  --even-only skips the run from optimal's plan (its columns print as 0). */
+ * rate over the run; each rl run's notes go to stderr.  --even-only skips the run from optimal's
+ * plan (its columns then print as 0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

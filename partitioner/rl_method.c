@@ -206,7 +206,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
               evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   if (warm)
-    method_note(rep, "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and the pair polish;",
+    method_note(rep,
+                "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and "
+                "the pair polish;",
                 warm_rl.figure, warm_best.figure);
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));
