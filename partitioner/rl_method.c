@@ -133,6 +133,17 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
   cfg->episodes = rl_method_default_episodes(n_cores);
 }
 
+/* The search of the model around the warm-up's best plan (see partitioner/README.md): the warm-up
+ * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
+ * many moves away through far worse plans; model evaluations cost about a microsecond. */
+static mp_status model_search(rl_trainer *w, mp_error *err) {
+  mp_status st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_trainer_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
+  if (st == MP_OK) st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_trainer_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+  return st;
+}
+
 /* The search itself, on simulator s: fills best[n_cores] with the best plan seen. */
 static mp_status search(sim *s, const graph *g, const chip *c, const method_options *o, int *best_out,
                         method_report *rep, mp_error *err) {
@@ -144,6 +155,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   cost_model *model = NULL;
   method_report init_rep;
   rl_eval warm_rl = {0}, warm_best = {0};
+  int retries = 0;
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
   if (st != MP_OK) return st;
   st = rl_env_from_graph(g, c->n_cores, &env, err);
@@ -156,26 +168,21 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_method_config(&cfg, c->n_cores, o->seed);
   if (o->episodes >= 0) cfg.episodes = o->episodes;
   uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
+  rl_cost_reward creward;
+  rl_instance win;
+  rl_train_config wcfg = cfg;
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
-    rl_train_config wcfg = cfg;
     wcfg.episodes = rl_method_warmup_episodes(c->n_cores);
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
     st = cost_model_new(g, c, &model, err);
     if (st != MP_OK) goto cleanup;
-    rl_cost_reward creward;
     st = rl_cost_reward_init(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
     if (st != MP_OK) goto cleanup;
-    rl_instance win = {env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
+    win = (rl_instance){env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
     while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
-    /* model evaluations cost microseconds: a polish over pairs of moves is affordable there */
-    /* the warm-up's best is a local optimum of the bottleneck: the better plans are groups split or
-     * re-split, many moves away through far worse plans, so search those on the model */
-    if (st == MP_OK) st = rl_trainer_regroup(warm, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-    if (st == MP_OK) st = rl_trainer_kick(warm, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
-    if (st == MP_OK) st = rl_trainer_regroup(warm, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-    if (st == MP_OK) st = rl_trainer_polish_pairs(warm, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+    if (st == MP_OK) st = model_search(warm, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
@@ -187,6 +194,23 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
   if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
+  /* The simulator needs a little more memory than the model: when the model's best plan fits on the
+   * model but not on the simulator, search the model again with less SRAM counted as usable. */
+  static const double limits[] = {0.98, 0.96, 0.94, 0.92, 0.90};
+  rl_eval now;
+  for (int k = 0; st == MP_OK && warm && warm_best.feasible && k < (int)(sizeof limits / sizeof *limits); k++) {
+    rl_trainer_best(t, 0, &now);
+    if (now.feasible) break;
+    rl_trainer *again = NULL;
+    creward.mem_limit = limits[k];
+    wcfg.episodes = 0;
+    st = rl_trainer_new(&wcfg, &win, 1, rl_trainer_policy(warm), &again, err);
+    if (st == MP_OK) st = rl_trainer_offer(again, 0, rl_trainer_best(warm, 0, NULL), err);
+    if (st == MP_OK) st = model_search(again, err);
+    if (st == MP_OK) st = rl_trainer_offer(t, 0, rl_trainer_best(again, 0, NULL), err);
+    rl_trainer_free(again);
+    retries++;
+  }
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
@@ -208,8 +232,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (warm)
     method_note(rep,
                 "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and "
-                "the pair polish;",
-                warm_rl.figure, warm_best.figure);
+                "the pair polish%s;",
+                warm_rl.figure, warm_best.figure,
+                retries > 0 ? " (searched again with less SRAM counted: the simulator found it did not fit)" : "");
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));
 cleanup:

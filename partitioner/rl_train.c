@@ -66,10 +66,10 @@ static mp_status cost_figures(const rl_cost_reward *r, const int *arranged, doub
     const plan_stage *ps = &p->stages[i];
     cost_model_stage(r->model, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
     buf[i] = cs.time_s;
-    buf[p->n_stages + i] = cs.mem_bytes / cs.sram_bytes;
+    buf[p->n_stages + i] = cs.mem_bytes / (cs.sram_bytes * r->mem_limit);
     worst = cs.time_s > worst ? cs.time_s : worst;
     mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
-    fits &= cs.fits;
+    fits &= r->mem_limit == 1.0 ? cs.fits : buf[p->n_stages + i] <= 1.0;
   }
   *period = worst;
   *mem = mem_max;
@@ -88,6 +88,7 @@ mp_status rl_cost_reward_init(rl_cost_reward *r, const cost_model *m, int n_core
   r->model = m;
   r->n_cores = n_cores;
   r->n_layers = n_layers;
+  r->mem_limit = 1.0;
   if (w)
     r->w = *w;
   else
@@ -571,7 +572,8 @@ mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_er
   }
   for (int k = 0; k < kicks && st == MP_OK; k++) {
     memcpy(cur, s->best, bytes);
-    for (int m = 0; m < kick_moves; m++) { /* the kick: random allowed moves */
+    int moves = 1 + (int)rng_below(&t->rng, (uint64_t)(kick_moves > 1 ? kick_moves : 1));
+    for (int m = 0; m < moves; m++) { /* the kick: 1..kick_moves random allowed moves */
       int n = rl_env_mask(s->in.env, cur, mask);
       if (n == 0) break;
       int r = (int)rng_below(&t->rng, (uint64_t)n);

@@ -96,6 +96,10 @@ typedef struct rl_cost_reward {
   int n_cores, n_layers;
   rl_reward_weights w;
   double ref_period_s;
+  /* share of a core's SRAM a plan may use to count as fitting (1 after rl_cost_reward_init; the rl
+   * method lowers it when the simulator, which needs a little more memory than the model, finds the
+   * model's best plan does not fit) */
+  double mem_limit;
 } rl_cost_reward;
 
 mp_status rl_cost_reward_init(rl_cost_reward *r, const struct cost_model *m, int n_cores, int n_layers,
@@ -193,8 +197,8 @@ mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err)
  * neighbouring group together with a layer, where either move alone makes the bottleneck worse. */
 mp_status rl_trainer_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err);
 
-/* Kick and polish from instance i's best plan, `kicks` times: kick_moves random allowed actions
- * (from the trainer's rng), then steepest ascent to a local optimum; every plan evaluated is a
+/* Kick and polish from instance i's best plan, `kicks` times: 1..kick_moves (uniform) random allowed
+ * actions (from the trainer's rng), then steepest ascent to a local optimum; every plan evaluated is a
  * candidate for the best, so each kick restarts from the best so far.  Reaches plans that are many
  * coordinated moves away.  Deterministic for a seed; meant for a cheap reward. */
 mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err);
@@ -237,10 +241,10 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
 /* Rounds of the pair polish (rl_trainer_polish_pairs) on the analytical model after the warm-up. */
 #define RL_METHOD_MODEL_PAIR_ROUNDS 64
 /* The model-side search after the warm-up: regrouping rounds (rl_trainer_regroup), then kicks of
- * RL_METHOD_MODEL_KICK_MOVES random moves each (rl_trainer_kick), then regrouping again. */
+ * up to RL_METHOD_MODEL_KICK_MOVES random moves each (rl_trainer_kick), then regrouping again. */
 #define RL_METHOD_MODEL_REGROUP_ROUNDS 100
-#define RL_METHOD_MODEL_KICKS 2000
-#define RL_METHOD_MODEL_KICK_MOVES 4
+#define RL_METHOD_MODEL_KICKS 5000
+#define RL_METHOD_MODEL_KICK_MOVES 16
 /* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
  * the simulator episodes' length). */
 #define RL_METHOD_WARMUP_EPISODES 400
