@@ -562,6 +562,17 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   CU_ASSERT_DOUBLE_EQUAL(ev.figure, 1.0 / bn, 0);
   CU_ASSERT_EQUAL(ev.feasible, feasible);
   CU_ASSERT_DOUBLE_EQUAL(ev.reward, -1.0 - (mem > 1 ? mem - 1 : 0), 1e-12);
+  /* mem_limit: counting only a share of SRAM as usable scales the memory ratio and can refuse a fit */
+  CU_ASSERT_EQUAL(r.mem_limit, 1.0);
+  if (mem > 0) {
+    r.mem_limit = mem / 2;
+    rl_eval tight;
+    CU_ASSERT_EQUAL_FATAL(rl_cost_reward_fn(&r, ref, &tight, &err), MP_OK);
+    CU_ASSERT_EQUAL(tight.feasible, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tight.reward, -1.0 - 1.0, 1e-9); /* the ratio is now 2: one unit over */
+    CU_ASSERT_DOUBLE_EQUAL(tight.figure, ev.figure, 0);
+    r.mem_limit = 1.0;
+  }
   rl_reward_weights ws;
   rl_reward_weights_default(&ws, 1);
   CU_ASSERT_EQUAL(ws.memory, 0.0); /* the simulator charges streaming itself */
