@@ -1,7 +1,7 @@
 /* onnx_import_speed: how long importing each ONNX model takes (read, decode, shapes, costs, fusion,
  * and building and validating the graph).
  *
- *     onnx_import_speed [DIR] [REPEATS]     (DIR defaults to ../shared/models, REPEATS to 10)
+ *     onnx_import_speed [DIR] [REPEATS]     (DIR defaults to tests/models, REPEATS to 10)
  *
  * Prints one line per model: file size, nodes, layers, GMACs and the best and mean wall time of
  * REPEATS imports. */
@@ -24,7 +24,7 @@ static double now(void) {
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int main(int argc, char **argv) {
-  const char *dir = argc > 1 ? argv[1] : "../shared/models";
+  const char *dir = argc > 1 ? argv[1] : "tests/models";
   int repeats = argc > 2 ? atoi(argv[2]) : 10;
   if (repeats < 1) repeats = 1;
   DIR *d = opendir(dir);

@@ -330,14 +330,9 @@ static void partition_should_report_a_missing_graph_and_an_unwritable_plan(void)
   free(errout);
 }
 
-/* compare --json: one row per listed method; the optimum's gap is 0 and no fitting plan beats it. */
-/* An ONNX model straight from the shared models, with the import options passed through. */
+/* An ONNX model straight from the bundled test models, with the import options passed through. */
 static void partition_should_import_an_onnx_model_with_the_import_options(void) {
-  const char *model = testutil_shared("models/resnet18.onnx");
-  if (!testutil_exists(model)) {
-    fprintf(stderr, "(no %s: skipped) ", model);
-    return;
-  }
+  const char *model = testutil_model("resnet18.onnx");
   char args[2048], *out = NULL, *errout = NULL;
   snprintf(args, sizeof args, "partition -g '%s' -c '%s' --no-fuse --batch 2 --dtype fp32 --no-simulate --json", model,
            testutil_src("platforms/mesh4x4.json"));
@@ -361,6 +356,7 @@ static void partition_should_import_an_onnx_model_with_the_import_options(void) 
   free(errout);
 }
 
+/* compare --json: one row per listed method; the optimum's gap is 0 and no fitting plan beats it. */
 static void compare_should_list_every_method_with_its_gap_to_the_optimum(void) {
   char args[2048], *out = NULL, *errout = NULL;
   snprintf(args, sizeof args, "compare -g '%s' -c '%s' --json --methods all", testutil_src("traces/tiny_resnet.json"),

@@ -1,4 +1,4 @@
-/* Tests of the ONNX importer: every real model of ../shared/models against its reference table
+/* Tests of the ONNX importer: every real model of tests/models against its reference table
  * (totals within 0.5 %, Conv/Gemm/MatMul MACs node by node exactly), hand counts of the operators
  * the real models lack (ConvTranspose, LSTM, GRU, grouped/dilated Conv, Gemm, broadcast MatMul),
  * folding, fusion, batch and dtype, and bad files — each built here as a small ModelProto with the
@@ -320,14 +320,14 @@ static const char *const models[] = {"alexnet", "googlenet", "mobilenet_v2", "re
 
 static void check_model(const char *model) {
   char rel[256];
-  snprintf(rel, sizeof rel, "models/%s.reference.json", model);
+  snprintf(rel, sizeof rel, "%s.reference.json", model);
   cJSON *ref = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(jsonio_load(testutil_shared(rel), &ref, &err), MP_OK);
-  snprintf(rel, sizeof rel, "models/%s.onnx", model);
+  CU_ASSERT_EQUAL_FATAL(jsonio_load(testutil_model(rel), &ref, &err), MP_OK);
+  snprintf(rel, sizeof rel, "%s.onnx", model);
   graph *g = NULL;
   onnx_report rep;
-  mp_status st = import(testutil_shared(rel), "fp32", 0, 1, &g, &rep, &err);
+  mp_status st = import(testutil_model(rel), "fp32", 0, 1, &g, &rep, &err);
   if (st != MP_OK) fprintf(stderr, "\n%s: %s\n", model, err.msg);
   CU_ASSERT_EQUAL_FATAL(st, MP_OK);
   double ref_macs = cJSON_GetObjectItem(ref, "total_macs")->valuedouble;
@@ -359,7 +359,7 @@ static void check_model(const char *model) {
   onnx_report_free(&rep);
 
   /* fused: the same work in fewer layers */
-  st = import(testutil_shared(rel), "fp32", 0, 0, &g, &rep, &err);
+  st = import(testutil_model(rel), "fp32", 0, 0, &g, &rep, &err);
   CU_ASSERT_EQUAL_FATAL(st, MP_OK);
   graph_totals f;
   graph_get_totals(g, &f);
@@ -385,8 +385,8 @@ static void onnx_import_should_infer_the_shapes_the_exporter_wrote(void) {
     char rel[256], *buf = NULL;
     size_t len = 0;
     mp_error err;
-    snprintf(rel, sizeof rel, "models/%s.onnx", cnns[i]);
-    CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_shared(rel), &buf, &len, &err), MP_OK);
+    snprintf(rel, sizeof rel, "%s.onnx", cnns[i]);
+    CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_model(rel), &buf, &len, &err), MP_OK);
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     size_t n_vi = m->graph->n_value_info, n_out = m->graph->n_output;
@@ -406,7 +406,7 @@ static void onnx_import_should_infer_the_shapes_the_exporter_wrote(void) {
 
     graph *with = NULL, *without = NULL;
     onnx_report r1, r2;
-    CU_ASSERT_EQUAL_FATAL(import(testutil_shared(rel), NULL, 0, 1, &with, &r1, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(import(testutil_model(rel), NULL, 0, 1, &with, &r1, &err), MP_OK);
     mp_status st = import(bare, NULL, 0, 1, &without, &r2, &err);
     if (st != MP_OK) fprintf(stderr, "\n%s: %s\n", cnns[i], err.msg);
     CU_ASSERT_EQUAL_FATAL(st, MP_OK);
@@ -431,7 +431,7 @@ static void onnx_import_should_give_resnet50_the_published_size(void) {
   graph *g;
   onnx_report rep;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(import(testutil_shared("models/resnet50.onnx"), NULL, 0, 0, &g, &rep, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(import(testutil_model("resnet50.onnx"), NULL, 0, 0, &g, &rep, &err), MP_OK);
   CU_ASSERT(rep.macs > 4.08e9 && rep.macs < 4.10e9);     /* torchvision: 4.09 GMACs */
   CU_ASSERT(rep.params > 25.4e6 && rep.params < 25.6e6); /* 25.56 M less the folded BN shifts */
   CU_ASSERT_EQUAL(rep.dtype_bytes, 2);
@@ -871,7 +871,7 @@ static void onnx_import_should_reject_truncated_and_non_protobuf_files(void) {
   char *buf;
   size_t len;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_shared("models/resnet18.onnx"), &buf, &len, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(fileio_read_all(testutil_model("resnet18.onnx"), &buf, &len, &err), MP_OK);
   const size_t cuts[] = {1, 7, len / 10, len / 2, len - 100, len - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
     const char *path = testutil_temp_path("cut.onnx");
@@ -1100,7 +1100,7 @@ static void onnx_import_should_refuse_a_bad_dtype(void) {
   graph *g;
   onnx_report rep;
   mp_error err;
-  CU_ASSERT_EQUAL(import(testutil_shared("models/alexnet.onnx"), "fp64", 0, 0, &g, &rep, &err), MP_USAGE);
+  CU_ASSERT_EQUAL(import(testutil_model("alexnet.onnx"), "fp64", 0, 0, &g, &rep, &err), MP_USAGE);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fp64"));
   CU_ASSERT_EQUAL(onnx_dtype_bytes("bf16"), 2);
   CU_ASSERT_EQUAL(onnx_dtype_bytes("int8"), 1);
@@ -1113,7 +1113,7 @@ static void onnx_import_should_refuse_a_bad_dtype(void) {
 static void meshpipe_import_should_write_a_graph_or_nothing(void) {
   char cmd[4096], *out = NULL, *errout = NULL;
   const char *dst = testutil_temp_path("r18.json");
-  snprintf(cmd, sizeof cmd, "import '%s' -o '%s' --dtype int8", testutil_shared("models/resnet18.onnx"), dst);
+  snprintf(cmd, sizeof cmd, "import '%s' -o '%s' --dtype int8", testutil_model("resnet18.onnx"), dst);
   CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "49 nodes -> 24 layers"));
   free(out);
@@ -1133,7 +1133,7 @@ static void meshpipe_import_should_write_a_graph_or_nothing(void) {
   free(out);
   free(errout);
 
-  snprintf(cmd, sizeof cmd, "import '%s' --dtype fp64", testutil_shared("models/resnet18.onnx"));
+  snprintf(cmd, sizeof cmd, "import '%s' --dtype fp64", testutil_model("resnet18.onnx"));
   CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &errout), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(errout, "--dtype must be fp32, fp16, bf16 or int8"));
   free(out);

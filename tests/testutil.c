@@ -46,9 +46,9 @@ const char *testutil_src(const char *relative) {
   return b;
 }
 
-const char *testutil_shared(const char *relative) {
+const char *testutil_model(const char *name) {
   char *b = slot();
-  snprintf(b, 4096, "%s/%s", MESHPIPE_SHARED_DIR, relative);
+  snprintf(b, 4096, "%s/tests/models/%s", MESHPIPE_SOURCE_DIR, name);
   return b;
 }
 

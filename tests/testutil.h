@@ -15,10 +15,10 @@
  * CUnit itself failed or the named test does not exist. */
 int testutil_run(const char *suite, CU_TestInfo *tests, int argc, char **argv);
 
-/* Absolute path of a file in the source tree / in ../shared (result is a static buffer rotated over
- * 8 calls, so a few may be live at once). */
+/* Absolute path of a file in the source tree / of a real model in tests/models (result is a static
+ * buffer rotated over 8 calls, so a few may be live at once). */
 const char *testutil_src(const char *relative);
-const char *testutil_shared(const char *relative);
+const char *testutil_model(const char *name);
 
 /* Writes text to a new file in a fresh temporary directory; returns its path (static, rotated). */
 const char *testutil_write_temp(const char *name, const char *text);
