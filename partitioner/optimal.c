@@ -3,9 +3,10 @@
  * A plan cuts the layers 0..L-1 into consecutive stages and the snake-ordered cores 0..C-1 into as
  * many consecutive groups, stage i on group i, every core used.  Its bottleneck is the largest stage
  * time t (cost.h).  Memory comes first: if some plan fits SRAM, the optimum is over the plans that
- * fit; if none does, the least-infeasible plan is returned: the one whose largest per-core memory
- * ratio rho = s_i / SRAM (over its stages) is smallest, and among those the one with the least
- * bottleneck.  Both are bottleneck ("min of a max over stages") problems and are solved the same way.
+ * fit; if none does, the least-infeasible plan is returned: with lambda* the least possible largest
+ * per-core memory ratio rho = s_i / SRAM (over its stages), the plan with the least bottleneck among
+ * those with rho <= lambda* (1 + OPTIMAL_MEM_SLACK) (method_int.h says why the slack).  Both are
+ * bottleneck ("min of a max over stages") problems and are solved the same way.
  *
  * Uniform chips (every core alike).  A stage's figures depend on its layer range l..r and its core
  * count c only, not on where its cores sit.  With D = F/f - A/B,
@@ -35,7 +36,8 @@
  * Heterogeneous chips (core overrides: flops, SRAM or transfer factor differ).  Positions matter, so
  * the DP runs over (layer prefix r, core prefix k) directly: best(r,k) = min over l < r, j < k of
  * max(best(l,j), cost of stage l..r-1 on cores j..k-1), first for rho (clamped below at 1 so that all
- * fitting plans tie) and then for the time among stages with rho <= lambda*.  O(L^2 C^2): meant for
+ * fitting plans tie) and then for the time among stages with rho <= lambda* (1 + slack) (or 1 when
+ * something fits).  O(L^2 C^2): meant for
  * the small heterogeneous platforms (a few devices). */
 #include <math.h>
 #include <stdint.h>
@@ -473,8 +475,10 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, method
       st = err_nomem(err);
       goto cleanup;
     }
-    method_note(rep, "No plan fits memory: this is the least-infeasible plan (its largest per-core need is %.4g x "
-                "SRAM, the least of any plan; then the least bottleneck).", lambda);
+    method_note(rep, "No plan fits memory: this is the least-infeasible plan (the least bottleneck among plans whose "
+                "largest per-core need is within %g%% of the least possible, %.4g x SRAM).", 100 * OPTIMAL_MEM_SLACK,
+                lambda);
+    lambda *= 1 + OPTIMAL_MEM_SLACK;
   }
   double T;
   if (check(&o, 0, lambda)) {
@@ -564,9 +568,12 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
     }
     if (pass == 0) {
       lambda = best[cells - 1];
-      if (lambda > 1)
-        method_note(rep, "No plan fits memory: this is the least-infeasible plan (its largest per-core need is %.4g x "
-                    "SRAM, the least of any plan; then the least bottleneck).", lambda);
+      if (lambda > 1) {
+        method_note(rep, "No plan fits memory: this is the least-infeasible plan (the least bottleneck among plans "
+                    "whose largest per-core need is within %g%% of the least possible, %.4g x SRAM).",
+                    100 * OPTIMAL_MEM_SLACK, lambda);
+        lambda *= 1 + OPTIMAL_MEM_SLACK;
+      }
     }
   }
   int n = 0, r = L, k = C;
