@@ -9,7 +9,6 @@
 
 #include "cost.h"
 #include "method_int.h"
-#include "rl_train.h"
 
 /* The partitioners, in the order help and compare list them: name, summary, function, learning. */
 static const method_info methods[] = {

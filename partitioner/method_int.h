@@ -1,5 +1,5 @@
-/* method_int: what the partitioner files (optimal.c, seed_split.c, greedy.c, baseline.c) share with
- * the table in method.c.  Not part of the public API. */
+/* method_int: what the partitioner files (optimal.c, seed_split.c, greedy.c, baseline.c,
+ * rl_method.c) share with the table in method.c.  Not part of the public API. */
 #ifndef MESHPIPE_METHOD_INT_H
 #define MESHPIPE_METHOD_INT_H
 
@@ -23,6 +23,14 @@ mp_status method_even(const graph *g, const chip *c, const method_options *o, pl
                       mp_error *err);
 mp_status method_balanced(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                           mp_error *err);
+/* rl (rl_method.c): from o->init's plan (default "even"), a warm-up of RL_METHOD_WARMUP_EPISODES
+ * episodes on the analytical model (thousands of evaluations a second), then o->episodes episodes
+ * (-1: the default) on the simulator, continuing the warm-up's policy (or fine-tuning o->policy) from
+ * the warm-up's best plan as well as the initial one; returns the best plan seen on the simulator.
+ * With 0 episodes it only plays the policy (o->policy, or a fresh one) greedily from the initial
+ * plan, then polishes.  The defaults and the simulator it uses are in rl_train.h. */
+mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
+                    mp_error *err);
 
 /* Splits n_cores cores over n stages in proportion to weight[i] >= 0 (all equal when every weight is
  * 0), each stage getting at least one (n <= n_cores): largest remainders, ties to the lower index.

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "method_int.h"
 #include "rl_train.h"
 #include "sim.h"
 

@@ -222,16 +222,7 @@ mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err);
 mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
                             rl_trainer **out, mp_error *err);
 
-/* ---- the `rl` partitioner ---- */
-
-/* The method of the partitioner table (method.h): from o->init's plan (default "even"), a warm-up of
- * RL_METHOD_WARMUP_EPISODES episodes on the analytical model (thousands of evaluations a second),
- * then o->episodes episodes (-1: the default) on the simulator, continuing the warm-up's policy (or
- * fine-tuning o->policy) from the warm-up's best plan as well as the initial one; returns the best
- * plan seen on the simulator.  With 0 episodes it only plays the policy (o->policy, or a fresh one)
- * greedily from the initial plan, then polishes. */
-mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
-                    mp_error *err);
+/* ---- the `rl` partitioner (method_rl itself is declared with the table's methods, method_int.h) ---- */
 
 /* Defaults of the rl method (chosen so a plain `-m rl` meets the targets in partitioner/README.md):
  * episodes on up to 16 cores / more, and the polish rounds that end every run. */
