@@ -15,6 +15,7 @@
 #include "rl_train.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,7 +181,32 @@ struct rl_trainer {
   double *probs;
   rl_policy_ws ws, pws; /* training passes; single-state passes */
   double *grad;
+  /* the batch's draws and start plans, fixed before any episode is played */
+  unsigned char *ep_from_best; /* batch: 1 when episode e starts from the best plan */
+  rng *ep_rng;                 /* batch: episode e's own stream */
+  int *snap_best;              /* n_inst x n_cores: the best plans when the batch began */
+  rl_eval *snap_eval;          /* n_inst */
+  /* episode records: this process's, and where each episode's starts in the gathered bytes */
+  unsigned char *rec;
+  size_t rec_len, rec_cap;
+  const unsigned char **ep_rec; /* batch */
+  double *px;                   /* n_in: one state's features while playing */
+  unsigned char *pmask;         /* n_out */
+  int rank, ranks;
+  rl_gather_fn gather;
+  void *gather_ctx;
 };
+
+/* One proposal of a played episode: its action and its plan's evaluation.  An episode's record is an
+ * ep_head followed by n_steps x samples of these, in the order they were drawn. */
+typedef struct ep_move {
+  int32_t action, feasible;
+  double reward, balance, figure;
+} ep_move;
+
+typedef struct ep_head {
+  int32_t episode, n_steps;
+} ep_head;
 
 static int better(const rl_trainer *t, const rl_eval *a, const rl_eval *b) {
   if (t->cfg.feasible_first && a->feasible != b->feasible) return a->feasible > b->feasible;
@@ -190,19 +216,30 @@ static int better(const rl_trainer *t, const rl_eval *a, const rl_eval *b) {
 
 static double signal(const rl_trainer *t, const rl_eval *e) { return e->reward + t->cfg.balance_weight * e->balance; }
 
-/* Evaluates a plan of instance i, counting it and keeping it when it beats the best. */
-static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
-  inst_state *s = &t->inst[i];
+/* Asks instance i's reward callback about a plan. */
+static mp_status score(const rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
+  const inst_state *s = &t->inst[i];
   mp_status st = s->in.reward(s->in.ctx, arranged, ev, err);
   if (st != MP_OK) return st;
   if (!isfinite(ev->reward) || !isfinite(ev->balance))
     return err_set(err, MP_RUN, "rl: the reward of a plan is not a finite number");
+  return MP_OK;
+}
+
+/* Counts an evaluated plan of instance i and keeps it when it beats the best. */
+static void keep(rl_trainer *t, int i, const int *arranged, const rl_eval *ev) {
+  inst_state *s = &t->inst[i];
   t->evaluations++;
   if (better(t, ev, &s->best_eval)) {
     s->best_eval = *ev;
     memcpy(s->best, arranged, (size_t)t->n_cores * sizeof *s->best);
   }
-  return MP_OK;
+}
+
+static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
+  mp_status st = score(t, i, arranged, ev, err);
+  if (st == MP_OK) keep(t, i, arranged, ev);
+  return st;
 }
 
 void rl_trainer_free(rl_trainer *t) {
@@ -227,6 +264,14 @@ void rl_trainer_free(rl_trainer *t) {
   rl_policy_ws_free(&t->ws);
   rl_policy_ws_free(&t->pws);
   free(t->grad);
+  free(t->ep_from_best);
+  free(t->ep_rng);
+  free(t->snap_best);
+  free(t->snap_eval);
+  free(t->rec);
+  free(t->ep_rec);
+  free(t->px);
+  free(t->pmask);
   free(t);
 }
 
@@ -287,7 +332,17 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
   t->next = malloc((size_t)n_cores * sizeof *t->next);
   t->cand = malloc((size_t)n_cores * sizeof *t->cand);
   t->probs = malloc((size_t)t->n_out * sizeof *t->probs);
-  if (!t->inst || !t->ep_start || !t->base_sum || !t->base_cnt || !t->cur || !t->next || !t->cand || !t->probs) {
+  t->ep_from_best = malloc((size_t)cfg->batch);
+  t->ep_rng = malloc((size_t)cfg->batch * sizeof *t->ep_rng);
+  t->ep_rec = malloc((size_t)cfg->batch * sizeof *t->ep_rec);
+  t->snap_best = malloc((size_t)n_inst * (size_t)n_cores * sizeof *t->snap_best);
+  t->snap_eval = malloc((size_t)n_inst * sizeof *t->snap_eval);
+  t->px = malloc((size_t)t->n_in * sizeof *t->px);
+  t->pmask = malloc((size_t)t->n_out);
+  t->rank = 0;
+  t->ranks = 1;
+  if (!t->inst || !t->ep_start || !t->base_sum || !t->base_cnt || !t->cur || !t->next || !t->cand || !t->probs ||
+      !t->ep_from_best || !t->ep_rng || !t->ep_rec || !t->snap_best || !t->snap_eval || !t->px || !t->pmask) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -333,39 +388,107 @@ cleanup:
   return st;
 }
 
-/* Plays one episode on instance i, appending its steps to the batch buffers. */
-static mp_status play_episode(rl_trainer *t, int i, double *final_reward, mp_error *err) {
-  inst_state *s = &t->inst[i];
-  rl_env *env = s->in.env;
+static mp_status rec_put(rl_trainer *t, const void *p, size_t n, mp_error *err) {
+  if (t->rec_len + n > t->rec_cap) {
+    size_t cap = t->rec_cap ? t->rec_cap : 4096;
+    while (cap < t->rec_len + n) cap *= 2;
+    unsigned char *b = realloc(t->rec, cap);
+    if (!b) return err_nomem(err);
+    t->rec = b;
+    t->rec_cap = cap;
+  }
+  memcpy(t->rec + t->rec_len, p, n);
+  t->rec_len += n;
+  return MP_OK;
+}
+
+/* Episode e of the batch, on instance i: its start plan and the evaluation of it. */
+static const int *episode_start(const rl_trainer *t, int e, int i, const rl_eval **from) {
+  if (t->ep_from_best[e]) {
+    *from = &t->snap_eval[i];
+    return t->snap_best + (size_t)i * (size_t)t->n_cores;
+  }
+  *from = &t->inst[i].init_eval;
+  return t->inst[i].in.init;
+}
+
+/* Plays episode e of the batch on instance i with the episode's own rng, appending its record to
+ * t->rec.  Plans are scored by the reward callback only: counters and best plans change when the
+ * batch is applied (apply_episode), in episode order, whichever process played the episode. */
+static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
+  rl_env *env = t->inst[i].in.env;
   const int K = t->cfg.samples;
-  int from_best = rng_uniform(&t->rng) < t->cfg.restart_best;
-  const int *start = from_best ? s->best : s->in.init;
-  const rl_eval *from = from_best ? &s->best_eval : &s->init_eval;
+  const rl_eval *from;
+  memcpy(t->cur, episode_start(t, e, i, &from), (size_t)t->n_cores * sizeof *t->cur);
+  size_t head_at = t->rec_len;
+  ep_head h = {e, 0};
+  mp_status st = rec_put(t, &h, sizeof h, err);
+  for (int step = 0; st == MP_OK && step < t->cfg.max_steps; step++) {
+    rl_env_features(env, t->cur, t->px);
+    if (rl_env_mask(env, t->cur, t->pmask) == 0) break; /* a one-layer graph: nothing to move */
+    if (rl_policy_probs(t->policy, &t->pws, t->px, t->rows, t->pmask, t->probs) < 0) return err_nomem(err);
+    /* K proposals from one state; the episode follows the best of them. */
+    double step_best = -INFINITY, step_final = from->reward;
+    for (int k = 0; st == MP_OK && k < K; k++) {
+      int a = rl_policy_sample(t->probs, t->n_out, &t->ep_rng[e]);
+      rl_env_apply(env, t->cur, a, t->next);
+      rl_eval ev;
+      st = score(t, i, t->next, &ev, err);
+      if (st != MP_OK) break;
+      ep_move m = {a, ev.feasible, ev.reward, ev.balance, ev.figure};
+      st = rec_put(t, &m, sizeof m, err);
+      if (signal(t, &ev) > step_best) {
+        step_best = signal(t, &ev);
+        step_final = ev.reward;
+        memcpy(t->cand, t->next, (size_t)t->n_cores * sizeof *t->cand);
+      }
+    }
+    h.n_steps++;
+    memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
+    if (step_final >= t->cfg.target_reward) break;
+  }
+  if (st == MP_OK) memcpy(t->rec + head_at, &h, sizeof h);
+  return st;
+}
+
+/* Adds played episode e (its record at rec, whose length index_records checked) to the batch: its
+ * states' features and masks, actions and step rewards become rows, and each evaluation counts and
+ * may become the instance's best.  Actions are checked against the replayed states' masks, since
+ * the record may come from another process. */
+static mp_status apply_episode(rl_trainer *t, int e, int i, const unsigned char *rec, double *final_reward,
+                               mp_error *err) {
+  rl_env *env = t->inst[i].in.env;
+  const int K = t->cfg.samples;
+  ep_head h;
+  memcpy(&h, rec, sizeof h);
+  const rl_eval *from;
+  memcpy(t->cur, episode_start(t, e, i, &from), (size_t)t->n_cores * sizeof *t->cur);
   double R = signal(t, from), final = from->reward;
-  memcpy(t->cur, start, (size_t)t->n_cores * sizeof *t->cur);
-  for (int step = 0; step < t->cfg.max_steps; step++) {
+  const unsigned char *mv = rec + sizeof h;
+  for (int step = 0; step < h.n_steps; step++) {
     mp_status st = reserve_rows(t, t->n_rows + K, err);
     if (st != MP_OK) return st;
     int row = t->n_rows;
     double *x = t->X + (size_t)row * t->n_in;
     unsigned char *mask = t->masks + (size_t)row * t->n_out;
     rl_env_features(env, t->cur, x);
-    if (rl_env_mask(env, t->cur, mask) == 0) break; /* a one-layer graph: nothing to move */
-    if (rl_policy_probs(t->policy, &t->pws, x, t->rows, mask, t->probs) < 0) return err_nomem(err);
-    /* K proposals from one state; the episode follows the best of them. */
+    rl_env_mask(env, t->cur, mask);
     double step_best = -INFINITY, step_final = final;
-    for (int k = 0; k < K; k++) {
+    for (int k = 0; k < K; k++, mv += sizeof(ep_move)) {
       int r = row + k;
       if (k > 0) {
         memcpy(t->X + (size_t)r * t->n_in, x, (size_t)t->n_in * sizeof *x);
         memcpy(t->masks + (size_t)r * t->n_out, mask, (size_t)t->n_out);
       }
-      int a = rl_policy_sample(t->probs, t->n_out, &t->rng);
-      rl_env_apply(env, t->cur, a, t->next);
-      rl_eval ev;
-      st = evaluate(t, i, t->next, &ev, err);
-      if (st != MP_OK) return st;
-      t->act[r] = a;
+      ep_move m;
+      memcpy(&m, mv, sizeof m);
+      if (m.action < 0 || m.action >= t->n_out || !mask[m.action])
+        return err_set(err, MP_RUN, "rl: episode %d's record has action %d where it is not allowed (step %d)", e,
+                       (int)m.action, step);
+      rl_env_apply(env, t->cur, m.action, t->next);
+      rl_eval ev = {m.reward, m.balance, m.figure, m.feasible};
+      keep(t, i, t->next, &ev);
+      t->act[r] = m.action;
       t->rew[r] = signal(t, &ev) - R;
       if (signal(t, &ev) > step_best) {
         step_best = signal(t, &ev);
@@ -378,9 +501,34 @@ static mp_status play_episode(rl_trainer *t, int i, double *final_reward, mp_err
     R = step_best;
     final = step_final;
     memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
-    if (final >= t->cfg.target_reward) break;
   }
   *final_reward = final;
+  return MP_OK;
+}
+
+void rl_trainer_distribute(rl_trainer *t, int rank, int ranks, rl_gather_fn gather, void *ctx) {
+  t->rank = rank;
+  t->ranks = ranks;
+  t->gather = gather;
+  t->gather_ctx = ctx;
+}
+
+/* Finds each episode's record in the gathered bytes; every one of the B must be there once. */
+static mp_status index_records(rl_trainer *t, const unsigned char *all, size_t len, int B, mp_error *err) {
+  for (int e = 0; e < B; e++) t->ep_rec[e] = NULL;
+  for (size_t at = 0; at < len;) {
+    ep_head h;
+    if (len - at < sizeof h) return err_set(err, MP_RUN, "rl: the gathered episode records are truncated");
+    memcpy(&h, all + at, sizeof h);
+    size_t size = sizeof h + (size_t)h.n_steps * (size_t)t->cfg.samples * sizeof(ep_move);
+    if (h.episode < 0 || h.episode >= B || t->ep_rec[h.episode] || h.n_steps < 0 || h.n_steps > t->cfg.max_steps ||
+        size > len - at)
+      return err_set(err, MP_RUN, "rl: the gathered episode records are damaged (episode %d)", (int)h.episode);
+    t->ep_rec[h.episode] = all + at;
+    at += size;
+  }
+  for (int e = 0; e < B; e++)
+    if (!t->ep_rec[e]) return err_set(err, MP_RUN, "rl: no process played episode %d of the batch", e);
   return MP_OK;
 }
 
@@ -388,15 +536,39 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
   long left = t->cfg.episodes - t->episodes_done;
   if (left <= 0) return MP_OK;
   int B = left < t->cfg.batch ? (int)left : t->cfg.batch;
+  /* The batch's random draws and start plans, in one order whatever the number of processes. */
+  for (int e = 0; e < B; e++) {
+    t->ep_from_best[e] = rng_uniform(&t->rng) < t->cfg.restart_best;
+    rng_split(&t->rng, &t->ep_rng[e]);
+  }
+  for (int i = 0; i < t->n_inst; i++) {
+    memcpy(t->snap_best + (size_t)i * (size_t)t->n_cores, t->inst[i].best, (size_t)t->n_cores * sizeof *t->snap_best);
+    t->snap_eval[i] = t->inst[i].best_eval;
+  }
+  t->rec_len = 0;
+  mp_status st = MP_OK;
+  for (int e = t->rank; st == MP_OK && e < B; e += t->ranks)
+    st = play_episode(t, e, (int)((t->episodes_done + e) % t->n_inst), err);
+  if (st != MP_OK) return st;
+  void *gathered = NULL;
+  const unsigned char *all = t->rec;
+  size_t all_len = t->rec_len;
+  if (t->ranks > 1) {
+    st = t->gather(t->gather_ctx, t->rec, t->rec_len, &gathered, &all_len, err);
+    if (st != MP_OK) return st;
+    all = gathered;
+  }
+  st = index_records(t, all, all_len, B, err);
   t->n_rows = 0;
   double sum_final = 0;
-  for (int e = 0; e < B; e++) {
+  for (int e = 0; st == MP_OK && e < B; e++) {
     t->ep_start[e] = t->n_rows;
     double fin = 0;
-    mp_status st = play_episode(t, (int)((t->episodes_done + e) % t->n_inst), &fin, err);
-    if (st != MP_OK) return st;
+    st = apply_episode(t, e, (int)((t->episodes_done + e) % t->n_inst), t->ep_rec[e], &fin, err);
     sum_final += fin;
   }
+  free(gathered);
+  if (st != MP_OK) return st;
   t->ep_start[B] = t->n_rows;
   t->episodes_done += B;
   t->iterations++;
@@ -442,8 +614,8 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
   for (int r = 0; r < t->n_rows; r++) t->adv[r] = sd > 1e-12 ? t->adv[r] / sd : 0.0;
 
   double loss;
-  mp_status st = rl_policy_loss_grad(t->policy, t->n_rows, t->rows, t->X, t->masks, t->act, t->adv, t->cfg.entropy,
-                                     &t->ws, &loss, &t->entropy, t->grad, err);
+  st = rl_policy_loss_grad(t->policy, t->n_rows, t->rows, t->X, t->masks, t->act, t->adv, t->cfg.entropy, &t->ws,
+                           &loss, &t->entropy, t->grad, err);
   if (st != MP_OK) return st;
   t->grad_norm = rl_policy_adam_step(t->policy, t->grad, t->cfg.clip_norm);
   return MP_OK;
@@ -667,7 +839,7 @@ cleanup:
 /* ---- checkpoints: little-endian fields, see partitioner/README.md ---- */
 
 #define CKPT_MAGIC "MPRLCKP1"
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2
 
 typedef struct wbuf {
   unsigned char *b;

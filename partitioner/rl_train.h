@@ -13,8 +13,8 @@
  *     of G at the same step index;
  *   - advantages are normalised by their batch standard deviation, so one learning rate serves every
  *     reward scale; an entropy bonus keeps the policy exploring; the gradient's norm is clipped.
- * Start plans: the instance's initial plan, or with probability restart_best the best plan found so
- * far on the instance (so the search can walk further than max_steps from the initial plan).
+ * Start plans: the instance's initial plan, or with probability restart_best the best plan found
+ * before the batch began (so the search can walk further than max_steps from the initial plan).
  * Every evaluated plan is a candidate: the trainer keeps, per instance, the best one seen (with
  * feasible_first, plans that fit memory first; then higher reward, then higher balance; ties keep
  * the earlier).  An episode also ends when its reward reaches target_reward.
@@ -22,9 +22,11 @@
  * moves that leave the slowest stage alone, and the balance term (an 8-norm of the stage times and
  * the memory excess of every stage) tells the policy, and the polish step, which of those moves
  * eases the near-slowest or over-full stages.
- * Determinism: the trainer owns one rng seeded from cfg.seed; the same configuration, instances and
- * rewards give bit-identical policies and plans, and a checkpoint taken between iterations resumes
- * to exactly the state the uninterrupted run has at the same point. */
+ * Determinism: the trainer owns one rng seeded from cfg.seed; at the start of a batch it draws each
+ * episode's start and splits off each episode's own rng, so the episodes of a batch are independent
+ * and may be played by several processes (rl_trainer_distribute).  The same configuration, instances
+ * and rewards give bit-identical policies and plans with any number of processes, and a checkpoint
+ * taken between iterations resumes to exactly the state the uninterrupted run has at that point. */
 #ifndef MESHPIPE_RL_TRAIN_H
 #define MESHPIPE_RL_TRAIN_H
 
@@ -211,6 +213,20 @@ mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_er
  * starts with one core holding all but one layer), which single, paired or random moves do not
  * cross.  About (cores · layers) evaluations per group: meant for a cheap reward. */
 mp_status rl_trainer_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err);
+
+/* Spreading a batch over processes (MPI ranks, say).  A gather callback is called once per
+ * iteration by every process, like MPI_Allgatherv: given this process's bytes (mine, len, borrowed)
+ * it returns in *all a malloc'd concatenation of every process's bytes, in any order (the trainer
+ * frees it), and its length in *all_len.  The processes must run the same machine type. */
+typedef mp_status (*rl_gather_fn)(void *ctx, const void *mine, size_t len, void **all, size_t *all_len,
+                                  mp_error *err);
+
+/* From the next iteration on, this process plays only the episodes e of each batch with
+ * e mod ranks == rank and gathers the others' records through gather (ctx is the callback's,
+ * borrowed); every process then adds the whole batch in episode order, so all of them hold the
+ * policy, best plans and counters of one process that played every episode (provided the reward
+ * callbacks give the same values everywhere).  A new trainer is rank 0 of 1 and needs no gather. */
+void rl_trainer_distribute(rl_trainer *t, int rank, int ranks, rl_gather_fn gather, void *ctx);
 
 /* Checkpoint: the whole trainer state (configuration, rng, counters, policy with Adam's state, best
  * plans), written atomically.  The format is in partitioner/README.md. */

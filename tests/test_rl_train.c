@@ -4,9 +4,14 @@
  * rewards and the analytical model's; then the rl method and `meshpipe train` on the simulator.
  * MESHPIPE_TEST_LABELS: simgrid */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
 
 #include "chip.h"
 #include "cost.h"
@@ -308,6 +313,152 @@ static void a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one(void)
   rl_env_free(s.env);
 }
 
+/* ---- a batch spread over processes, played here by threads that gather like MPI_Allgatherv ---- */
+
+#define RANKS 3
+
+typedef struct gather_room {
+  pthread_barrier_t bar;
+  const void *buf[RANKS];
+  size_t len[RANKS];
+} gather_room;
+
+typedef struct rank_run {
+  gather_room *room;
+  int rank;
+  setup s;
+  rl_trainer *t;
+  mp_status st;
+} rank_run;
+
+/* Every rank's bytes, last rank first (the trainer must not depend on the order). */
+static mp_status room_gather(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err) {
+  rank_run *r = ctx;
+  r->room->buf[r->rank] = mine;
+  r->room->len[r->rank] = len;
+  pthread_barrier_wait(&r->room->bar);
+  size_t n = 0;
+  for (int k = 0; k < RANKS; k++) n += r->room->len[k];
+  unsigned char *b = malloc(n ? n : 1);
+  if (!b) return err_nomem(err);
+  *all = b;
+  *all_len = n;
+  for (int k = RANKS - 1; k >= 0; k--) {
+    memcpy(b, r->room->buf[k], r->room->len[k]);
+    b += r->room->len[k];
+  }
+  pthread_barrier_wait(&r->room->bar); /* nobody plays on (and reuses its buffer) before all have copied */
+  return MP_OK;
+}
+
+static void *rank_main(void *arg) {
+  rank_run *r = arg;
+  mp_error err;
+  r->st = rl_trainer_new(&r->s.cfg, &r->s.inst, 1, NULL, &r->t, &err);
+  if (r->st != MP_OK) return NULL;
+  rl_trainer_distribute(r->t, r->rank, RANKS, room_gather, r);
+  while (r->st == MP_OK && !rl_trainer_done(r->t)) r->st = rl_trainer_iterate(r->t, &err);
+  return NULL;
+}
+
+static void a_batch_spread_over_ranks_should_train_as_one_process_does(void) {
+  setup one;
+  setup_toy(&one, 6, 11, 21);
+  one.cfg.episodes = 37; /* batches of 8 over 3 ranks, and a last batch of 5 */
+  mp_error err;
+  rl_trainer *whole = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&one.cfg, &one.inst, 1, NULL, &whole, &err), MP_OK);
+  run_all(whole);
+  gather_room room;
+  pthread_barrier_init(&room.bar, NULL, RANKS);
+  rank_run runs[RANKS];
+  pthread_t th[RANKS];
+  for (int k = 0; k < RANKS; k++) {
+    runs[k].room = &room;
+    runs[k].rank = k;
+    runs[k].t = NULL;
+    setup_toy(&runs[k].s, 6, 11, 21);
+    runs[k].s.cfg.episodes = 37;
+    runs[k].s.inst.ctx = &runs[k].s.t; /* each rank its own reward state and env */
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, rank_main, &runs[k]), 0);
+  }
+  for (int k = 0; k < RANKS; k++) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&room.bar);
+  rl_train_stats a, b;
+  rl_trainer_get_stats(whole, &a);
+  for (int k = 0; k < RANKS; k++) {
+    CU_ASSERT_EQUAL_FATAL(runs[k].st, MP_OK);
+    CU_ASSERT_TRUE(rl_policy_identical(rl_trainer_policy(whole), rl_trainer_policy(runs[k].t), 1));
+    CU_ASSERT_EQUAL(memcmp(rl_trainer_best(whole, 0, NULL), rl_trainer_best(runs[k].t, 0, NULL), 6 * sizeof(int)), 0);
+    rl_trainer_get_stats(runs[k].t, &b);
+    CU_ASSERT_EQUAL(a.episodes, b.episodes);
+    CU_ASSERT_EQUAL(a.steps, b.steps);
+    CU_ASSERT_EQUAL(a.evaluations, b.evaluations);
+    CU_ASSERT_EQUAL(a.mean_final_reward, b.mean_final_reward);
+  }
+  /* Each rank scored only its share of the plans: the work was spread, not repeated. */
+  int calls = 0;
+  for (int k = 0; k < RANKS; k++) {
+    CU_ASSERT(runs[k].s.t.calls < one.t.calls);
+    calls += runs[k].s.t.calls - 1; /* the initial plan is scored by every rank */
+  }
+  CU_ASSERT_EQUAL(calls, one.t.calls - 1);
+  for (int k = 0; k < RANKS; k++) {
+    rl_trainer_free(runs[k].t);
+    rl_env_free(runs[k].s.env);
+  }
+  rl_trainer_free(whole);
+  rl_env_free(one.env);
+}
+
+/* Gathers for rank 0 of 2 that lose, repeat or damage records.  A record is a header of two int32
+ * (episode, steps) and steps x samples moves of 32 bytes, the first field of a move its action. */
+typedef struct bad_gather {
+  int mode; /* 0: only mine; 1: mine twice; 2: mine, then mine as episodes e + 1, the first action 9999 */
+  int samples;
+} bad_gather;
+
+static mp_status bad_gather_fn(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err) {
+  const bad_gather *g = ctx;
+  size_t n = g->mode == 0 ? len : 2 * len;
+  unsigned char *b = malloc(n ? n : 1);
+  if (!b) return err_nomem(err);
+  memcpy(b, mine, len);
+  if (g->mode > 0) memcpy(b + len, mine, len);
+  if (g->mode == 2) {
+    for (size_t at = len; at < n;) { /* the copies stand in for the other rank's odd episodes */
+      int32_t h[2];
+      memcpy(h, b + at, sizeof h);
+      h[0]++;
+      memcpy(b + at, h, sizeof h);
+      at += sizeof h + (size_t)h[1] * (size_t)g->samples * 32;
+    }
+    int32_t bad = 9999;
+    memcpy(b + 8, &bad, sizeof bad); /* episode 0, the first applied: its first action */
+  }
+  *all = b;
+  *all_len = n;
+  return MP_OK;
+}
+
+static void a_gather_that_loses_or_damages_records_should_be_an_error(void) {
+  const char *want[3] = {"no process played episode 1", "damaged (episode 0)", "action 9999 where it is not allowed"};
+  for (int mode = 0; mode < 3; mode++) {
+    setup s;
+    setup_toy(&s, 6, 11, 4);
+    s.cfg.episodes = 16;
+    mp_error err;
+    rl_trainer *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+    bad_gather g = {mode, s.cfg.samples};
+    rl_trainer_distribute(t, 0, 2, bad_gather_fn, &g);
+    CU_ASSERT_EQUAL(rl_trainer_iterate(t, &err), MP_RUN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[mode]));
+    rl_trainer_free(t);
+    rl_env_free(s.env);
+  }
+}
+
 static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
   setup s;
   setup_toy(&s, 4, 6, 2);
@@ -354,7 +505,7 @@ static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
   fileio_write_atomic(dmg, data, len, &err);
   CU_ASSERT_EQUAL(rl_trainer_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 7"));
-  data[8] = 1; /* a truncated body, resealed: the policy image no longer fits */
+  data[8] = 2; /* the current version; a truncated body, resealed: the policy image no longer fits */
   size_t cut = len - 100;
   h = fileio_hash(FILEIO_HASH_INIT, data, cut - 8);
   for (int i = 0; i < 8; i++) data[cut - 8 + i] = (char)(h >> (8 * i));
@@ -744,6 +895,55 @@ static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_b
   free(out), free(errout);
 }
 
+/* mpirun -np 3: the same policy file, checkpoint and summary as one process with the same seed. */
+static void train_under_mpirun_should_write_what_one_process_writes(void) {
+  const char *why = NULL;
+  if (!testutil_mpi_available(&why)) {
+    printf("\n  SKIPPED: %s\n", why);
+    return;
+  }
+  char args[4096], cmd[8192], *out = NULL, *errout = NULL, g[1024], c[1024], one[1024], three[1024], log[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(one, sizeof one, "%s", testutil_temp_path("one.pol"));
+  snprintf(three, sizeof three, "%s", testutil_temp_path("three.pol"));
+  snprintf(log, sizeof log, "%s", testutil_temp_path("mpirun.json"));
+  snprintf(args, sizeof args, "train -q --json -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  snprintf(cmd, sizeof cmd,
+           "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' train -q --json -g '%s' -c '%s' --episodes 20 "
+           "-o '%s' >'%s' 2>&1",
+           MESHPIPE_BINARY, g, c, three, log);
+  int rc = system(cmd);
+  size_t ll = 0;
+  char *printed = slurp_file(log, &ll);
+  if (!(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)) printf("\n  mpirun failed:\n%s\n", printed ? printed : "");
+  CU_ASSERT_FATAL(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+  for (int k = 0; k < 2; k++) { /* the policy, then the checkpoint */
+    char pa[1100], pb[1100];
+    snprintf(pa, sizeof pa, "%s%s", one, k ? ".ckpt" : "");
+    snprintf(pb, sizeof pb, "%s%s", three, k ? ".ckpt" : "");
+    size_t la = 0, lb = 0;
+    char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
+    CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a), free(b);
+  }
+  /* One summary, from rank 0, with the same plans and figures. */
+  cJSON *ra = cJSON_Parse(out), *rb = printed ? cJSON_Parse(printed) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+  char *ga = cJSON_PrintUnformatted(cJSON_GetObjectItem(ra, "graphs"));
+  char *gb = cJSON_PrintUnformatted(cJSON_GetObjectItem(rb, "graphs"));
+  CU_ASSERT_STRING_EQUAL(ga, gb);
+  CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(ra, "evaluations")),
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(rb, "evaluations")));
+  free(ga), free(gb);
+  cJSON_Delete(ra);
+  cJSON_Delete(rb);
+  free(printed);
+  free(out), free(errout);
+}
+
 static void train_should_reject_bad_usage_with_exit_status_2(void) {
   char g[1024], c[1024], pol[1024], nograph[1024];
   snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
@@ -797,6 +997,10 @@ static CU_TestInfo tests[] = {
     {"the_same_seed_should_give_the_same_policy_bit_for_bit", the_same_seed_should_give_the_same_policy_bit_for_bit},
     {"a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one",
      a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one},
+    {"a_batch_spread_over_ranks_should_train_as_one_process_does",
+     a_batch_spread_over_ranks_should_train_as_one_process_does},
+    {"a_gather_that_loses_or_damages_records_should_be_an_error",
+     a_gather_that_loses_or_damages_records_should_be_an_error},
     {"resume_should_reject_foreign_or_damaged_checkpoints", resume_should_reject_foreign_or_damaged_checkpoints},
     {"greedy_play_should_follow_a_trained_policy_without_changing_it",
      greedy_play_should_follow_a_trained_policy_without_changing_it},
@@ -817,6 +1021,7 @@ static CU_TestInfo tests[] = {
      the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
     {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
+    {"train_under_mpirun_should_write_what_one_process_writes", train_under_mpirun_should_write_what_one_process_writes},
     {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},
     CU_TEST_INFO_NULL,
 };
