@@ -2,7 +2,6 @@
  * simulated in a worker process of its own, one CSV row per case appended as it finishes; a re-run
  * skips the cases the file already holds.  Under mpirun (when built with Open MPI) the cases are dealt
  * over the ranks round-robin and rank 0 alone writes the file. */
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "cli.h"
 #include "jsonio.h"
 #include "progress.h"
+#include "ranks.h"
 #include "sweep.h"
 
 static const char usage_text[] =
@@ -169,16 +169,6 @@ static mp_status drain(void *ctx, mp_error *err) {
 }
 #endif
 
-/* Whether this process was started by mpirun (Open MPI, or another PMI launcher), and how many ranks. */
-static int launched_ranks(void) {
-  const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
-  for (int i = 0; i < 3; i++) {
-    const char *v = getenv(names[i]);
-    if (v && atoi(v) > 0) return atoi(v);
-  }
-  return 0;
-}
-
 /* Splits a comma-separated list into dst (pointers into the modified text); returns the count, or -1. */
 static int split_list(char *text, char **dst, int max) {
   int n = 0;
@@ -294,21 +284,8 @@ static int build_sweep(sweep_args *a, int loud, sweep **out) {
 }
 
 static int run(int argc, char **argv) {
-  int ranks = launched_ranks(), rank = 0, code = 0;
-#ifdef MESHPIPE_HAVE_MPI
-  if (ranks > 0) {
-    MPI_Init(NULL, NULL);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  }
-#else
-  if (ranks > 1) {
-    fprintf(stderr, "meshpipe sweep: started as one of %d MPI ranks, but this meshpipe is built without MPI: "
-                    "every rank would run the whole sweep (install libopenmpi-dev and rebuild)\n", ranks);
-    return 2;
-  }
-#endif
-  if (ranks < 1) ranks = 1;
+  int rank, ranks, code = ranks_start("sweep", &rank, &ranks);
+  if (code != 0) return code;
   sweep_args a;
   sweep *s = NULL;
   unsigned char *done_mask = NULL;
@@ -320,23 +297,10 @@ static int run(int argc, char **argv) {
   err_clear(&err);
 
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
-  int saved_stderr = -1;
-  if (rank > 0) {
-    fflush(stderr);
-    saved_stderr = dup(2);
-    int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) {
-      dup2(null_fd, 2);
-      close(null_fd);
-    }
-  }
+  int saved_stderr = rank > 0 ? ranks_mute() : -1;
   code = parse_args(argc, argv, &a);
   if (code == 0 && !a.help) code = build_sweep(&a, rank == 0, &s);
-  if (saved_stderr >= 0) {
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-  }
+  ranks_unmute(saved_stderr);
   if (code == 0 && a.help) {
     if (rank == 0) cli_help(usage_text);
     goto cleanup;
@@ -351,7 +315,7 @@ static int run(int argc, char **argv) {
 #ifdef MESHPIPE_HAVE_MPI
   /* Every rank parsed the same arguments and files; rank 0 alone read the results file. */
   if (ranks > 1) {
-    MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    code = ranks_max(code);
     if (code == 0) {
       if (rank > 0 && !(done_mask = malloc((size_t)s->n_cases))) MPI_Abort(MPI_COMM_WORLD, 1);
       MPI_Bcast(done_mask, s->n_cases, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD);
@@ -428,13 +392,7 @@ cleanup:
   free(mine);
   free(done_mask);
   sweep_free(s);
-#ifdef MESHPIPE_HAVE_MPI
-  if (launched_ranks() > 0) {
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD); /* every rank ends with rank 0's verdict */
-    MPI_Finalize();
-  }
-#endif
-  return code;
+  return ranks_finish(code); /* every rank ends with rank 0's verdict */
 }
 
 const cli_command cmd_sweep = {"sweep", "partition and simulate every chip variant x graph x method into a CSV", run};

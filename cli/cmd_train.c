@@ -12,6 +12,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "progress.h"
+#include "ranks.h"
 #include "rl_train.h"
 #include "sim.h"
 
@@ -26,6 +27,9 @@ static const char usage[] =
     "A checkpoint (POLICY.ckpt) is written every --checkpoint-every episodes and at the end; after a\n"
     "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
     "run, and --resume with a larger --episodes extends a finished run.\n"
+    "Under 'mpirun -np N meshpipe train ...' (meshpipe built with Open MPI) each batch's episodes are\n"
+    "dealt over the N processes, each with its own simulator; the policy and plans are bit for bit those\n"
+    "of one process with the same seed, and rank 0 alone prints, checkpoints and writes the policy.\n"
     "\n"
     "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
     "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
@@ -91,7 +95,10 @@ typedef struct item {
   rl_cost_reward cr;
 } item;
 
-static int run(int argc, char **argv) {
+/* The command on one rank of `size` (0 of 1 without mpirun): every rank plays its share of each
+ * batch's episodes and holds the whole trainer; rank 0 alone reports, checkpoints, polishes and
+ * writes the policy. */
+static int train(int argc, char **argv, int rank, int size) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},      {"chip", required_argument, NULL, 'c'},
       {"output", required_argument, NULL, 'o'},     {"episodes", required_argument, NULL, OPT_EPISODES},
@@ -114,11 +121,15 @@ static int run(int argc, char **argv) {
   int resume = 0, use_sim = 1, json = 0, quiet = 0, allow_infeasible = 0, opt;
   sim_options so;
   sim_options_init(&so);
+  /* Every rank meets the same usage and input errors: rank 0 alone says so. */
+  int muted = rank > 0 ? ranks_mute() : -1, agreed = size == 1;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:o:M:jqh", options, NULL)) != -1) {
     switch (opt) {
-    case 'h': printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS); return 0;
+    case 'h':
+      if (rank == 0) printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS);
+      return 0;
     case 'g': graph_list = optarg; break;
     case 'c': chip_path = optarg; break;
     case 'o': output = optarg; break;
@@ -274,6 +285,17 @@ static int run(int argc, char **argv) {
   } else if (rl_trainer_new(&cfg, inst, n, start, &t, &err) != MP_OK) {
     goto fail;
   }
+  if (size > 1) {
+    agreed = 1;
+    if (ranks_max(0) != 0) { /* another rank could not set up: it said why */
+      rc = 1;
+      goto cleanup;
+    }
+    rl_trainer_distribute(t, rank, size, ranks_gather, NULL);
+    ranks_unmute(muted);
+    muted = -1;
+    quiet = quiet || rank > 0;
+  }
 
   progress pr;
   progress_init(&pr, stderr, "train: episode", cfg.episodes, 5.0, -1);
@@ -281,9 +303,14 @@ static int run(int argc, char **argv) {
   rl_trainer_get_stats(t, &ts);
   long evals0 = ts.evaluations, last_ckpt = ts.episodes;
   while (!rl_trainer_done(t)) {
-    if (rl_trainer_iterate(t, &err) != MP_OK) goto fail;
+    mp_status st = rl_trainer_iterate(t, &err);
+    if (st != MP_OK && size > 1) { /* the other ranks wait for this one's records: end them all */
+      cli_fail(&err);
+      ranks_abort(err_exit_code(st));
+    }
+    if (st != MP_OK) goto fail;
     rl_trainer_get_stats(t, &ts);
-    if (ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
+    if (rank == 0 && ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
       if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail;
       last_ckpt = ts.episodes;
     }
@@ -295,6 +322,7 @@ static int run(int argc, char **argv) {
                       n > 1 ? " (graph 1)" : "", ts.mean_final_reward, rate);
     }
   }
+  if (rank > 0) goto cleanup;
   if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
   double train_s = progress_elapsed(&pr);
   for (int i = 0; i < n && polish_rounds > 0; i++)
@@ -310,8 +338,9 @@ static int run(int argc, char **argv) {
 
   cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "graphs") : NULL;
   if (!json) {
-    printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), seed %ld\n",
+    printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), seed %ld",
            ts.episodes, ts.iterations, n, n == 1 ? "" : "s", c->name, c->n_cores, train_s, total_s - train_s, seed);
+    printf(size > 1 ? ", on %d MPI ranks\n" : "\n", size);
     printf("%ld reward evaluations", ts.evaluations - evals0);
     if (engine) printf(", %ld simulations, %.1f%% from the simulator's cache", ss.evaluations, 100 * hit);
     printf("\npolicy written to %s (checkpoint %s)\n", output, ckpt);
@@ -366,6 +395,8 @@ static int run(int argc, char **argv) {
 fail:
   rc = cli_fail(&err);
 cleanup:
+  if (!agreed) ranks_max(1); /* a rank that failed before the agreement still takes part in it */
+  ranks_unmute(muted);
   rl_trainer_free(t);
   rl_policy_free(start);
   for (int i = 0; i < n; i++) {
@@ -378,6 +409,12 @@ cleanup:
   chip_free(c);
   free(list);
   return rc;
+}
+
+static int run(int argc, char **argv) {
+  int rank, size, code = ranks_start("train", &rank, &size);
+  if (code != 0) return code;
+  return ranks_finish(train(argc, argv, rank, size));
 }
 
 const cli_command cmd_train = {"train", "train the RL partitioner's policy on graphs (REINFORCE on the simulator)",

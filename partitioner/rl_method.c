@@ -92,6 +92,14 @@ mp_status rl_sim_reward_init(rl_sim_reward *r, sim *s, const graph *g, const int
  * event per evaluation. */
 static double snap(double x) { return round(x * 1e6) / 1e6; }
 
+/* The figure (samples/s) to 9 significant digits, for the same reason: so that the best plan's figure
+ * is the same whichever process, with whatever history, simulated it (resumed runs, MPI ranks). */
+static double snap_figure(double x) {
+  if (!(x > 0) || !isfinite(x)) return x;
+  double scale = pow(10.0, 8 - floor(log10(x)));
+  return round(x * scale) / scale;
+}
+
 mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
   rl_sim_reward *r = ctx;
   double period, mem, util, balance;
@@ -101,7 +109,7 @@ mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_erro
   if (st != MP_OK) return st;
   out->reward = snap(rl_reward_combine(&r->w, period, r->ref_period_s, mem, util));
   out->balance = snap(balance);
-  out->figure = 1.0 / period;
+  out->figure = snap_figure(1.0 / period);
   out->feasible = feasible;
   return MP_OK;
 }

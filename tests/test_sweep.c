@@ -720,26 +720,9 @@ static void a_sweep_killed_mid_way_should_resume_without_duplicate_or_lost_rows(
   free(b);
 }
 
-/* 1 when mpirun is on the PATH and this meshpipe was built with Open MPI. */
-static int mpi_available(const char **why) {
-  char *out = NULL, *err = NULL;
-  int built = testutil_meshpipe("sweep --help", &out, &err) == 0 && strstr(out, "is built with Open MPI");
-  free(out);
-  free(err);
-  if (!built) {
-    *why = "this meshpipe is built without Open MPI (install libopenmpi-dev, re-run cmake)";
-    return 0;
-  }
-  if (system("command -v mpirun >/dev/null 2>&1") != 0) {
-    *why = "mpirun is not on the PATH (install openmpi-bin)";
-    return 0;
-  }
-  return 1;
-}
-
 static void a_sweep_under_mpirun_should_give_the_rows_of_one_process(void) {
   const char *why = NULL;
-  if (!mpi_available(&why)) {
+  if (!testutil_mpi_available(&why)) {
     printf("\n  SKIPPED: %s\n", why);
     return;
   }

@@ -143,3 +143,19 @@ int testutil_run(const char *suite, CU_TestInfo *tests, int argc, char **argv) {
   remove_temp_dir();
   return rc > 255 ? 255 : rc;
 }
+
+int testutil_mpi_available(const char **why) {
+  char *out = NULL, *err = NULL;
+  int built = testutil_meshpipe("sweep --help", &out, &err) == 0 && strstr(out, "is built with Open MPI");
+  free(out);
+  free(err);
+  if (!built) {
+    *why = "this meshpipe is built without Open MPI (install libopenmpi-dev, re-run cmake)";
+    return 0;
+  }
+  if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+    *why = "mpirun is not on the PATH (install openmpi-bin)";
+    return 0;
+  }
+  return 1;
+}
