@@ -28,8 +28,10 @@ static const char usage[] =
     "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
     "run, and --resume with a larger --episodes extends a finished run.\n"
     "Under 'mpirun -np N meshpipe train ...' (meshpipe built with Open MPI) each batch's episodes are\n"
-    "dealt over the N processes, each with its own simulator; the policy and plans are bit for bit those\n"
-    "of one process with the same seed, and rank 0 alone prints, checkpoints and writes the policy.\n"
+    "dealt over the N processes, each with its own simulator, and rank 0 alone prints, checkpoints and\n"
+    "writes the policy.  With --isolate the policy and plans are bit for bit those of one process with\n"
+    "the same seed; without it they are too unless a simulated figure's last digits (which move with\n"
+    "the engine's history, about 1e-11 relative) cross the 1e-6 grid rewards are rounded to.\n"
     "\n"
     "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
     "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
@@ -56,6 +58,8 @@ static const char usage[] =
     "  --polish R             steepest-ascent rounds on each best plan at the end (default %d)\n"
     "  --allow-infeasible     rank plans by reward alone (default: a plan that fits memory beats any\n"
     "                         that does not; the simulator streams an over-full group's weights)\n"
+    "  --isolate              simulate every plan in a fork of the idle engine: figures bit-identical\n"
+    "                         in any process whatever ran before (about 1.5x slower; see below)\n"
     "  -j, --json             print the summary as one JSON object\n"
     "  -q, --quiet            no progress line\n"
     "\n"
@@ -81,6 +85,7 @@ enum {
   OPT_WR,
   OPT_POLISH,
   OPT_INFEASIBLE,
+  OPT_ISOLATE,
 };
 
 #define MAX_GRAPHS 32
@@ -111,7 +116,7 @@ static int train(int argc, char **argv, int rank, int size) {
       {"hidden", required_argument, NULL, OPT_HIDDEN}, {"w-period", required_argument, NULL, OPT_WP},
       {"w-memory", required_argument, NULL, OPT_WM}, {"w-storage", required_argument, NULL, OPT_WS},
       {"w-routing", required_argument, NULL, OPT_WR}, {"polish", required_argument, NULL, OPT_POLISH},
-      {"allow-infeasible", no_argument, NULL, OPT_INFEASIBLE},
+      {"allow-infeasible", no_argument, NULL, OPT_INFEASIBLE}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
@@ -148,6 +153,7 @@ static int train(int argc, char **argv, int rank, int size) {
       break;
     case OPT_RESUME: resume = 1; break;
     case OPT_INFEASIBLE: allow_infeasible = 1; break;
+    case OPT_ISOLATE: so.isolate = 1; break;
     case OPT_REWARD:
       if (strcmp(optarg, "sim") == 0)
         use_sim = 1;
@@ -338,7 +344,8 @@ static int train(int argc, char **argv, int rank, int size) {
 
   cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "graphs") : NULL;
   if (!json) {
-    printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), seed %ld",
+    printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), "
+           "seed %ld",
            ts.episodes, ts.iterations, n, n == 1 ? "" : "s", c->name, c->n_cores, train_s, total_s - train_s, seed);
     printf(size > 1 ? ", on %d MPI ranks\n" : "\n", size);
     printf("%ld reward evaluations", ts.evaluations - evals0);

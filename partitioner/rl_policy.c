@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,18 @@ static int widest(const rl_policy *p) {
 }
 
 /* Allocates a policy of the given shape with zero parameters and moments. */
+/* OpenBLAS splits a product over its threads by the machine's core count, and the summation order,
+ * hence the last bits, follow the split: a policy trained on a 2-core machine would differ from one
+ * trained on an 8-core machine, or in an mpirun rank pinned to one core.  The policy's matrices are
+ * small (a few hundred rows of 26 x 16), where the threads only cost CPU time (the analytical
+ * warm-up took 13.5 CPU s with them, 6.6 s without), so every policy's products run on one thread:
+ * results then depend on the seed alone. */
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void one_blas_thread(void) { openblas_set_num_threads(1); }
+
 static mp_status alloc_shape(int n_in, int n_out, int n_hidden, int hidden, rl_policy **out, mp_error *err) {
+  pthread_once(&blas_once, one_blas_thread);
   *out = NULL;
   if (n_in < 1 || n_out < 1 || n_hidden < 0 || n_hidden > RL_POLICY_MAX_HIDDEN || (n_hidden > 0 && hidden < 1) ||
       n_in > (1 << 24) || n_out > (1 << 24) || hidden > (1 << 16))

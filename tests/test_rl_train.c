@@ -908,11 +908,12 @@ static void train_under_mpirun_should_write_what_one_process_writes(void) {
   snprintf(one, sizeof one, "%s", testutil_temp_path("one.pol"));
   snprintf(three, sizeof three, "%s", testutil_temp_path("three.pol"));
   snprintf(log, sizeof log, "%s", testutil_temp_path("mpirun.json"));
-  snprintf(args, sizeof args, "train -q --json -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  /* --isolate: simulated figures that do not depend on what else each process simulated before */
+  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
   snprintf(cmd, sizeof cmd,
-           "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' train -q --json -g '%s' -c '%s' --episodes 20 "
-           "-o '%s' >'%s' 2>&1",
+           "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' train -q --json --isolate -g '%s' -c '%s' "
+           "--episodes 20 -o '%s' >'%s' 2>&1",
            MESHPIPE_BINARY, g, c, three, log);
   int rc = system(cmd);
   size_t ll = 0;
@@ -1021,7 +1022,8 @@ static CU_TestInfo tests[] = {
      the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
     {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
-    {"train_under_mpirun_should_write_what_one_process_writes", train_under_mpirun_should_write_what_one_process_writes},
+    {"train_under_mpirun_should_write_what_one_process_writes",
+     train_under_mpirun_should_write_what_one_process_writes},
     {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},
     CU_TEST_INFO_NULL,
 };
