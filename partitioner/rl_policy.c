@@ -32,9 +32,8 @@ static int widest(const rl_policy *p) {
 /* OpenBLAS splits a product over its threads by the machine's core count, and the summation order,
  * hence the last bits, follow the split: a policy trained on a 2-core machine would differ from one
  * trained on an 8-core machine, or in an mpirun rank pinned to one core.  The policy's matrices are
- * small (a few hundred rows of 26 x 16), where the threads only cost CPU time (the analytical
- * warm-up took 13.5 CPU s with them, 6.6 s without), so every policy's products run on one thread:
- * results then depend on the seed alone. */
+ * small (a few hundred rows of 26 x 16), where the threads only cost CPU time, so every policy's
+ * products run on one thread: results then depend on the seed alone. */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void one_blas_thread(void) { openblas_set_num_threads(1); }
