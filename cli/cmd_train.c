@@ -1,4 +1,5 @@
 /* meshpipe train: train the RL partitioner's policy on one or more graphs, rewarded by the simulator. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -236,6 +237,16 @@ static int train(int argc, char **argv, int rank, int size) {
   mp_error err;
   err_clear(&err);
   int rc = 0;
+  /* The policy and its checkpoints are written after minutes of training (by rank 0): find out now
+   * that they can be. */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", output);
+  char *slash = strrchr(dir, '/');
+  if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+  if (rank == 0 && access(slash ? dir : ".", W_OK) != 0) {
+    err_set(&err, MP_OUTPUT, "%s: cannot write the policy there: %s", output, strerror(errno));
+    goto fail;
+  }
   if (chip_load(chip_path, &c, &err) != MP_OK) goto fail;
   if (c->n_cores < 2) {
     rc = cli_usage("train", "the chip '%s' has one core: there is nothing to partition", c->name);

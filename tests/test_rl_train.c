@@ -984,6 +984,9 @@ static void train_should_reject_bad_usage_with_exit_status_2(void) {
   free(out), free(errout);
   snprintf(args, sizeof args, "train -g '%s' -c '%s' -o /nonexistent-dir/p.pol --episodes 8", g, c);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 1);
+  /* refused before any training: no progress line */
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "/nonexistent-dir/p.pol: cannot write the policy there"));
+  CU_ASSERT_PTR_NULL(strstr(errout, "train: episode"));
   free(out), free(errout);
   CU_ASSERT_FALSE(testutil_exists(pol));
 }
