@@ -21,10 +21,11 @@ static const char usage[] =
     "usage: meshpipe train -g GRAPH[,GRAPH...] [-c CHIP] -o POLICY [options]\n"
     "\n"
     "Trains the RL partitioner's policy by REINFORCE (partitioner/README.md, \"RL partitioner\"): episodes\n"
-    "start from each graph's initial plan or from the best plan found so far, the policy proposes moves\n"
-    "of layers and cores between neighbouring core groups, and every proposal is simulated (the\n"
-    "simulator caches repeated plans).  Prints the best plan found per graph and writes the policy, which\n"
-    "'meshpipe partition -m rl --policy POLICY' fine-tunes or, with --episodes 0, applies as it is.\n"
+    "start from each graph's initial plan or from the best plan found before their batch, the policy\n"
+    "proposes moves of layers and cores between neighbouring core groups, and every proposal is\n"
+    "simulated (the simulator caches repeated plans).  Prints the best plan found per graph and writes\n"
+    "the policy, which 'meshpipe partition -m rl --policy POLICY' fine-tunes or, with --episodes 0,\n"
+    "applies as it is.\n"
     "A checkpoint (POLICY.ckpt) is written every --checkpoint-every episodes and at the end; after a\n"
     "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
     "run, and --resume with a larger --episodes extends a finished run.\n"
@@ -134,7 +135,10 @@ static int train(int argc, char **argv, int rank, int size) {
   while ((opt = getopt_long(argc, argv, ":g:c:o:M:jqh", options, NULL)) != -1) {
     switch (opt) {
     case 'h':
-      if (rank == 0) printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS);
+      if (rank == 0) {
+        printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS);
+        printf("This meshpipe is built %s Open MPI.\n", ranks_have_mpi() ? "with" : "without");
+      }
       return 0;
     case 'g': graph_list = optarg; break;
     case 'c': chip_path = optarg; break;
