@@ -325,16 +325,16 @@ static int train(int argc, char **argv, int rank, int size) {
   long evals0 = ts.evaluations, last_ckpt = ts.episodes;
   while (!rl_trainer_done(t)) {
     mp_status st = rl_trainer_iterate(t, &err);
-    if (st != MP_OK && size > 1) { /* the other ranks wait for this one's records: end them all */
+    rl_trainer_get_stats(t, &ts);
+    if (st == MP_OK && rank == 0 && ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
+      st = rl_trainer_save(t, ckpt, &err);
+      last_ckpt = ts.episodes;
+    }
+    if (st != MP_OK && size > 1) { /* the other ranks would wait for this one's records: end them all */
       cli_fail(&err);
       ranks_abort(err_exit_code(st));
     }
     if (st != MP_OK) goto fail;
-    rl_trainer_get_stats(t, &ts);
-    if (rank == 0 && ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
-      if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail;
-      last_ckpt = ts.episodes;
-    }
     if (!quiet) {
       rl_eval b0;
       rl_trainer_best(t, 0, &b0);
