@@ -157,5 +157,10 @@ int testutil_mpi_available(const char **why) {
     *why = "mpirun is not on the PATH (install openmpi-bin)";
     return 0;
   }
+  /* a machine where Open MPI cannot start local processes at all (no usable transport, say) */
+  if (system("mpirun --allow-run-as-root --oversubscribe -np 2 /bin/true >/dev/null 2>&1") != 0) {
+    *why = "mpirun cannot start two local processes here ('mpirun -np 2 /bin/true' fails)";
+    return 0;
+  }
   return 1;
 }

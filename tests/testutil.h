@@ -37,8 +37,8 @@ int testutil_in_child(int (*fn)(void *), void *arg);
 /* 1 if the file exists. */
 int testutil_exists(const char *path);
 
-/* 1 when mpirun is on the PATH and this meshpipe is built with Open MPI; else 0 and *why says which
- * is missing (tests that need mpirun print it and skip). */
+/* 1 when this meshpipe is built with Open MPI and mpirun is on the PATH and can start two local
+ * processes; else 0 and *why says which is missing (tests that need mpirun print it and skip). */
 int testutil_mpi_available(const char **why);
 
 #endif
