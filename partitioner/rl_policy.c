@@ -28,7 +28,6 @@ static int widest(const rl_policy *p) {
   return w;
 }
 
-/* Allocates a policy of the given shape with zero parameters and moments. */
 /* OpenBLAS splits a product over its threads by the machine's core count, and the summation order,
  * hence the last bits, follow the split: a policy trained on a 2-core machine would differ from one
  * trained on an 8-core machine, or in an mpirun rank pinned to one core.  The policy's matrices are
@@ -38,6 +37,7 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void one_blas_thread(void) { openblas_set_num_threads(1); }
 
+/* Allocates a policy of the given shape with zero parameters and moments. */
 static mp_status alloc_shape(int n_in, int n_out, int n_hidden, int hidden, rl_policy **out, mp_error *err) {
   pthread_once(&blas_once, one_blas_thread);
   *out = NULL;
