@@ -58,12 +58,7 @@ static const char usage_text[] =
     "  -h, --help            show this help\n"
     "\n"
     "Many machines: 'mpirun -np N meshpipe sweep ...' deals the cases over N ranks (each running its\n"
-    "cases with --jobs workers) and rank 0 writes the same rows a single process would.  "
-#ifdef MESHPIPE_HAVE_MPI
-    "This meshpipe\nis built with Open MPI.\n";
-#else
-    "This meshpipe\nis built without MPI (install libopenmpi-dev and rebuild).\n";
-#endif
+    "cases with --jobs workers) and rank 0 writes the same rows a single process would.\n";
 
 enum { OPT_VARY = CLI_OPT_FIRST_FREE };
 enum { TAG_ROW = 1, TAG_FAIL, TAG_DONE };
@@ -302,7 +297,10 @@ static int run(int argc, char **argv) {
   if (code == 0 && !a.help) code = build_sweep(&a, rank == 0, &s);
   ranks_unmute(saved_stderr);
   if (code == 0 && a.help) {
-    if (rank == 0) cli_help(usage_text);
+    if (rank == 0) {
+      cli_help(usage_text);
+      ranks_print_build();
+    }
     goto cleanup;
   }
   int n_done = 0;

@@ -137,7 +137,7 @@ static int train(int argc, char **argv, int rank, int size) {
     case 'h':
       if (rank == 0) {
         printf(usage, (long)RL_METHOD_EPISODES, (long)RL_METHOD_EPISODES, RL_METHOD_POLISH_ROUNDS);
-        printf("This meshpipe is built %s Open MPI.\n", ranks_have_mpi() ? "with" : "without");
+        ranks_print_build();
       }
       return 0;
     case 'g': graph_list = optarg; break;

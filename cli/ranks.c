@@ -24,11 +24,11 @@ static int launched_ranks(void) {
   return 0;
 }
 
-int ranks_have_mpi(void) {
+void ranks_print_build(void) {
 #ifdef MESHPIPE_HAVE_MPI
-  return 1;
+  printf("This meshpipe is built with Open MPI.\n");
 #else
-  return 0;
+  printf("This meshpipe is built without Open MPI (install libopenmpi-dev and rebuild).\n");
 #endif
 }
 

@@ -34,7 +34,7 @@ mp_status ranks_gather(void *ctx, const void *mine, size_t len, void **all, size
 int ranks_mute(void);
 void ranks_unmute(int saved);
 
-/* Whether this meshpipe is built with Open MPI. */
-int ranks_have_mpi(void);
+/* Prints to stdout whether this meshpipe is built with Open MPI (the last line of a --help). */
+void ranks_print_build(void);
 
 #endif
