@@ -412,6 +412,16 @@ static const int *episode_start(const rl_trainer *t, int e, int i, const rl_eval
   return t->inst[i].in.init;
 }
 
+/* A move's K proposals: the episode follows the one with the best learning signal (the first of
+ * equals); t->next is the proposal just evaluated, t->cand the one to follow. */
+static void follow_if_best(rl_trainer *t, const rl_eval *ev, double *step_best, double *step_final) {
+  if (signal(t, ev) > *step_best) {
+    *step_best = signal(t, ev);
+    *step_final = ev->reward;
+    memcpy(t->cand, t->next, (size_t)t->n_cores * sizeof *t->cand);
+  }
+}
+
 /* Plays episode e of the batch on instance i with the episode's own rng, appending its record to
  * t->rec.  Plans are scored by the reward callback only: counters and best plans change when the
  * batch is applied (apply_episode), in episode order, whichever process played the episode. */
@@ -437,11 +447,7 @@ static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
       if (st != MP_OK) break;
       ep_move m = {a, ev.feasible, ev.reward, ev.balance, ev.figure};
       st = rec_put(t, &m, sizeof m, err);
-      if (signal(t, &ev) > step_best) {
-        step_best = signal(t, &ev);
-        step_final = ev.reward;
-        memcpy(t->cand, t->next, (size_t)t->n_cores * sizeof *t->cand);
-      }
+      follow_if_best(t, &ev, &step_best, &step_final);
     }
     h.n_steps++;
     memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
@@ -490,11 +496,7 @@ static mp_status apply_episode(rl_trainer *t, int e, int i, const unsigned char 
       keep(t, i, t->next, &ev);
       t->act[r] = m.action;
       t->rew[r] = signal(t, &ev) - R;
-      if (signal(t, &ev) > step_best) {
-        step_best = signal(t, &ev);
-        step_final = ev.reward;
-        memcpy(t->cand, t->next, (size_t)t->n_cores * sizeof *t->cand);
-      }
+      follow_if_best(t, &ev, &step_best, &step_final);
     }
     t->n_rows += K;
     t->steps++;
