@@ -9,7 +9,7 @@
  * differences of the engine's clock.  sim_free makes the controller return, simgrid_run ends and
  * the thread is joined.  SimGrid aborts on any error, so everything is validated before it runs.
  *
- * Work model (the analytical model of partitioner/cost.h, refined).  The plan is rewritten with
+ * Work model (the analytical model of model/cost.h, refined).  The plan is rewritten with
  * Send/Recv nodes (split.h).  Each group's layers are cut into segments: runs of consecutive
  * layers that wait for the same received tensors (directly or through earlier layers of the
  * group), cut after a layer whose output is sent, so within a segment nothing waits.  A segment

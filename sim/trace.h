@@ -54,7 +54,7 @@ typedef struct trace_group {
   int n_cores;
   int *cores; /* owned; recorded traces hold consecutive ids */
   int first_layer, n_layers;
-  /* The stage's figures in the analytical model (partitioner/cost.h): */
+  /* The stage's figures in the analytical model (model/cost.h): */
   double flops, gather_bytes, send_bytes, weight_bytes, max_act_bytes;
   uint64_t sram_bytes; /* bytes each core of the group holds */
   uint64_t dram_bytes; /* weight bytes streamed per micro-batch */
