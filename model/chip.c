@@ -305,6 +305,20 @@ chip_core chip_typical_core(const chip *c) {
   return t;
 }
 
+chip_group chip_group_of(const chip *c, int first, int n) {
+  const chip_core *k = &c->cores[first];
+  chip_group g = {.speed = (double)n * k->flops, .gamma = k->transfer_factor, .sram_bytes = k->sram_bytes};
+  if (!c->heterogeneous) return g;
+  g.speed = 0;
+  for (int i = first; i < first + n; i++) {
+    const chip_core *x = &c->cores[i];
+    g.speed += x->flops;
+    if (x->transfer_factor > g.gamma) g.gamma = x->transfer_factor;
+    if (x->sram_bytes < g.sram_bytes) g.sram_bytes = x->sram_bytes;
+  }
+  return g;
+}
+
 double chip_total_flops(const chip *c) {
   double sum = 0;
   for (int i = 0; i < c->n_cores; i++) sum += c->cores[i].flops;

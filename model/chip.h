@@ -69,6 +69,18 @@ int chip_nearest_dram(const chip *c, int core);
  * cores that differ from it as "overrides"; so the canonical form depends only on the cores. */
 chip_core chip_typical_core(const chip *c);
 
+/* The figures of the core group [first, first + n) that the cost model and the simulator use. */
+typedef struct chip_group {
+  double speed;        /* sum of the cores' flop/s; n times the core's on a chip whose cores are alike,
+                          so that a group's speed does not depend on how it is summed */
+  double gamma;        /* largest transfer factor (>= 1) */
+  uint64_t sram_bytes; /* smallest SRAM */
+} chip_group;
+
+/* The group's figures; the range must lie on the chip and be non-empty.  O(1) when no core differs,
+ * else O(n). */
+chip_group chip_group_of(const chip *c, int first, int n);
+
 /* Sums over all cores: peak flop/s and SRAM bytes. */
 double chip_total_flops(const chip *c);
 uint64_t chip_total_sram(const chip *c);

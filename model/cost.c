@@ -2,8 +2,8 @@
  *
  * Sums of flops and bytes are taken in uint64 and converted once, so a stage's figures do not
  * depend on the order in which its layers were added (the optimum's DP adds them incrementally and
- * must reproduce cost_model_stage bit for bit).  On a uniform chip (every core alike) a group's
- * speed is n_cores * flops for the same reason. */
+ * must reproduce cost_model_stage bit for bit).  A group's speed, transfer factor and SRAM come
+ * from chip_group_of, as in the simulator. */
 #include "cost.h"
 
 #include <math.h>
@@ -12,7 +12,6 @@
 struct cost_model {
   const graph *g;
   const chip *c;
-  int uniform; /* every core has the same flops, SRAM and transfer factor */
 };
 
 double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth) {
@@ -25,21 +24,12 @@ double cost_mem_bytes(double weight_bytes, double max_act_bytes, int n_cores) {
   return weight_bytes / (double)n_cores + max_act_bytes;
 }
 
-static int chip_is_uniform(const chip *c) {
-  for (int i = 1; i < c->n_cores; i++)
-    if (c->cores[i].flops != c->cores[0].flops || c->cores[i].sram_bytes != c->cores[0].sram_bytes ||
-        c->cores[i].transfer_factor != c->cores[0].transfer_factor)
-      return 0;
-  return 1;
-}
-
 mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_error *err) {
   *out = NULL;
   cost_model *m = calloc(1, sizeof *m);
   if (!m) return err_nomem(err);
   m->g = g;
   m->c = c;
-  m->uniform = chip_is_uniform(c);
   *out = m;
   return MP_OK;
 }
@@ -63,19 +53,8 @@ void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int fi
       if (t->last_consumer > last) send += t->bytes;
     }
   }
-  double speed = 0, gamma = 0, sram = 0;
-  if (m->uniform) {
-    speed = (double)n_cores * c->cores[0].flops;
-    gamma = c->cores[0].transfer_factor;
-    sram = (double)c->cores[0].sram_bytes;
-  } else {
-    sram = (double)c->cores[first_core].sram_bytes;
-    for (int i = first_core; i < first_core + n_cores; i++) {
-      speed += c->cores[i].flops;
-      if (c->cores[i].transfer_factor > gamma) gamma = c->cores[i].transfer_factor;
-      if ((double)c->cores[i].sram_bytes < sram) sram = (double)c->cores[i].sram_bytes;
-    }
-  }
+  chip_group grp = chip_group_of(c, first_core, n_cores);
+  double speed = grp.speed, gamma = grp.gamma, sram = (double)grp.sram_bytes;
   out->first_layer = first_layer;
   out->n_layers = n_layers;
   out->first_core = first_core;

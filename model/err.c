@@ -14,7 +14,6 @@ static const struct {
 #undef MP_STATUS_INFO
 };
 
-#define N_STATUS ((int)(sizeof status_info / sizeof status_info[0]))
 
 void err_clear(mp_error *err) {
   if (!err) return;
@@ -58,13 +57,13 @@ mp_status err_at(mp_error *err, mp_status status, const char *file, const char *
 mp_status err_nomem(mp_error *err) { return err_set(err, MP_NOMEM, "out of memory"); }
 
 const char *err_name(mp_status status) {
-  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].name : "UNKNOWN";
+  return (int)status >= 0 && (int)status < MP_STATUS_COUNT ? status_info[status].name : "UNKNOWN";
 }
 
 const char *err_text(mp_status status) {
-  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].text : "unknown status";
+  return (int)status >= 0 && (int)status < MP_STATUS_COUNT ? status_info[status].text : "unknown status";
 }
 
 int err_exit_code(mp_status status) {
-  return (int)status >= 0 && (int)status < N_STATUS ? status_info[status].exit_code : 1;
+  return (int)status >= 0 && (int)status < MP_STATUS_COUNT ? status_info[status].exit_code : 1;
 }

@@ -22,6 +22,11 @@ typedef enum {
 #undef MP_STATUS_ENUM
 } mp_status;
 
+/* How many codes the table has (codes are 0 .. MP_STATUS_COUNT - 1). */
+#define MP_STATUS_ONE(name, exit_code, text) +1
+enum { MP_STATUS_COUNT = 0 MP_STATUS_TABLE(MP_STATUS_ONE) };
+#undef MP_STATUS_ONE
+
 #define MP_ERROR_MSG_MAX 1024
 
 typedef struct mp_error {

@@ -102,6 +102,33 @@ static void overrides_should_change_only_their_core(void) {
   chip_free(c);
 }
 
+static void a_group_should_sum_speeds_and_take_the_largest_factor_and_smallest_sram(void) {
+  chip *c = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(chip_from_text("{" HEAD MESH CORE NOC OVER("[{\"core\": 5, \"flops\": 2e12, \"sram_bytes\": "
+                                                                  "512, \"transfer_factor\": 2.5}, {\"core\": 3, "
+                                                                  "\"sram_bytes\": 4096, \"transfer_factor\": 1.5}]") "}",
+                                       &c, &err),
+                        MP_OK);
+  chip_group g = chip_group_of(c, 3, 4); /* cores 3..6 */
+  CU_ASSERT_EQUAL(g.speed, 5e12);
+  CU_ASSERT_EQUAL(g.gamma, 2.5);
+  CU_ASSERT_EQUAL(g.sram_bytes, 512u);
+  g = chip_group_of(c, 3, 2); /* cores 3..4: the first core's factor is the largest, the other's SRAM the least */
+  CU_ASSERT_EQUAL(g.speed, 2e12);
+  CU_ASSERT_EQUAL(g.gamma, 1.5);
+  CU_ASSERT_EQUAL(g.sram_bytes, 1024u);
+  g = chip_group_of(c, 6, 1);
+  CU_ASSERT(g.speed == 1e12 && g.gamma == 1.0 && g.sram_bytes == 1024u);
+  chip_free(c);
+  c = mesh_chip(8, 8, NULL); /* alike cores: n times the speed, exactly */
+  CU_ASSERT_FATAL(c != NULL);
+  g = chip_group_of(c, 7, 37);
+  CU_ASSERT_EQUAL(g.speed, 37 * 1e12);
+  CU_ASSERT(g.gamma == 1.0 && g.sram_bytes == 1024u);
+  chip_free(c);
+}
+
 /* Every rejection: the input, and the "where: what" the one-line message must contain. */
 static const struct {
   const char *text, *want;
@@ -508,6 +535,8 @@ static CU_TestInfo tests[] = {
     {"a_good_chip_should_load_with_the_figures_of_the_file", a_good_chip_should_load_with_the_figures_of_the_file},
     {"a_zero_latency_and_no_dram_should_be_accepted", a_zero_latency_and_no_dram_should_be_accepted},
     {"overrides_should_change_only_their_core", overrides_should_change_only_their_core},
+    {"a_group_should_sum_speeds_and_take_the_largest_factor_and_smallest_sram",
+     a_group_should_sum_speeds_and_take_the_largest_factor_and_smallest_sram},
     {"every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the_place",
      every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the_place},
     {"chip_load_should_report_a_missing_file_and_bad_json_with_the_path",
