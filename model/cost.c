@@ -53,8 +53,6 @@ void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int fi
       if (t->last_consumer > last) send += t->bytes;
     }
   }
-  chip_group grp = chip_group_of(c, first_core, n_cores);
-  double speed = grp.speed, gamma = grp.gamma, sram = (double)grp.sram_bytes;
   out->first_layer = first_layer;
   out->n_layers = n_layers;
   out->first_core = first_core;
@@ -64,14 +62,19 @@ void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int fi
   out->gather_bytes = (double)gather;
   out->max_act_bytes = (double)max_act;
   out->send_bytes = (double)send;
-  out->speed = speed;
-  out->gamma = gamma;
-  out->sram_bytes = sram;
-  out->compute_s = cost_compute_s(out->flops, speed, out->gather_bytes, n_cores, c->noc_bandwidth);
-  out->send_s = cost_send_s(out->send_bytes, gamma, c->noc_bandwidth);
-  out->time_s = out->compute_s > out->send_s ? out->compute_s : out->send_s;
-  out->mem_bytes = cost_mem_bytes(out->weight_bytes, out->max_act_bytes, n_cores);
-  out->fits = out->mem_bytes <= sram;
+  cost_stage_complete(c, out);
+}
+
+void cost_stage_complete(const chip *c, cost_stage *s) {
+  chip_group grp = chip_group_of(c, s->first_core, s->n_cores);
+  s->speed = grp.speed;
+  s->gamma = grp.gamma;
+  s->sram_bytes = (double)grp.sram_bytes;
+  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, s->n_cores, c->noc_bandwidth);
+  s->send_s = cost_send_s(s->send_bytes, s->gamma, c->noc_bandwidth);
+  s->time_s = s->compute_s > s->send_s ? s->compute_s : s->send_s;
+  s->mem_bytes = cost_mem_bytes(s->weight_bytes, s->max_act_bytes, s->n_cores);
+  s->fits = s->mem_bytes <= s->sram_bytes;
 }
 
 double cost_model_bottleneck(const cost_model *m, const plan *p, int *feasible, double *mem_ratio) {

@@ -81,6 +81,11 @@ void cost_model_free(cost_model *m);
 void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int first_core, int n_cores,
                       cost_stage *out);
 
+/* Fills the rest of s from its ranges and its sums (flops, weight, gather, max_act and send bytes) on
+ * chip c (borrowed): the group's figures, the times, the memory and whether it fits.  How
+ * cost_model_stage ends, and how a stage known only by its sums (a recorded trace's) is costed. */
+void cost_stage_complete(const chip *c, cost_stage *s);
+
 /* Bottleneck of a plan over the model's graph and chip (p borrowed, sized for them); *feasible and
  * *mem_ratio (either may be NULL) receive the plan's memory verdict.  No allocation: for search loops. */
 double cost_model_bottleneck(const cost_model *m, const plan *p, int *feasible, double *mem_ratio);

@@ -85,7 +85,7 @@ mp_status proc_child_start(proc_child *c, proc_fn fn, void *ctx, mp_error *err) 
 }
 
 int proc_child_read(proc_child *c) {
-  char buf[65536];
+  char buf[4096]; /* small: the simulator reads its isolated runs on an actor's 64 KiB stack */
   ssize_t r;
   do
     r = read(c->fd, buf, sizeof buf);

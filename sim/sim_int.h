@@ -1,6 +1,8 @@
 /* sim_int: what the simulator's files share — the platform generated from a chip and the naming and
- * numbering of its hosts and links.
+ * numbering of its hosts and links (sim_platform.c), the compiled program of an evaluation
+ * (sim_program.c), the engine that runs it (sim_engine.c) and the sim object itself (sim.c).
  *
+ * Platform.
  * Hosts: per core "cID", per DRAM port "dramI".  NoC links are one per direction (full duplex):
  * "xAyB>xCyD" from (A,B) to (C,D); DRAM port i's link "dramI>xXyY" (the port's bandwidth) enters the
  * core at its position.  Routes are the XY routes (x-moves, then y-moves), from a port through its
@@ -36,9 +38,14 @@
 #ifndef MESHPIPE_SIM_INT_H
 #define MESHPIPE_SIM_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <simgrid/forward.h>
 
 #include "chip.h"
+#include "cost.h"
 #include "err.h"
 #include "sim.h"
 
@@ -70,5 +77,133 @@ mp_status sim_platform_write(const chip *c, const char *path, mp_error *err);
 
 /* The same with routing SIM_ROUTING_AUTO, _FULL or _DIJKSTRA. */
 mp_status sim_platform_write_routed(const chip *c, int routing, const char *path, mp_error *err);
+
+/* ---- the compiled program of one evaluation (sim_program.c) --------------------------------------
+ *
+ * A job is what the engine runs: per core group its segments (runs of layers that wait for the same
+ * received tensors), its sends and its DRAM streams, plus the stage's analytical figures that a result
+ * reports beside what the run measured.  It is compiled from a plan (through its Send/Recv split and
+ * the cost model) or from a recorded trace, in one shape, so both give results the same way. */
+
+typedef struct seg {
+  double flops;            /* on the group's first core: F * speed(first) / speed(group) */
+  double raw_flops;        /* F: the layers' work on the whole group (as recorded in traces) */
+  const char *name;        /* its first op (borrowed from the graph or trace) */
+  double gather;           /* A: output bytes of its layers, all-gathered */
+  int n_needs, *needs;     /* recvs of the group it waits for */
+  int n_deps, *deps;       /* earlier segments of the group whose outputs it reads */
+  int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */
+} seg;
+
+typedef struct jsend {
+  double bytes;     /* gamma * tensor bytes */
+  double raw_bytes; /* the tensor's bytes */
+  const char *name; /* the tensor (borrowed) */
+  int dst_group, dst_recv, dst_core;
+} jsend;
+
+typedef struct jrecv {
+  const char *name; /* the tensor (borrowed) */
+  int src_group;
+} jrecv;
+
+typedef struct qitem {
+  int send, mb;
+} qitem;
+
+typedef struct jgroup {
+  int first_core, n_cores, last_core;
+  cost_stage model; /* the stage's analytical figures: its ranges, sums, times and memory */
+  int n_segs;
+  seg *segs;
+  int n_sends;
+  jsend *sends;
+  int n_recvs;
+  jrecv *recvs;
+  double *dram; /* per core of the group: weight bytes streamed per micro-batch (NULL when it fits) */
+  int dram_port;
+  sg_host_t *dram_hosts; /* the port, then the group's cores */
+  double *dram_matrix;   /* (n_cores+1)^2 bytes (row 0: port to core k+1), then n_cores+1 zero flops */
+  /* run state */
+  double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
+  unsigned char *done;   /* per (micro-batch, segment): ran */
+  int *left;             /* per micro-batch: segments still to run */
+  int *arrived;          /* per recv: micro-batches arrived */
+  double *done_t;        /* per micro-batch: when its last segment / last send ended (absolute clock) */
+  sg_sem_t ev, q;
+  qitem *queue;
+  int q_head, q_tail;
+  double compute_s, dram_s, comm_s;
+  long acts;
+} jgroup;
+
+typedef struct job {
+  int M, n_groups;
+  jgroup *groups;
+  uint64_t graph_hash, plan_hash;
+  timeline *tl;  /* NULL, or where the run's events go (borrowed) */
+  int tl_failed; /* an event could not be added (out of memory) */
+  int failed;    /* set by the engine thread: the evaluation could not run (out of memory, fork) */
+  double t0, t_end;
+} job;
+
+/* The job of plan p of graph g (both borrowed) with M micro-batches on the sim's chip.  *out is owned
+ * (sim_job_free). */
+mp_status sim_job_from_plan(const sim *s, const graph *g, const plan *p, int M, job **out, mp_error *err);
+
+/* The job of a trace whose core ids are the sim chip's (borrowed; see sim_replay).  *out is owned. */
+mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *err);
+
+/* Frees j; sim_job_free(NULL) is a no-op. */
+void sim_job_free(job *j);
+
+/* ---- results (sim.c) ---------------------------------------------------------------------------- */
+
+/* The result of job j once the engine has run it: its figures, the stages' analytical figures, the
+ * cores' memory and the busiest links.  res is caller-owned (sim_result_clear). */
+mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err);
+
+/* MP_INPUT when the sim's measured op times were loaded for another graph than g. */
+mp_status sim_check_op_times(const sim *s, const graph *g, mp_error *err);
+
+/* ---- the engine (sim_engine.c) ------------------------------------------------------------------ */
+
+typedef struct sim_request sim_request;
+
+/* What sim_new, sim_evaluate and the engine thread share.  Everything but the request handshake
+ * (mu, cv, state, req) belongs to the caller's thread, or to the engine thread while it runs a job. */
+struct sim {
+  const chip *chip;
+  sim_options opt;
+  pthread_t thread;
+  int thread_started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;        /* SIM_ST_* (sim_engine.c) */
+  sim_request *req; /* the request being served */
+  char xml_path[256];
+  char paje_part[560];   /* where SimGrid writes the Paje trace until sim_free renames it */
+  sg_host_t *hosts;      /* per core */
+  sg_host_t *dram_hosts; /* per port */
+  sim_stats stats;
+  struct sim_cache_entry *cache;
+  long cache_stamp;
+  double *link_bytes; /* scratch: per link index */
+  int *link_order;    /* scratch */
+};
+
+/* Claims the process's one engine, writes the platform and starts the engine thread; MP_RUN if an
+ * engine was already claimed.  On failure nothing is left running. */
+mp_status sim_engine_start(sim *s, mp_error *err);
+
+/* Runs job j (an evaluation, in a fork of the idle engine when the sim isolates and j has no
+ * timeline) and waits for it.  MP_RUN if the engine has stopped or the job could not run. */
+mp_status sim_engine_run(sim *s, job *j, mp_error *err);
+
+/* Names of the NoC/DRAM links SimGrid routes from core a to core b (see sim_route_links). */
+int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max);
+
+/* Stops the engine thread (if it was started) and waits for it. */
+void sim_engine_stop(sim *s);
 
 #endif

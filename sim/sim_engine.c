@@ -1,0 +1,501 @@
+/* sim_engine: SimGrid's engine in a thread of its own, and the actors that run a job (see sim.h).
+ *
+ * sim_engine_start writes the chip's platform (sim_int.h) to a temporary file and starts a pthread
+ * that initialises SimGrid (host model ptask_L07, surf/precision 1e-15, 64 KiB raw-context stacks,
+ * logs silenced unless verbose), loads the platform, deletes the file and runs a controller actor.
+ * The controller waits on a pthread condition variable for requests from the caller's thread; while it
+ * waits, nothing else exists in the simulation, so blocking the engine's thread is harmless.  For
+ * each job it creates the plan's actors, joins them, and hands back times measured as differences of
+ * the engine's clock.  sim_engine_stop makes the controller return, simgrid_run ends and the thread is
+ * joined.  SimGrid aborts on any error, so everything is validated before it runs.
+ *
+ * Actors.  Each group has one actor that runs its (micro-batch, segment) pairs from a ready queue, as
+ * TensorFlow's executor does: the lowest micro-batch, then segment, whose received tensors have
+ * arrived and whose segments it reads from are done.  A segment is one execution of its flops on the
+ * group's first core (scaled to that core's share) followed by one all-gather ptask over the group's
+ * snake chain.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
+ * time (FIFO, overlapping the group's next compute: double buffering) and then signals the receiver
+ * (a counter and a semaphore: the transfer is in flight from the moment it is posted, as with a
+ * permanent receiver).  A group whose weights do not fit first streams them from DRAM, every
+ * micro-batch, in one ptask from the port to its cores. */
+#define _GNU_SOURCE /* mkstemps */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/semaphore.h>
+#include <xbt/dynar.h>
+
+#include "bytes.h"
+#include "proc.h"
+#include "sim_int.h"
+
+enum { SIM_ST_STARTING, SIM_ST_IDLE, SIM_ST_REQUEST, SIM_ST_DONE, SIM_ST_STOP, SIM_ST_ENDED };
+
+/* One request to the engine thread: a job to run, or a route to look up. */
+struct sim_request {
+  job *j; /* NULL: a route query */
+  int ra, rb, r_max, r_count;
+  char (*r_names)[48];
+};
+
+static atomic_int engine_claimed; /* SimGrid starts once per process */
+
+/* ---- actors (engine thread) ------------------------------------------------------------------ */
+
+static void ptask2(sg_host_t from, sg_host_t to, double bytes) {
+  sg_host_t h[2] = {from, to};
+  double flops[2] = {0, 0};
+  double b[4] = {0, bytes, 0, 0};
+  sg_actor_parallel_execute(2, h, flops, b);
+}
+
+typedef struct actor_arg {
+  sim *s;
+  job *j;
+  int g;
+} actor_arg;
+
+static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
+  int c = gr->n_cores;
+  memset(matrix, 0, (size_t)c * (size_t)c * sizeof *matrix);
+  if (s->opt.fast_gather) { /* the two busiest links of the chain: (c-2)->(c-1) and 1->0 */
+    matrix[(c - 2) * c + c - 1] = bytes * (double)(c - 1) / (double)c;
+    matrix[1 * c + 0] = bytes * (double)(c - 1) / (double)c;
+  } else {
+    for (int k = 0; k + 1 < c; k++) {
+      matrix[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
+      matrix[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
+    }
+  }
+  double *flops = matrix + (size_t)c * (size_t)c;
+  memset(flops, 0, (size_t)c * sizeof *flops);
+  sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
+}
+
+/* One ptask from the DRAM port to every core of the group that needs weights, all at once (they
+ * share the port's link); its host list and matrix were prepared by sim_job_from_plan. */
+static void stream_weights(jgroup *gr) {
+  int n = gr->n_cores + 1;
+  sg_actor_parallel_execute(n, gr->dram_hosts, gr->dram_matrix + (size_t)n * (size_t)n, gr->dram_matrix);
+}
+
+/* Timeline events (only when the job has a timeline; times relative to the job's start). */
+static void tl_add(job *j, const timeline_event *e) {
+  if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
+}
+
+static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  timeline_event e = {.kind = TIMELINE_EXEC,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = x->name,
+                      .microbatch = mb,
+                      .first_core = gr->first_core,
+                      .n_cores = gr->n_cores,
+                      .flops = x->raw_flops,
+                      .dram_port = -1};
+  tl_add(j, &e);
+}
+
+static void timeline_dram(job *j, int g, int mb, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  for (int k = 0; k < gr->n_cores; k++) {
+    timeline_event e = {.kind = TIMELINE_TRANSFER,
+                        .start_s = t0 - j->t0,
+                        .end_s = t1 - j->t0,
+                        .name = "weights",
+                        .microbatch = mb,
+                        .dst_core = gr->first_core + k,
+                        .dram_port = gr->dram_port,
+                        .src_group = -1,
+                        .dst_group = g,
+                        .bytes = (uint64_t)llround(gr->dram[k])};
+    if (gr->dram[k] > 0) tl_add(j, &e);
+  }
+}
+
+static void timeline_send(job *j, int g, int mb, const jsend *sd, double t0, double t1) {
+  const jgroup *gr = &j->groups[g];
+  timeline_event e = {.kind = TIMELINE_TRANSFER,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = sd->name,
+                      .microbatch = mb,
+                      .src_core = gr->last_core,
+                      .dst_core = sd->dst_core,
+                      .dram_port = -1,
+                      .src_group = g,
+                      .dst_group = sd->dst_group,
+                      .is_send = 1,
+                      .bytes = (uint64_t)llround(sd->bytes)};
+  tl_add(j, &e);
+}
+
+static int seg_ready(const jgroup *gr, int mb, int sg) {
+  const seg *x = &gr->segs[sg];
+  const unsigned char *done = gr->done + (size_t)mb * (size_t)gr->n_segs;
+  if (done[sg]) return 0;
+  for (int k = 0; k < x->n_deps; k++)
+    if (!done[x->deps[k]]) return 0;
+  for (int k = 0; k < x->n_needs; k++)
+    if (gr->arrived[x->needs[k]] <= mb) return 0;
+  return 1;
+}
+
+static void group_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  actor_arg *a = sg_actor_self_get_data();
+  sim *s = a->s;
+  job *j = a->j;
+  jgroup *gr = &j->groups[a->g];
+  int M = j->M;
+  int left = M * gr->n_segs, lo = 0;
+  while (left > 0) {
+    /* the ready queue: the lowest micro-batch, then segment, whose inputs are all there */
+    int mb = -1, sg = -1;
+    for (int m = lo; m < M && mb < 0; m++)
+      for (int q = 0; q < gr->n_segs; q++)
+        if (seg_ready(gr, m, q)) {
+          mb = m;
+          sg = q;
+          break;
+        }
+    if (mb < 0) {
+      sg_sem_acquire(gr->ev);
+      continue;
+    }
+    const seg *x = &gr->segs[sg];
+    if (gr->left[mb] == gr->n_segs && gr->dram) { /* the micro-batch's first segment */
+      double t = simgrid_get_clock();
+      stream_weights(gr);
+      gr->acts++;
+      gr->dram_s += simgrid_get_clock() - t;
+      if (j->tl) timeline_dram(j, a->g, mb, t, simgrid_get_clock());
+    }
+    double t = simgrid_get_clock();
+    if (x->flops > 0) {
+      sg_actor_execute(x->flops);
+      gr->acts++;
+    }
+    if (gr->n_cores > 1 && x->gather > 0) {
+      all_gather(s, gr, x->gather, gr->gather_matrix);
+      gr->acts++;
+    }
+    double t1 = simgrid_get_clock();
+    gr->compute_s += t1 - t;
+    if (j->tl) timeline_exec(j, a->g, mb, x, t, t1);
+    for (int k = 0; k < x->n_posts; k++) {
+      gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
+      sg_sem_release(gr->q);
+    }
+    gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
+    if (--gr->left[mb] == 0 && t1 > gr->done_t[mb]) gr->done_t[mb] = t1;
+    left--;
+    while (lo < M && gr->left[lo] == 0) lo++;
+  }
+}
+
+static void sender_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  actor_arg *a = sg_actor_self_get_data();
+  sim *s = a->s;
+  job *j = a->j;
+  jgroup *gr = &j->groups[a->g];
+  int left = gr->n_sends * j->M;
+  while (left-- > 0) {
+    sg_sem_acquire(gr->q);
+    qitem it = gr->queue[gr->q_head++];
+    const jsend *sd = &gr->sends[it.send];
+    double t = simgrid_get_clock();
+    if (sd->bytes > 0) {
+      ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
+      gr->acts++;
+    }
+    double t1 = simgrid_get_clock();
+    gr->comm_s += t1 - t;
+    if (j->tl) timeline_send(j, a->g, it.mb, sd, t, t1);
+    if (t1 > gr->done_t[it.mb]) gr->done_t[it.mb] = t1;
+    jgroup *dg = &j->groups[sd->dst_group];
+    dg->arrived[sd->dst_recv]++;
+    sg_sem_release(dg->ev);
+  }
+}
+
+static void run_eval(sim *s, job *j) {
+  int n = j->n_groups;
+  actor_arg *args = malloc((size_t)n * sizeof *args);
+  sg_actor_t *actors = malloc((size_t)2 * (size_t)n * sizeof *actors);
+  if (!args || !actors) {
+    free(args);
+    free(actors);
+    j->failed = 1;
+    return;
+  }
+  int n_actors = 0;
+  j->t0 = simgrid_get_clock();
+  for (int g = 0; g < n; g++) {
+    jgroup *gr = &j->groups[g];
+    for (int m = 0; m < j->M; m++) gr->done_t[m] = j->t0;
+    gr->ev = sg_sem_init(0);
+    gr->q = sg_sem_init(0);
+  }
+  for (int g = 0; g < n; g++) {
+    jgroup *gr = &j->groups[g];
+    args[g] = (actor_arg){s, j, g};
+    char name[32];
+    snprintf(name, sizeof name, "group%d", g);
+    sg_actor_t a = sg_actor_init(name, s->hosts[gr->first_core]);
+    sg_actor_set_data(a, &args[g]);
+    sg_actor_ref(a);
+    actors[n_actors++] = a;
+    sg_actor_start(a, group_actor, 0, NULL);
+    if (gr->n_sends > 0) {
+      snprintf(name, sizeof name, "sender%d", g);
+      sg_actor_t b = sg_actor_init(name, s->hosts[gr->last_core]);
+      sg_actor_set_data(b, &args[g]);
+      sg_actor_ref(b);
+      actors[n_actors++] = b;
+      sg_actor_start(b, sender_actor, 0, NULL);
+    }
+  }
+  for (int k = 0; k < n_actors; k++) {
+    sg_actor_join(actors[k], -1);
+    sg_actor_unref(actors[k]);
+  }
+  j->t_end = simgrid_get_clock();
+  for (int g = 0; g < n; g++) {
+    sg_sem_destroy(j->groups[g].ev);
+    sg_sem_destroy(j->groups[g].q);
+  }
+  free(actors);
+  free(args);
+}
+
+/* sim_options.isolate: the evaluation runs in a fork of the idle engine, which sends back what the
+ * actors measured; this engine's clock never moves, so every evaluation starts from the same state
+ * and gives bit-identical figures. */
+typedef struct isolated {
+  sim *s;
+  job *j;
+} isolated;
+
+static mp_status run_in_child(void *ctx, strbuf *answer, mp_error *err) {
+  isolated *x = ctx;
+  job *j = x->j;
+  run_eval(x->s, j);
+  if (j->failed) return err_set(err, MP_RUN, "the isolated evaluation could not run (out of memory)");
+  bytes_put_f64(answer, j->t0);
+  bytes_put_f64(answer, j->t_end);
+  for (int g = 0; g < j->n_groups; g++) {
+    const jgroup *gr = &j->groups[g];
+    bytes_put_f64(answer, gr->compute_s);
+    bytes_put_f64(answer, gr->dram_s);
+    bytes_put_f64(answer, gr->comm_s);
+    bytes_put_u64(answer, (uint64_t)gr->acts);
+    for (int m = 0; m < j->M; m++) bytes_put_f64(answer, gr->done_t[m]);
+  }
+  return MP_OK;
+}
+
+static void run_eval_isolated(sim *s, job *j) {
+  isolated x = {s, j};
+  strbuf answer = {0};
+  if (proc_run_child(run_in_child, &x, &answer, NULL) != MP_OK) {
+    strbuf_clear(&answer);
+    j->failed = 1;
+    return;
+  }
+  bytes_reader r = bytes_reader_of(answer.s, answer.len);
+  j->t0 = bytes_get_f64(&r);
+  j->t_end = bytes_get_f64(&r);
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    gr->compute_s = bytes_get_f64(&r);
+    gr->dram_s = bytes_get_f64(&r);
+    gr->comm_s = bytes_get_f64(&r);
+    gr->acts = (long)bytes_get_u64(&r);
+    for (int m = 0; m < j->M; m++) gr->done_t[m] = bytes_get_f64(&r);
+  }
+  if (r.short_read || bytes_left(&r) != 0) j->failed = 1;
+  strbuf_clear(&answer);
+}
+
+static void run_route(sim *s, sim_request *q) {
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(s->hosts[q->ra], s->hosts[q->rb], links);
+  unsigned i;
+  sg_link_t l;
+  q->r_count = 0;
+  xbt_dynar_foreach(links, i, l) {
+    const char *name = sg_link_get_name(l);
+    if (name[0] != 'x' && strncmp(name, "dram", 4) != 0) continue; /* the zero-cost in/turn/out links */
+    if (q->r_count < q->r_max) snprintf(q->r_names[q->r_count], 48, "%s", name);
+    q->r_count++;
+  }
+  xbt_dynar_free(&links);
+}
+
+static void controller(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  sim *s = sg_actor_self_get_data();
+  pthread_mutex_lock(&s->mu);
+  s->state = SIM_ST_IDLE;
+  pthread_cond_broadcast(&s->cv);
+  for (;;) {
+    while (s->state != SIM_ST_REQUEST && s->state != SIM_ST_STOP) pthread_cond_wait(&s->cv, &s->mu);
+    if (s->state == SIM_ST_STOP) break;
+    sim_request *q = s->req;
+    pthread_mutex_unlock(&s->mu);
+    if (q->j && s->opt.isolate && !q->j->tl)
+      run_eval_isolated(s, q->j);
+    else if (q->j)
+      run_eval(s, q->j);
+    else
+      run_route(s, q);
+    pthread_mutex_lock(&s->mu);
+    s->state = SIM_ST_DONE;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void *engine_main(void *arg) {
+  sim *s = arg;
+  char *argv[16], paje[600];
+  int argc = 0;
+  argv[argc++] = "meshpipe";
+  argv[argc++] = "--cfg=host/model:ptask_L07";
+  argv[argc++] = "--cfg=surf/precision:1e-15";
+  argv[argc++] = "--cfg=contexts/stack-size:64";
+  if (!s->opt.verbose) argv[argc++] = "--log=root.thres:critical";
+  if (s->opt.paje_file) { /* SimGrid's own tracing, configured before the engine starts */
+    snprintf(paje, sizeof paje, "--cfg=tracing/filename:%s", s->paje_part);
+    argv[argc++] = "--cfg=tracing:yes";
+    argv[argc++] = paje;
+    argv[argc++] = "--cfg=tracing/uncategorized:yes";
+    argv[argc++] = "--cfg=tracing/actor:yes";
+    argv[argc++] = "--cfg=tracing/platform/topology:no";
+  }
+  argv[argc] = NULL;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(s->xml_path);
+  unlink(s->xml_path);
+  char name[32];
+  for (int i = 0; i < s->chip->n_cores; i++) {
+    snprintf(name, sizeof name, "c%d", i);
+    s->hosts[i] = sg_host_by_name(name);
+  }
+  for (int i = 0; i < s->chip->n_dram; i++) {
+    snprintf(name, sizeof name, "dram%d", i);
+    s->dram_hosts[i] = sg_host_by_name(name);
+  }
+  sg_actor_t ctl = sg_actor_init("controller", s->hosts[0]);
+  sg_actor_set_data(ctl, s);
+  sg_actor_start(ctl, controller, 0, NULL);
+  simgrid_run();
+  pthread_mutex_lock(&s->mu); /* whoever waits learns that nothing will answer any more */
+  s->state = SIM_ST_ENDED;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* ---- the caller's side -------------------------------------------------------------------------- */
+
+mp_status sim_engine_start(sim *s, mp_error *err) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&engine_claimed, &expected, 1))
+    return err_set(err, MP_RUN,
+                   "sim: SimGrid's engine was already started in this process; it starts once per process, so "
+                   "keep one sim for all evaluations (or run another process)");
+  const char *tmp = getenv("TMPDIR");
+  mp_status st = MP_OK;
+  snprintf(s->xml_path, sizeof s->xml_path, "%s/meshpipe-platform-XXXXXX.xml", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemps(s->xml_path, 4);
+  if (fd < 0) {
+    st = err_set(err, MP_RUN, "sim: cannot create a temporary platform file in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                 strerror(errno));
+    goto fail;
+  }
+  close(fd);
+  st = sim_platform_write_routed(s->chip, s->opt.routing, s->xml_path, err);
+  if (st != MP_OK) {
+    unlink(s->xml_path);
+    goto fail;
+  }
+  s->state = SIM_ST_STARTING;
+  if (pthread_create(&s->thread, NULL, engine_main, s) != 0) {
+    unlink(s->xml_path);
+    st = err_set(err, MP_RUN, "sim: cannot start the simulation thread");
+    goto fail;
+  }
+  s->thread_started = 1;
+  pthread_mutex_lock(&s->mu);
+  while (s->state == SIM_ST_STARTING) pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  return MP_OK;
+fail:
+  atomic_store(&engine_claimed, 0); /* SimGrid never started: a later sim_new may try again */
+  return st;
+}
+
+/* Hands q to the controller and waits for it; MP_RUN if the engine has stopped. */
+static mp_status serve(sim *s, sim_request *q, mp_error *err) {
+  pthread_mutex_lock(&s->mu);
+  if (s->state == SIM_ST_ENDED) {
+    pthread_mutex_unlock(&s->mu);
+    return err_set(err, MP_RUN, "sim: the SimGrid engine has stopped; start another process");
+  }
+  s->req = q;
+  s->state = SIM_ST_REQUEST;
+  pthread_cond_broadcast(&s->cv);
+  while (s->state != SIM_ST_DONE && s->state != SIM_ST_ENDED) pthread_cond_wait(&s->cv, &s->mu);
+  int ended = s->state == SIM_ST_ENDED;
+  if (!ended) s->state = SIM_ST_IDLE;
+  s->req = NULL;
+  pthread_mutex_unlock(&s->mu);
+  if (ended)
+    return err_set(err, MP_RUN, "sim: the SimGrid engine stopped during an evaluation (a deadlock in the plan?)");
+  return MP_OK;
+}
+
+mp_status sim_engine_run(sim *s, job *j, mp_error *err) {
+  sim_request q = {.j = j};
+  double t = proc_now_s();
+  mp_status st = serve(s, &q, err);
+  s->stats.engine_s += proc_now_s() - t;
+  if (st == MP_OK && j->failed)
+    st = err_set(err, MP_RUN, "sim: the evaluation could not run (out of memory%s)",
+                 s->opt.isolate && !j->tl ? ", or no process or pipe for the isolated run" : "");
+  return st;
+}
+
+int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max) {
+  sim_request q = {.j = NULL, .ra = a, .rb = b, .r_max = max, .r_names = names};
+  if (serve(s, &q, NULL) != MP_OK) return -1;
+  return q.r_count;
+}
+
+void sim_engine_stop(sim *s) {
+  if (!s->thread_started) return;
+  pthread_mutex_lock(&s->mu);
+  s->state = SIM_ST_STOP;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  s->thread_started = 0;
+}

@@ -1,0 +1,491 @@
+/* sim_program: compiling an evaluation into the job the engine runs (sim_int.h), from a plan or from a
+ * recorded trace.
+ *
+ * From a plan.  The plan is rewritten with Send/Recv nodes (split.h).  Each group's layers are cut into
+ * segments: runs of consecutive layers that wait for the same received tensors (directly or through
+ * earlier layers of the group), cut after a layer whose output is sent, so within a segment nothing
+ * waits.  A segment runs as one execution of its total flops at the group's total speed (on the
+ * group's first core, scaled by that core's share) followed by one all-gather of the total output
+ * bytes A of its layers (a ptask over the group's cores along the snake chain: link k->k+1 carries
+ * (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A), none in a one-core group;
+ * with no contention that is exactly the model's per-layer sum.  A send is a ptask of gamma * bytes
+ * from the group's last core to the destination group's first core on the XY route.  When a group's
+ * per-core share s_i = W_i/c_i + max a_j exceeds a core's SRAM, that core's excess weights (at most
+ * W_i/c_i) are streamed every micro-batch, before its first segment, from the DRAM port nearest the
+ * group's first core to the cores that need them, all at once (one ptask sharing the port's link),
+ * through the NoC.  A chip without DRAM ports streams nothing.  Graph inputs are fed by the host to
+ * every group that reads them and cost nothing.  A tensor read by several later groups is sent once
+ * to each (one Send/Recv pair per destination group), whereas the analytical model counts its bytes
+ * once.
+ *
+ * From a trace.  Micro-batch 0 of each group defines its program (every other micro-batch must repeat
+ * it): the receives before a compute are its needs, the sends after it its posts, the DRAM reads come
+ * before the first compute.  The actions keep their recorded flops and bytes; the chip's speeds,
+ * transfer factors and DRAM ports are the replay chip's, and the stage's analytical figures come from
+ * the group's recorded sums through the model's own formulas (cost_stage_complete), so on the chip it
+ * was recorded on a trace compiles to the very job its plan does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+#include "split.h"
+
+void sim_job_free(job *j) {
+  if (!j) return;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    for (int k = 0; gr->segs && k < gr->n_segs; k++) {
+      free(gr->segs[k].needs);
+      free(gr->segs[k].deps);
+    }
+    free(gr->segs);
+    free(gr->sends);
+    free(gr->recvs);
+    free(gr->dram);
+    free(gr->dram_hosts);
+    free(gr->dram_matrix);
+    free(gr->gather_matrix);
+    free(gr->done);
+    free(gr->left);
+    free(gr->arrived);
+    free(gr->done_t);
+    free(gr->queue);
+  }
+  free(j->groups);
+  free(j);
+}
+
+/* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the
+ * top). */
+static mp_status build(const sim *s, const graph *g, const split *sp, const cost_model *cm, int M, job **out,
+                       mp_error *err) {
+  const chip *c = s->chip;
+  const optimes *ot = s->opt.op_times;
+  double core_flops = ot ? chip_typical_core(c).flops : 0;
+  job *j = calloc(1, sizeof *j);
+  int *recv_of = malloc((size_t)g->n_tensors * sizeof *recv_of);
+  int *seg_of = malloc((size_t)g->n_ops * sizeof *seg_of); /* per layer of the current group */
+  if (!j || !recv_of || !seg_of) goto nomem;
+  for (int t = 0; t < g->n_tensors; t++) recv_of[t] = -1;
+  j->M = M;
+  j->n_groups = sp->n_groups;
+  j->groups = calloc((size_t)sp->n_groups, sizeof *j->groups);
+  if (!j->groups) goto nomem;
+  for (int gi = 0; gi < sp->n_groups; gi++) {
+    const split_group *sg = &sp->groups[gi];
+    jgroup *gr = &j->groups[gi];
+    gr->first_core = sg->first_core;
+    gr->n_cores = sg->n_cores;
+    gr->last_core = sg->first_core + sg->n_cores - 1;
+    gr->n_recvs = sg->n_recvs;
+    gr->n_sends = sg->n_sends;
+    cost_model_stage(cm, sg->first_layer, sg->n_layers, sg->first_core, sg->n_cores, &gr->model);
+    double gamma = gr->model.gamma, share = c->cores[gr->first_core].flops / gr->model.speed;
+    gr->segs = calloc((size_t)sg->n_layers, sizeof *gr->segs);
+    gr->sends = calloc((size_t)sg->n_sends + 1, sizeof *gr->sends);
+    gr->recvs = calloc((size_t)sg->n_recvs + 1, sizeof *gr->recvs);
+    gr->left = calloc((size_t)M, sizeof *gr->left);
+    gr->arrived = calloc((size_t)sg->n_recvs + 1, sizeof *gr->arrived);
+    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
+    gr->queue = calloc((size_t)sg->n_sends * (size_t)M + 1, sizeof *gr->queue);
+    if (!gr->segs || !gr->sends || !gr->recvs || !gr->left || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
+    for (int k = 0; k < sg->n_sends; k++) {
+      const split_send *sd = &sg->sends[k];
+      gr->sends[k].raw_bytes = (double)g->tensors[sd->tensor].bytes;
+      gr->sends[k].bytes = gamma * gr->sends[k].raw_bytes;
+      gr->sends[k].name = g->tensors[sd->tensor].name;
+      gr->sends[k].dst_group = sd->dst_group;
+      gr->sends[k].dst_recv = sd->dst_recv;
+      gr->sends[k].dst_core = sp->groups[sd->dst_group].first_core;
+    }
+    for (int r = 0; r < sg->n_recvs; r++) {
+      recv_of[sg->recvs[r].tensor] = r;
+      gr->recvs[r] = (jrecv){g->tensors[sg->recvs[r].tensor].name, sg->recvs[r].src_group};
+    }
+    /* R(l): the recvs layer l waits for, directly or through earlier layers of the group (a bitset
+     * of `words` words per layer).  A segment is a run of consecutive layers with the same R, cut
+     * after a layer whose output is sent: its layers are ready together and run back to back. */
+    int words = (sg->n_recvs + 63) / 64 + 1;
+    uint64_t *R = calloc((size_t)sg->n_layers * (size_t)words, sizeof *R);
+    if (!R) goto nomem;
+    int next_send = 0;
+    seg *cur = NULL;
+    for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
+      const graph_op *op = &g->ops[l];
+      uint64_t *mine = R + (size_t)(l - sg->first_layer) * (size_t)words;
+      for (int k = 0; k < op->n_inputs; k++) {
+        int t = op->inputs[k], r = recv_of[t], prod = g->tensors[t].producer;
+        if (r >= 0) mine[r / 64] |= UINT64_C(1) << (r % 64);
+        if (prod >= sg->first_layer)
+          for (int w = 0; w < words; w++) mine[w] |= R[(size_t)(prod - sg->first_layer) * (size_t)words + (size_t)w];
+      }
+      if (!cur || memcmp(mine, mine - words, (size_t)words * sizeof *mine) != 0) {
+        cur = &gr->segs[gr->n_segs++];
+        cur->first_post = next_send;
+      }
+      for (int k = 0; k < op->n_inputs; k++) {
+        int r = recv_of[op->inputs[k]], dup = 0;
+        if (r < 0) continue;
+        for (int q = 0; q < cur->n_needs; q++) dup |= cur->needs[q] == r;
+        if (dup) continue;
+        int *nn = realloc(cur->needs, ((size_t)cur->n_needs + 1) * sizeof *nn);
+        if (!nn) {
+          free(R);
+          goto nomem;
+        }
+        cur->needs = nn;
+        cur->needs[cur->n_needs++] = r;
+      }
+      seg_of[l] = (int)(cur - gr->segs);
+      cur->raw_flops += ot ? optimes_flops(ot, g, core_flops, l) : (double)op->flops;
+      if (!cur->name) cur->name = op->name;
+      cur->gather += (double)op->out_bytes;
+      int posted = 0;
+      while (next_send < sg->n_sends && sg->sends[next_send].layer == l) {
+        next_send++;
+        posted = 1;
+      }
+      if (posted) {
+        cur->n_posts = next_send - cur->first_post;
+        cur = NULL;
+      }
+    }
+    free(R);
+    for (int k = 0; k < gr->n_segs; k++) gr->segs[k].flops = gr->segs[k].raw_flops * share;
+    for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
+    /* local dependencies between segments: an input made by a layer of an earlier segment */
+    for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
+      const graph_op *op = &g->ops[l];
+      seg *x = &gr->segs[seg_of[l]];
+      for (int k = 0; k < op->n_inputs; k++) {
+        int prod = g->tensors[op->inputs[k]].producer;
+        if (prod < sg->first_layer || seg_of[prod] == seg_of[l]) continue; /* outside, or same segment */
+        int d = seg_of[prod], dup = 0;
+        for (int q = 0; q < x->n_deps; q++) dup |= x->deps[q] == d;
+        if (dup) continue;
+        int *nd = realloc(x->deps, ((size_t)x->n_deps + 1) * sizeof *nd);
+        if (!nd) goto nomem;
+        x->deps = nd;
+        x->deps[x->n_deps++] = d;
+      }
+    }
+    gr->done = calloc((size_t)M * (size_t)gr->n_segs, sizeof *gr->done);
+    if (!gr->done) goto nomem;
+    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
+    if (gr->n_cores > 1) {
+      gr->gather_matrix =
+          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
+      if (!gr->gather_matrix) goto nomem;
+    }
+    /* weights that do not fit */
+    const cost_stage *cs = &gr->model;
+    if (!cs->fits && c->n_dram > 0) {
+      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
+      if (!gr->dram) goto nomem;
+      double share_w = cs->weight_bytes / gr->n_cores;
+      for (int k = 0; k < gr->n_cores; k++) {
+        double excess = cs->mem_bytes - (double)c->cores[gr->first_core + k].sram_bytes;
+        if (excess > share_w) excess = share_w;
+        gr->dram[k] = excess > 0 ? excess : 0;
+      }
+      gr->dram_port = chip_nearest_dram(c, gr->first_core);
+      size_t n = (size_t)gr->n_cores + 1;
+      gr->dram_hosts = malloc(n * sizeof *gr->dram_hosts);
+      gr->dram_matrix = calloc(n * n + n, sizeof *gr->dram_matrix);
+      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
+      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
+      for (int k = 0; k < gr->n_cores; k++) {
+        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
+        gr->dram_matrix[k + 1] = gr->dram[k];
+      }
+    }
+  }
+  free(recv_of);
+  free(seg_of);
+  *out = j;
+  return MP_OK;
+nomem:
+  free(recv_of);
+  free(seg_of);
+  sim_job_free(j);
+  return err_nomem(err);
+}
+
+mp_status sim_job_from_plan(const sim *s, const graph *g, const plan *p, int M, job **out, mp_error *err) {
+  *out = NULL;
+  split *sp = NULL;
+  cost_model *cm = NULL;
+  mp_status st = split_new(g, p, &sp, err);
+  if (st == MP_OK) st = cost_model_new(g, s->chip, &cm, err);
+  if (st == MP_OK) st = build(s, g, sp, cm, M, out, err);
+  if (st == MP_OK) {
+    (*out)->graph_hash = g->hash;
+    (*out)->plan_hash = plan_hash(p);
+  }
+  cost_model_free(cm);
+  split_free(sp);
+  return st;
+}
+
+/* Same action, ignoring its micro-batch and line. */
+static int same_action(const trace *t, const trace_action *a, const trace_action *b) {
+  if (a->kind != b->kind || a->core != b->core || a->peer != b->peer || a->flops != b->flops || a->bytes != b->bytes ||
+      a->name != b->name || a->n_deps != b->n_deps)
+    return 0;
+  for (int d = 0; d < a->n_deps; d++)
+    if (t->deps[a->first_dep + d] != t->deps[b->first_dep + d]) return 0;
+  return 1;
+}
+
+/* The distinct receives of a group (sending core, tensor) in micro-batch 0, in order of first
+ * appearance: index r is the job's recv r. */
+typedef struct recv_list {
+  int n;
+  int *src, *name, *group; /* sending core, tensor name, sending group */
+} recv_list;
+
+static int recv_index(const recv_list *l, int src, int name) {
+  for (int r = 0; r < l->n; r++)
+    if (l->src[r] == src && l->name[r] == name) return r;
+  return -1;
+}
+
+/* A trace group's analytical figures on the sim's chip, from its recorded sums. */
+static void trace_model(const chip *c, const trace_group *tg, cost_stage *cs) {
+  *cs = (cost_stage){.first_layer = tg->first_layer,
+                     .n_layers = tg->n_layers,
+                     .first_core = tg->cores[0],
+                     .n_cores = tg->n_cores,
+                     .flops = tg->flops,
+                     .weight_bytes = tg->weight_bytes,
+                     .gather_bytes = tg->gather_bytes,
+                     .max_act_bytes = tg->max_act_bytes,
+                     .send_bytes = tg->send_bytes};
+  cost_stage_complete(c, cs);
+}
+
+mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *err) {
+  *out = NULL;
+  const chip *c = s->chip;
+  int M = t->microbatches;
+  mp_status st = MP_OK;
+  char where[32];
+  job *j = calloc(1, sizeof *j);
+  recv_list *rl = calloc((size_t)t->n_groups, sizeof *rl);
+  int *n0 = calloc((size_t)t->n_groups, sizeof *n0);
+  if (!j || !rl || !n0) goto nomem;
+  j->M = M;
+  j->graph_hash = t->graph_hash;
+  j->plan_hash = t->plan_hash;
+  j->groups = calloc((size_t)t->n_groups, sizeof *j->groups);
+  if (!j->groups) goto nomem;
+  j->n_groups = t->n_groups;
+  /* Micro-batch 0 defines each group's program; every other micro-batch must repeat it. */
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    const trace_group *tg = &t->groups[gi];
+    for (int k = 1; k < tg->n_cores; k++)
+      if (tg->cores[k] != tg->cores[0] + k) {
+        st = err_at(err, MP_INPUT, t->file, NULL,
+                    "group %d: its cores are not consecutive ids on chip '%s' (--map xy): the simulator runs a "
+                    "group on a snake-ordered id range; use --map snake:K",
+                    gi, c->name);
+        goto fail;
+      }
+    while (n0[gi] < tg->n_actions && tg->actions[n0[gi]].microbatch == 0) n0[gi]++;
+    int n = n0[gi];
+    if (n == 0 || tg->n_actions != n * M) {
+      st = err_at(err, MP_INPUT, t->file, NULL,
+                  "group %d: %d actions for %d micro-batches, %d in micro-batch 0: a replay runs the same actions "
+                  "for every micro-batch",
+                  gi, tg->n_actions, M, n);
+      goto fail;
+    }
+    for (int i = n; i < tg->n_actions; i++) {
+      const trace_action *a = &tg->actions[i], *a0 = &tg->actions[i % n];
+      if (a->microbatch != i / n || !same_action(t, a, a0)) {
+        snprintf(where, sizeof where, "line %d", a->line);
+        st = err_at(err, MP_INPUT, t->file, a->line ? where : NULL,
+                    "micro-batch %d of group %d differs from micro-batch 0 (line %d): a replay runs the same "
+                    "actions, in the same order, for every micro-batch",
+                    a->microbatch, gi, a0->line);
+        goto fail;
+      }
+    }
+    rl[gi].src = malloc((size_t)n * sizeof *rl[gi].src);
+    rl[gi].name = malloc((size_t)n * sizeof *rl[gi].name);
+    rl[gi].group = malloc((size_t)n * sizeof *rl[gi].group);
+    if (!rl[gi].src || !rl[gi].name || !rl[gi].group) goto nomem;
+    for (int i = 0; i < n; i++) {
+      const trace_action *a = &tg->actions[i];
+      if (a->kind != TRACE_RECV || recv_index(&rl[gi], a->peer, a->name) >= 0) continue;
+      rl[gi].src[rl[gi].n] = a->peer;
+      rl[gi].group[rl[gi].n] = a->peer_group;
+      rl[gi].name[rl[gi].n++] = a->name;
+    }
+  }
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    const trace_group *tg = &t->groups[gi];
+    jgroup *gr = &j->groups[gi];
+    int n = n0[gi];
+    gr->first_core = tg->cores[0];
+    gr->n_cores = tg->n_cores;
+    gr->last_core = tg->cores[tg->n_cores - 1];
+    trace_model(c, tg, &gr->model);
+    double gamma = gr->model.gamma, share = c->cores[gr->first_core].flops / gr->model.speed;
+    int n_segs = 0, n_sends = 0, n_dram = 0;
+    for (int i = 0; i < n; i++) {
+      trace_kind k = tg->actions[i].kind;
+      n_segs += k == TRACE_COMPUTE;
+      n_sends += k == TRACE_SEND;
+      n_dram += k == TRACE_DRAM;
+    }
+    gr->n_sends = n_sends;
+    gr->n_recvs = rl[gi].n;
+    gr->segs = calloc((size_t)n_segs + 1, sizeof *gr->segs);
+    gr->sends = calloc((size_t)n_sends + 1, sizeof *gr->sends);
+    gr->recvs = calloc((size_t)rl[gi].n + 1, sizeof *gr->recvs);
+    gr->left = calloc((size_t)M, sizeof *gr->left);
+    gr->arrived = calloc((size_t)rl[gi].n + 1, sizeof *gr->arrived);
+    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
+    gr->queue = calloc((size_t)n_sends * (size_t)M + 1, sizeof *gr->queue);
+    gr->done = calloc((size_t)M * (size_t)(n_segs + 1), sizeof *gr->done);
+    if (!gr->segs || !gr->sends || !gr->recvs || !gr->left || !gr->arrived || !gr->done_t || !gr->queue || !gr->done)
+      goto nomem;
+    for (int r = 0; r < rl[gi].n; r++) gr->recvs[r] = (jrecv){t->names[rl[gi].name[r]], rl[gi].group[r]};
+    if (gr->n_cores > 1) {
+      gr->gather_matrix =
+          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
+      if (!gr->gather_matrix) goto nomem;
+    }
+    if (n_dram > 0) {
+      if (c->n_dram == 0) {
+        st = err_at(err, MP_INPUT, t->file, NULL, "group %d streams weights from DRAM, but chip '%s' has no DRAM port",
+                    gi, c->name);
+        goto fail;
+      }
+      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
+      if (!gr->dram) goto nomem;
+    }
+    /* Segments: the receives before a compute are its needs, the sends after it its posts. */
+    int *pending = malloc(((size_t)rl[gi].n + 1) * sizeof *pending), n_pending = 0, send = 0;
+    if (!pending) goto nomem;
+    seg *cur = NULL;
+    for (int i = 0; i < n && st == MP_OK; i++) {
+      const trace_action *a = &tg->actions[i];
+      snprintf(where, sizeof where, "line %d", a->line);
+      const char *at = a->line ? where : NULL;
+      switch (a->kind) {
+      case TRACE_RECV: {
+        int r = recv_index(&rl[gi], a->peer, a->name), dup = 0;
+        for (int q = 0; q < n_pending; q++) dup |= pending[q] == r;
+        if (!dup) pending[n_pending++] = r;
+        break;
+      }
+      case TRACE_DRAM:
+        if (gr->n_segs > 0)
+          st = err_at(err, MP_INPUT, t->file, at,
+                      "group %d reads DRAM after its first compute: a replay streams weights before a micro-batch's "
+                      "first compute",
+                      gi);
+        else
+          gr->dram[a->core - gr->first_core] = a->bytes;
+        break;
+      case TRACE_COMPUTE:
+        cur = &gr->segs[gr->n_segs++];
+        cur->raw_flops = a->flops;
+        cur->flops = a->flops * share;
+        cur->gather = a->bytes;
+        cur->name = t->names[a->name];
+        cur->first_post = send;
+        if (n_pending > 0) {
+          cur->needs = malloc((size_t)n_pending * sizeof *cur->needs);
+          if (!cur->needs) {
+            st = err_nomem(err);
+            break;
+          }
+          memcpy(cur->needs, pending, (size_t)n_pending * sizeof *pending);
+          cur->n_needs = n_pending;
+          n_pending = 0;
+        }
+        if (a->n_deps > 0) {
+          cur->deps = malloc((size_t)a->n_deps * sizeof *cur->deps);
+          if (!cur->deps) {
+            st = err_nomem(err);
+            break;
+          }
+          memcpy(cur->deps, t->deps + a->first_dep, (size_t)a->n_deps * sizeof *cur->deps);
+          cur->n_deps = a->n_deps;
+        }
+        break;
+      case TRACE_SEND: {
+        const trace_group *dg = &t->groups[a->peer_group];
+        int r = recv_index(&rl[a->peer_group], a->core, a->name);
+        if (!cur)
+          st = err_at(err, MP_INPUT, t->file, at, "group %d sends before its first compute: nothing produced it yet",
+                      gi);
+        else if (a->core != gr->last_core)
+          st = err_at(err, MP_INPUT, t->file, at, "c%d sends, but a group sends from its last core (c%d)", a->core,
+                      gr->last_core);
+        else if (a->peer != dg->cores[0] || r < 0)
+          st = err_at(err, MP_INPUT, t->file, at,
+                      "c%d sends to c%d, but a group receives on its first core (c%d) in micro-batch 0", a->core,
+                      a->peer, dg->cores[0]);
+        if (st != MP_OK) break;
+        jsend *sd = &gr->sends[send++];
+        sd->raw_bytes = a->bytes;
+        sd->bytes = gamma * a->bytes;
+        sd->dst_group = a->peer_group;
+        sd->dst_core = a->peer;
+        sd->dst_recv = r;
+        sd->name = t->names[a->name];
+        cur->n_posts = send - cur->first_post;
+        break;
+      }
+      }
+    }
+    free(pending);
+    if (st != MP_OK) goto fail;
+    if (n_pending > 0) {
+      st = err_at(err, MP_INPUT, t->file, NULL, "group %d receives after its last compute: nothing would wait for it",
+                  gi);
+      goto fail;
+    }
+    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
+    if (gr->dram) {
+      gr->dram_port = chip_nearest_dram(c, gr->first_core);
+      size_t nh = (size_t)gr->n_cores + 1;
+      gr->dram_hosts = malloc(nh * sizeof *gr->dram_hosts);
+      gr->dram_matrix = calloc(nh * nh + nh, sizeof *gr->dram_matrix);
+      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
+      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
+      for (int k = 0; k < gr->n_cores; k++) {
+        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
+        gr->dram_matrix[k + 1] = gr->dram[k];
+      }
+    }
+  }
+  for (int gi = 0; gi < t->n_groups; gi++) {
+    free(rl[gi].src);
+    free(rl[gi].name);
+    free(rl[gi].group);
+  }
+  free(rl);
+  free(n0);
+  *out = j;
+  return MP_OK;
+nomem:
+  st = err_nomem(err);
+fail:
+  if (rl)
+    for (int gi = 0; gi < t->n_groups; gi++) {
+      free(rl[gi].src);
+      free(rl[gi].name);
+      free(rl[gi].group);
+    }
+  free(rl);
+  free(n0);
+  sim_job_free(j);
+  return st;
+}
+
