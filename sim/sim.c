@@ -5,15 +5,19 @@
  * SimGrid in a thread of its own with the actors that play a job, sim_record.c records and replays
  * traces, and this file holds the public object: start-up, the result cache, and results.
  *
- * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it);
- * latency = c[0], makespan = c[M-1], period = (c[M-1] - c[0]) / (M - 1), throughput = 1 / period.
- * All times are rounded to 12 significant digits.  The clock keeps growing from one evaluation to
+ * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it).
+ * By default a run goes on until the completions are periodic (steady state, sim_int.h), and the
+ * period is the mean interval of the last cycle; with a fixed count M it is (c[M-1] - c[0]) / (M - 1).
+ * latency = c[0] (the fill latency, through an empty pipeline), makespan = the last counted
+ * completion, throughput = 1 / period; a stage's compute, send, DRAM and idle times are per
+ * micro-batch, averaged over the micro-batches after the warm-up.  All times are rounded to 12
+ * significant digits.  The clock keeps growing from one evaluation to
  * the next, which moves the last bits: after a few hundred evaluations a figure may differ from a
  * fresh process's in its 12th digit (about 1e-11 relative after 10^3 to 10^4 evaluations).  With
  * sim_options.isolate every evaluation runs in a fork() of the idle engine (whose clock therefore
  * never moves) and the figures are bit-identical to a fresh process's, at some cost in speed.
- * Link traffic is accounted on the XY routes by the simulator itself (exactly what it handed
- * SimGrid), utilisation = bytes / (bandwidth * makespan).  L07 shares a link fairly between the
+ * Link traffic is accounted per micro-batch on the XY routes by the simulator itself (exactly what it
+ * handed SimGrid), utilisation = bytes / (bandwidth * period).  L07 shares a link fairly between the
  * transfers that use it; every transfer and all-gather also pays its route's latency (hops x
  * per-hop latency). */
 #define _GNU_SOURCE /* qsort_r */
@@ -50,7 +54,8 @@ static double round12(double x) {
 
 void sim_options_init(sim_options *o) {
   memset(o, 0, sizeof *o);
-  o->microbatches = 8;
+  o->microbatches = 0;
+  o->max_microbatches = 0;
   o->verbose = 0;
   o->top_links = 8;
   o->cache_size = 4096;
@@ -67,8 +72,12 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
     sim_options_init(&defaults);
     o = &defaults;
   }
-  if (o->microbatches < 1)
-    return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", o->microbatches);
+  if (o->microbatches < 0)
+    return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1, or 0 for steady state (got %d)",
+                   o->microbatches);
+  if (o->max_microbatches < 0 || (o->max_microbatches > 0 && o->max_microbatches < 4))
+    return err_set(err, MP_USAGE, "sim: the cap on micro-batches must be at least 4, or 0 for automatic (got %d)",
+                   o->max_microbatches);
   if (o->top_links < 0 || o->cache_size < 0)
     return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
   if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA)
@@ -177,9 +186,13 @@ static int link_cmp(const void *a, const void *b, void *ctx) {
 
 mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   const chip *c = s->chip;
-  int M = j->M;
+  const job_run *run = &j->run;
   memset(res, 0, sizeof *res);
-  res->microbatches = M;
+  if (run->microbatches < 1) return err_set(err, MP_RUN, "sim: no micro-batch completed (a deadlock in the plan?)");
+  res->microbatches = run->microbatches;
+  res->period_kind = j->fixed ? SIM_PERIOD_FIXED : run->settled ? SIM_PERIOD_STEADY : SIM_PERIOD_UNSETTLED;
+  res->warmup_microbatches = run->warmup > 0 ? run->warmup : 0;
+  res->cycle = run->cycle;
   res->graph_hash = j->graph_hash;
   res->plan_hash = j->plan_hash;
   res->chip_hash = c->hash;
@@ -193,20 +206,11 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     sim_result_clear(res);
     return err_nomem(err);
   }
-  /* completion of each micro-batch */
-  double c0 = 0, clast = 0;
-  for (int m = 0; m < M; m++) {
-    double cm = j->t0;
-    for (int gi = 0; gi < j->n_groups; gi++)
-      if (j->groups[gi].done_t[m] > cm) cm = j->groups[gi].done_t[m];
-    if (m == 0) c0 = cm;
-    if (m == M - 1) clast = cm;
-  }
-  double makespan = j->t_end - j->t0;
-  res->makespan_s = round12(makespan);
-  res->latency_s = round12(c0 - j->t0);
-  res->period_s = M > 1 ? round12((clast - c0) / (M - 1)) : res->makespan_s;
+  res->makespan_s = round12(run->makespan_s);
+  res->latency_s = round12(run->fill_s);
+  res->period_s = round12(run->period_s);
   res->throughput_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
+  double period = run->period_s;
   res->feasible = 1;
   double best = -1;
   for (int gi = 0; gi < j->n_groups; gi++) {
@@ -222,7 +226,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     st->compute_s = round12(gr->compute_s);
     st->comm_s = round12(gr->comm_s);
     st->dram_s = round12(gr->dram_s);
-    double idle = makespan - gr->compute_s - gr->dram_s;
+    double idle = res->period_s - st->compute_s - st->dram_s; /* of the rounded figures: 0 when busy throughout */
     st->idle_s = idle > 0 ? round12(idle) : 0;
     st->analytical_t_s = cs->time_s;
     st->sram_bytes = (uint64_t)ceil(cs->mem_bytes);
@@ -233,7 +237,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     if (gr->dram)
       for (int k = 0; k < gr->n_cores; k++) dram += gr->dram[k];
     st->dram_bytes = (uint64_t)llround(dram);
-    res->dram_bytes += st->dram_bytes * (uint64_t)M;
+    res->dram_bytes += st->dram_bytes;
     double busy = gr->compute_s + gr->dram_s > gr->comm_s ? gr->compute_s + gr->dram_s : gr->comm_s;
     if (busy > best) {
       best = busy;
@@ -242,7 +246,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     res->activities += gr->acts;
   }
   fill_cores(c, res);
-  /* link traffic on the XY routes */
+  /* link traffic per micro-batch on the XY routes */
   int nl = sim_n_links(c);
   memset(s->link_bytes, 0, (size_t)nl * sizeof *s->link_bytes);
   for (int gi = 0; gi < j->n_groups; gi++) {
@@ -251,15 +255,15 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     for (int k = 0; k < gr->n_segs; k++) A += gr->segs[k].gather;
     for (int k = 0; k + 1 < gr->n_cores && A > 0; k++) {
       int a = gr->first_core + k;
-      sim_route_visit(c, -1, a, a + 1, add_bytes, s->link_bytes, M * A * (double)(k + 1) / gr->n_cores);
-      sim_route_visit(c, -1, a + 1, a, add_bytes, s->link_bytes, M * A * (double)(gr->n_cores - 1 - k) / gr->n_cores);
+      sim_route_visit(c, -1, a, a + 1, add_bytes, s->link_bytes, A * (double)(k + 1) / gr->n_cores);
+      sim_route_visit(c, -1, a + 1, a, add_bytes, s->link_bytes, A * (double)(gr->n_cores - 1 - k) / gr->n_cores);
     }
     for (int k = 0; k < gr->n_sends; k++)
-      sim_route_visit(c, -1, gr->last_core, gr->sends[k].dst_core, add_bytes, s->link_bytes, M * gr->sends[k].bytes);
+      sim_route_visit(c, -1, gr->last_core, gr->sends[k].dst_core, add_bytes, s->link_bytes, gr->sends[k].bytes);
     if (gr->dram)
       for (int k = 0; k < gr->n_cores; k++)
         if (gr->dram[k] > 0)
-          sim_route_visit(c, gr->dram_port, -1, gr->first_core + k, add_bytes, s->link_bytes, M * gr->dram[k]);
+          sim_route_visit(c, gr->dram_port, -1, gr->first_core + k, add_bytes, s->link_bytes, gr->dram[k]);
   }
   int used = 0;
   for (int k = 0; k < nl; k++)
@@ -271,7 +275,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     sim_link_name(c, l, lr->name, sizeof lr->name);
     lr->bytes = (uint64_t)llround(s->link_bytes[l]);
     double bw = l >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
-    lr->utilisation = makespan > 0 ? round12(s->link_bytes[l] / (bw * makespan)) : 0;
+    lr->utilisation = period > 0 ? round12(s->link_bytes[l] / (bw * period)) : 0;
   }
   return MP_OK;
 }
@@ -324,7 +328,9 @@ mp_status sim_check_op_times(const sim *s, const graph *g, mp_error *err) {
 static mp_status evaluate(sim *s, const graph *g, const plan *p, int M, timeline *tl, sim_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   const chip *c = s->chip;
-  if (M < 1) return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", M);
+  if (M < 0)
+    return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1, or 0 for steady state (got %d)",
+                   M);
   if (p->n_cores != c->n_cores)
     return err_set(err, MP_INPUT, "sim: the plan is for %d cores but chip '%s' has %d", p->n_cores, c->name,
                    c->n_cores);
@@ -421,6 +427,10 @@ void sim_free(sim *s) {
 
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
+const char *sim_period_kind_name(sim_period_kind k) {
+  return k == SIM_PERIOD_STEADY ? "steady" : k == SIM_PERIOD_UNSETTLED ? "unsettled" : "fixed";
+}
+
 static int add_pair(cJSON *o, const char *key, int first, int n) {
   int v[2] = {first, first + n - 1};
   cJSON *a = cJSON_CreateIntArray(v, 2);
@@ -438,6 +448,9 @@ cJSON *sim_result_to_json(const sim_result *r) {
       !cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s) ||
       !cJSON_AddNumberToObject(o, "latency_s", r->latency_s) ||
       !cJSON_AddNumberToObject(o, "microbatches", r->microbatches) ||
+      !cJSON_AddStringToObject(o, "period_kind", sim_period_kind_name(r->period_kind)) ||
+      !cJSON_AddNumberToObject(o, "warmup_microbatches", r->warmup_microbatches) ||
+      !cJSON_AddNumberToObject(o, "cycle", r->cycle) ||
       !cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) ||
       !cJSON_AddNumberToObject(o, "analytical_bottleneck_s", r->analytical_bottleneck_s) ||
       !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !jsonio_add_u64(o, "dram_bytes", r->dram_bytes) ||

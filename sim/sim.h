@@ -41,7 +41,10 @@ enum {
 };
 
 typedef struct sim_options {
-  int microbatches; /* M >= 1 micro-batches per evaluation; default 8 */
+  int microbatches;     /* 0 (default): run until the pipeline is in steady state (sim_result.period_s);
+                           M >= 1: exactly M micro-batches */
+  int max_microbatches; /* steady-state runs stop at this many micro-batches if they have not settled
+                           (0, the default: 4p + 32 for a plan of p stages, which suffices by far) */
   int verbose;      /* 1: SimGrid's own log lines go to stderr; default 0 (silent) */
   int top_links;    /* how many of the busiest NoC links a result lists; default 8 */
   int cache_size;   /* results kept for repeated plans (0: no cache); default 4096 */
@@ -67,11 +70,12 @@ void sim_options_init(sim_options *o);
 
 typedef struct sim_stage_result {
   int first_layer, n_layers, first_core, n_cores;
-  /* Totals over the M micro-batches, in seconds of simulated time: */
+  /* Per micro-batch, in seconds of simulated time (means over the micro-batches after the warm-up; over
+   * all of them in a fixed run): */
   double compute_s;      /* its layers' work and all-gathers */
   double comm_s;         /* its outgoing Send transfers in flight (they overlap compute) */
   double dram_s;         /* waiting for weights streamed from DRAM */
-  double idle_s;         /* makespan - compute_s - dram_s: waiting for inputs, pipeline fill and drain */
+  double idle_s;         /* period - compute_s - dram_s (at least 0): waiting for inputs */
   double analytical_t_s; /* t_i = max(compute_i, send_i) of the analytical model, per micro-batch */
   uint64_t sram_bytes;   /* s_i = W_i / c_i + max a_j: bytes each core of the group must hold */
   uint64_t dram_bytes;   /* weight bytes streamed per micro-batch (0 when the group fits) */
@@ -87,21 +91,36 @@ typedef struct sim_core_result {
 
 typedef struct sim_link_result {
   char name[48];      /* "x0y0>x1y0" for the NoC link from (0,0) to (1,0), "dram0>x3y0" for a DRAM port */
-  uint64_t bytes;     /* carried over the M micro-batches */
-  double utilisation; /* bytes / (bandwidth * makespan), in [0, 1] */
+  uint64_t bytes;     /* carried per micro-batch */
+  double utilisation; /* bytes / (bandwidth * period): the share of the steady state it is busy */
 } sim_link_result;
 
+/* How a result's period was measured. */
+typedef enum sim_period_kind {
+  SIM_PERIOD_STEADY,    /* the completions became periodic: the steady-state period */
+  SIM_PERIOD_UNSETTLED, /* a steady-state run hit its cap first: the mean interval of its second half */
+  SIM_PERIOD_FIXED      /* a run of a fixed number of micro-batches: (c[M-1] - c[0]) / (M - 1) */
+} sim_period_kind;
+
+/* "steady", "unsettled" or "fixed" (the JSON's period_kind). */
+const char *sim_period_kind_name(sim_period_kind k);
+
 typedef struct sim_result {
-  int microbatches;
-  double throughput_per_s;        /* samples/s in steady state: 1 / period_s */
-  double period_s;                /* interval between consecutive micro-batch completions once the pipeline
-                                     is full: (c[M-1] - c[0]) / (M - 1); the makespan when M == 1 */
-  double makespan_s;              /* all M micro-batches */
-  double latency_s;               /* of one sample: completion of the first micro-batch */
+  int microbatches;               /* micro-batches simulated and counted */
+  sim_period_kind period_kind;
+  int warmup_microbatches;        /* steady runs: the micro-batches before the first that started in a
+                                     full pipeline (after the first completion); 0 in fixed runs */
+  int cycle;                      /* steady runs: completions repeat every `cycle` micro-batches (1 mostly) */
+  double throughput_per_s;        /* samples/s: 1 / period_s */
+  double period_s;                /* interval between consecutive micro-batch completions: in steady state,
+                                     the mean over the last cycle (sim_int.h says how it is found); in a
+                                     fixed run (c[M-1] - c[0]) / (M - 1), the makespan when M == 1 */
+  double makespan_s;              /* until the last micro-batch counted is complete */
+  double latency_s;               /* fill latency: completion of the first micro-batch, pipeline empty */
   int bottleneck_stage;           /* stage with the largest max(compute_s + dram_s, comm_s) (ties: lowest) */
   double analytical_bottleneck_s; /* max t_i of the analytical model */
   int feasible;                   /* every core's SRAM holds its share */
-  uint64_t dram_bytes;            /* weight bytes streamed from DRAM over the M micro-batches */
+  uint64_t dram_bytes;            /* bytes streamed from DRAM per micro-batch */
   long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */
   int cached;                     /* 1 when the figures came from the cache */
   int op_times_overridden;        /* ops whose compute came from sim_options.op_times */
@@ -126,11 +145,12 @@ typedef struct sim_stats {
  * may be NULL for defaults.  MP_RUN if an engine was already started in this process. */
 mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err);
 
-/* Simulates plan p of graph g (both borrowed) with the sim's M micro-batches.  res is caller-owned
- * and filled (clear it with sim_result_clear).  MP_INPUT if the plan does not fit the graph or chip. */
+/* Simulates plan p of graph g (both borrowed) as the sim's options say (steady state by default).
+ * res is caller-owned and filled (clear it with sim_result_clear).  MP_INPUT if the plan does not fit
+ * the graph or chip. */
 mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, mp_error *err);
 
-/* Same with an explicit number of micro-batches (>= 1). */
+/* Same with an explicit number of micro-batches: >= 1 for a fixed run, 0 for steady state. */
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int microbatches, sim_result *res, mp_error *err);
 
 /* Frees what a result owns and zeroes it; r may be NULL. */

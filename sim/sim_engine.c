@@ -153,6 +153,59 @@ static int seg_ready(const jgroup *gr, int mb, int sg) {
   return 1;
 }
 
+/* The first micro-batch that started once the pipeline was full (at or after the first completion),
+ * or -1 while that is not known. */
+static int find_warmup(const job *j) {
+  for (int m = 0; m < j->M && j->start_t[m] >= 0; m++)
+    if (j->start_t[m] >= j->c[0]) return m;
+  return -1;
+}
+
+static int same_interval(const job *j, int m, int q) {
+  double a = j->c[m] - j->c[m - 1], b = j->c[m - q] - j->c[m - q - 1];
+  return fabs(a - b) <= SIM_STEADY_TOLERANCE * fmax(fabs(a), fabs(b));
+}
+
+/* After completion n_complete - 1 = L of a steady-state run: stops the run once its completions are
+ * periodic (see sim_int.h): the last max(2q, SIM_STEADY_MIN_INTERVALS) intervals after the warm-up
+ * each equal the one q earlier. */
+static void check_steady(job *j) {
+  int L = j->n_complete - 1;
+  if (j->warmup < 0) j->warmup = find_warmup(j);
+  if (j->warmup < 0) return;
+  for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
+    int span = 2 * q > SIM_STEADY_MIN_INTERVALS ? 2 * q : SIM_STEADY_MIN_INTERVALS;
+    if (L < j->warmup + span + q) break;
+    int ok = 1;
+    for (int m = L - span + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
+    if (ok) {
+      j->cycle = q;
+      j->limit = L + 1;
+      return;
+    }
+  }
+}
+
+/* Group g has finished everything of micro-batch mb (segments and sends) at time t. */
+static void group_done(job *j, int mb, double t) {
+  if (++j->groups_done[mb] < j->n_groups) return;
+  j->c[mb] = t;
+  while (j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
+    j->n_complete++;
+    if (!j->fixed) check_steady(j);
+  }
+  /* the window may have opened for a waiting group, or the run may have ended */
+  for (int g = 0; g < j->n_groups; g++)
+    if (j->groups[g].waiting) {
+      j->groups[g].waiting = 0;
+      sg_sem_release(j->groups[g].ev);
+    }
+}
+
+static void started(job *j, int mb) {
+  if (j->start_t[mb] < 0) j->start_t[mb] = simgrid_get_clock();
+}
+
 static void group_actor(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -160,12 +213,15 @@ static void group_actor(int argc, char **argv) {
   sim *s = a->s;
   job *j = a->j;
   jgroup *gr = &j->groups[a->g];
-  int M = j->M;
-  int left = M * gr->n_segs, lo = 0;
-  while (left > 0) {
-    /* the ready queue: the lowest micro-batch, then segment, whose inputs are all there */
+  int lo = 0; /* micro-batches below lo are done */
+  for (;;) {
+    while (lo < j->limit && gr->left[lo] == 0) lo++;
+    if (lo >= j->limit) break;
+    /* the ready queue: the lowest micro-batch, then segment, whose inputs are all there, within the
+     * window of micro-batches in flight */
+    int top = j->n_complete + j->window < j->limit ? j->n_complete + j->window : j->limit;
     int mb = -1, sg = -1;
-    for (int m = lo; m < M && mb < 0; m++)
+    for (int m = lo; m < top && mb < 0; m++)
       for (int q = 0; q < gr->n_segs; q++)
         if (seg_ready(gr, m, q)) {
           mb = m;
@@ -173,15 +229,17 @@ static void group_actor(int argc, char **argv) {
           break;
         }
     if (mb < 0) {
+      gr->waiting = 1;
       sg_sem_acquire(gr->ev);
       continue;
     }
     const seg *x = &gr->segs[sg];
+    started(j, mb);
     if (gr->left[mb] == gr->n_segs && gr->dram) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
       stream_weights(gr);
       gr->acts++;
-      gr->dram_s += simgrid_get_clock() - t;
+      gr->mb_dram[mb] += simgrid_get_clock() - t;
       if (j->tl) timeline_dram(j, a->g, mb, t, simgrid_get_clock());
     }
     double t = simgrid_get_clock();
@@ -194,16 +252,18 @@ static void group_actor(int argc, char **argv) {
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
-    gr->compute_s += t1 - t;
+    gr->mb_compute[mb] += t1 - t;
     if (j->tl) timeline_exec(j, a->g, mb, x, t, t1);
     for (int k = 0; k < x->n_posts; k++) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
       sg_sem_release(gr->q);
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
-    if (--gr->left[mb] == 0 && t1 > gr->done_t[mb]) gr->done_t[mb] = t1;
-    left--;
-    while (lo < M && gr->left[lo] == 0) lo++;
+    if (--gr->left[mb] == 0 && gr->sends_left[mb] == 0) group_done(j, mb, t1);
+  }
+  if (gr->n_sends > 0) { /* nothing more to send: the sender ends after what is queued */
+    gr->queue[gr->q_tail++] = (qitem){-1, -1};
+    sg_sem_release(gr->q);
   }
 }
 
@@ -214,10 +274,11 @@ static void sender_actor(int argc, char **argv) {
   sim *s = a->s;
   job *j = a->j;
   jgroup *gr = &j->groups[a->g];
-  int left = gr->n_sends * j->M;
-  while (left-- > 0) {
+  for (;;) {
     sg_sem_acquire(gr->q);
     qitem it = gr->queue[gr->q_head++];
+    if (it.send < 0) break;
+    if (it.mb >= j->limit) continue; /* the run has ended before this micro-batch counts */
     const jsend *sd = &gr->sends[it.send];
     double t = simgrid_get_clock();
     if (sd->bytes > 0) {
@@ -225,12 +286,51 @@ static void sender_actor(int argc, char **argv) {
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
-    gr->comm_s += t1 - t;
+    gr->mb_comm[it.mb] += t1 - t;
     if (j->tl) timeline_send(j, a->g, it.mb, sd, t, t1);
-    if (t1 > gr->done_t[it.mb]) gr->done_t[it.mb] = t1;
     jgroup *dg = &j->groups[sd->dst_group];
     dg->arrived[sd->dst_recv]++;
     sg_sem_release(dg->ev);
+    if (--gr->sends_left[it.mb] == 0 && gr->left[it.mb] == 0) group_done(j, it.mb, t1);
+  }
+}
+
+/* The run's figures from its completions (see sim_int.h, job_run). */
+static void measure(job *j) {
+  job_run *r = &j->run;
+  int n = j->n_complete;
+  memset(r, 0, sizeof *r);
+  r->warmup = j->fixed ? 0 : j->warmup;
+  r->cycle = j->cycle;
+  r->settled = !j->fixed && j->cycle > 0;
+  while (r->started < j->M && j->start_t[r->started] >= 0) r->started++;
+  if (n < 1) return; /* nothing completed: the engine stopped (reported as a failed run) */
+  int L = n - 1, from; /* per-micro-batch figures average micro-batches from+1 .. L */
+  if (j->fixed || n == 1) {
+    from = -1;
+    r->period_s = n > 1 ? (j->c[L] - j->c[0]) / (double)L : j->c[0] - j->t0;
+  } else if (r->settled) {
+    from = j->warmup;
+    r->period_s = (j->c[L] - j->c[L - j->cycle]) / (double)j->cycle;
+  } else { /* the cap was hit: the mean interval of the last half of the run after the warm-up */
+    from = L / 2 > j->warmup ? L / 2 : j->warmup;
+    if (from >= L) from = L - 1;
+    r->period_s = (j->c[L] - j->c[from]) / (double)(L - from);
+  }
+  r->microbatches = n;
+  r->fill_s = j->c[0] - j->t0;
+  r->makespan_s = j->c[L] - j->t0;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    double c = 0, d = 0, m = 0;
+    for (int k = from + 1; k <= L; k++) {
+      c += gr->mb_compute[k];
+      d += gr->mb_dram[k];
+      m += gr->mb_comm[k];
+    }
+    gr->compute_s = c / (double)(L - from);
+    gr->dram_s = d / (double)(L - from);
+    gr->comm_s = m / (double)(L - from);
   }
 }
 
@@ -248,7 +348,6 @@ static void run_eval(sim *s, job *j) {
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
     jgroup *gr = &j->groups[g];
-    for (int m = 0; m < j->M; m++) gr->done_t[m] = j->t0;
     gr->ev = sg_sem_init(0);
     gr->q = sg_sem_init(0);
   }
@@ -282,11 +381,12 @@ static void run_eval(sim *s, job *j) {
   }
   free(actors);
   free(args);
+  measure(j);
 }
 
 /* sim_options.isolate: the evaluation runs in a fork of the idle engine, which sends back what the
- * actors measured; this engine's clock never moves, so every evaluation starts from the same state
- * and gives bit-identical figures. */
+ * run measured; this engine's clock never moves, so every evaluation starts from the same state and
+ * gives bit-identical figures. */
 typedef struct isolated {
   sim *s;
   job *j;
@@ -297,15 +397,23 @@ static mp_status run_in_child(void *ctx, strbuf *answer, mp_error *err) {
   job *j = x->j;
   run_eval(x->s, j);
   if (j->failed) return err_set(err, MP_RUN, "the isolated evaluation could not run (out of memory)");
+  const job_run *r = &j->run;
   bytes_put_f64(answer, j->t0);
   bytes_put_f64(answer, j->t_end);
+  bytes_put_u32(answer, (uint32_t)r->microbatches);
+  bytes_put_u32(answer, (uint32_t)r->started);
+  bytes_put_u32(answer, (uint32_t)(r->warmup + 1));
+  bytes_put_u32(answer, (uint32_t)r->cycle);
+  bytes_put_u32(answer, (uint32_t)r->settled);
+  bytes_put_f64(answer, r->period_s);
+  bytes_put_f64(answer, r->fill_s);
+  bytes_put_f64(answer, r->makespan_s);
   for (int g = 0; g < j->n_groups; g++) {
     const jgroup *gr = &j->groups[g];
     bytes_put_f64(answer, gr->compute_s);
     bytes_put_f64(answer, gr->dram_s);
     bytes_put_f64(answer, gr->comm_s);
     bytes_put_u64(answer, (uint64_t)gr->acts);
-    for (int m = 0; m < j->M; m++) bytes_put_f64(answer, gr->done_t[m]);
   }
   return MP_OK;
 }
@@ -319,15 +427,23 @@ static void run_eval_isolated(sim *s, job *j) {
     return;
   }
   bytes_reader r = bytes_reader_of(answer.s, answer.len);
+  job_run *run = &j->run;
   j->t0 = bytes_get_f64(&r);
   j->t_end = bytes_get_f64(&r);
+  run->microbatches = (int)bytes_get_u32(&r);
+  run->started = (int)bytes_get_u32(&r);
+  run->warmup = (int)bytes_get_u32(&r) - 1;
+  run->cycle = (int)bytes_get_u32(&r);
+  run->settled = (int)bytes_get_u32(&r);
+  run->period_s = bytes_get_f64(&r);
+  run->fill_s = bytes_get_f64(&r);
+  run->makespan_s = bytes_get_f64(&r);
   for (int g = 0; g < j->n_groups; g++) {
     jgroup *gr = &j->groups[g];
     gr->compute_s = bytes_get_f64(&r);
     gr->dram_s = bytes_get_f64(&r);
     gr->comm_s = bytes_get_f64(&r);
     gr->acts = (long)bytes_get_u64(&r);
-    for (int m = 0; m < j->M; m++) gr->done_t[m] = bytes_get_f64(&r);
   }
   if (r.short_read || bytes_left(&r) != 0) j->failed = 1;
   strbuf_clear(&answer);

@@ -128,31 +128,76 @@ typedef struct jgroup {
   double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
   unsigned char *done;   /* per (micro-batch, segment): ran */
   int *left;             /* per micro-batch: segments still to run */
+  int *sends_left;       /* per micro-batch: sends still to finish */
   int *arrived;          /* per recv: micro-batches arrived */
-  double *done_t;        /* per micro-batch: when its last segment / last send ended (absolute clock) */
+  double *mb_compute, *mb_dram, *mb_comm; /* per micro-batch: seconds of segments, DRAM streams, sends */
   sg_sem_t ev, q;
+  int waiting; /* blocked on ev */
   qitem *queue;
   int q_head, q_tail;
+  /* measured: per micro-batch means over the micro-batches a result counts (job_run) */
   double compute_s, dram_s, comm_s;
   long acts;
 } jgroup;
 
+/* Steady state (a run of sim_options.microbatches == 0).  The host keeps at most `window` = 2p + 2
+ * micro-batches of a p-stage pipeline in flight (micro-batch m starts once m - window is complete):
+ * p groups and p - 1 senders each hold at most one at a time in steady state, so the window never
+ * slows the steady state, while it bounds how far the first stages run ahead of a slower one.  The
+ * pipeline is full once the first micro-batch completes; the warm-up ends with the first micro-batch
+ * that starts after that (W).  The run stops at completion L once the completions are periodic: the
+ * last max(2q, SIM_STEADY_MIN_INTERVALS) intervals c[m] - c[m-1] after W each equal the one q earlier,
+ * for a cycle q <= SIM_STEADY_MAX_CYCLE, within SIM_STEADY_TOLERANCE (relative).  The steady period is
+ * the mean interval of the last cycle, (c[L] - c[L-q]) / q.  (Stages ahead of the bottleneck that are
+ * faster than it may still be filling the window then, as they would with unbounded buffers: the
+ * completions already run at the bottleneck's rate.)  Several intervals are required because an
+ * irregular run (many groups sharing a DRAM port, say) can end two or three micro-batches exactly one
+ * transfer apart by chance.  A run that has not settled when its M micro-batches (the cap) are
+ * complete reports the mean interval of the second half after the warm-up, and says so. */
+#define SIM_STEADY_TOLERANCE 1e-6
+#define SIM_STEADY_MIN_INTERVALS 6
+#define SIM_STEADY_MAX_CYCLE 8
+
+/* What a run measured (absolute seconds of the engine's clock turned into durations). */
+typedef struct job_run {
+  int microbatches; /* completions counted: L + 1 */
+  int started;      /* micro-batches that had started when the run stopped */
+  int warmup;       /* steady runs: W; fixed runs: 0 */
+  int cycle;        /* q of a settled run, else 0 */
+  int settled;      /* 1: a steady run found its period; 0: fixed, or the cap was hit */
+  double period_s;  /* see sim_result */
+  double fill_s;    /* c[0] - t0 */
+  double makespan_s; /* c[L] - t0 */
+} job_run;
+
 typedef struct job {
-  int M, n_groups;
+  int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap */
+  int fixed;  /* 1: run exactly M micro-batches; 0: until steady (above) */
+  int window; /* micro-batches in flight at most */
+  int n_groups;
   jgroup *groups;
   uint64_t graph_hash, plan_hash;
   timeline *tl;  /* NULL, or where the run's events go (borrowed) */
   int tl_failed; /* an event could not be added (out of memory) */
   int failed;    /* set by the engine thread: the evaluation could not run (out of memory, fork) */
   double t0, t_end;
+  /* run state (engine thread) */
+  int limit;        /* micro-batches that count: M, lowered to L + 1 when the run has settled */
+  int *groups_done; /* per micro-batch: groups that finished it */
+  double *c;        /* per micro-batch: completion (absolute) */
+  double *start_t;  /* per micro-batch: its first activity (absolute), -1 before */
+  int n_complete;   /* micro-batches 0 .. n_complete - 1 are complete */
+  int warmup, cycle;
+  job_run run; /* filled when the run ends */
 } job;
 
-/* The job of plan p of graph g (both borrowed) with M micro-batches on the sim's chip.  *out is owned
- * (sim_job_free). */
+/* The job of plan p of graph g (both borrowed) on the sim's chip: M > 0 micro-batches, or M == 0 for
+ * a steady-state run (its cap from the sim's options).  *out is owned (sim_job_free). */
 mp_status sim_job_from_plan(const sim *s, const graph *g, const plan *p, int M, job **out, mp_error *err);
 
-/* The job of a trace whose core ids are the sim chip's (borrowed; see sim_replay).  *out is owned. */
-mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *err);
+/* The job of a trace whose core ids are the sim chip's (borrowed; see sim_replay): its micro-batches,
+ * with steady-state detection within them when steady is 1.  *out is owned. */
+mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out, mp_error *err);
 
 /* Frees j; sim_job_free(NULL) is a no-op. */
 void sim_job_free(job *j);

@@ -22,8 +22,10 @@
  * it): the receives before a compute are its needs, the sends after it its posts, the DRAM reads come
  * before the first compute.  The actions keep their recorded flops and bytes; the chip's speeds,
  * transfer factors and DRAM ports are the replay chip's, and the stage's analytical figures come from
- * the group's recorded sums through the model's own formulas (cost_stage_complete), so on the chip it
- * was recorded on a trace compiles to the very job its plan does. */
+ * the group's recorded sums through the model's own formulas (cost_stage_complete).  So do its DRAM
+ * streams, as in a plan's job: the recorded DRAM reads say what the recording chip streamed, while a
+ * chip with less SRAM streams more.  On the chip it was recorded on a trace compiles to the very job
+ * its plan does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +50,88 @@ void sim_job_free(job *j) {
     free(gr->gather_matrix);
     free(gr->done);
     free(gr->left);
+    free(gr->sends_left);
     free(gr->arrived);
-    free(gr->done_t);
+    free(gr->mb_compute);
+    free(gr->mb_dram);
+    free(gr->mb_comm);
     free(gr->queue);
   }
   free(j->groups);
+  free(j->groups_done);
+  free(j->c);
+  free(j->start_t);
   free(j);
+}
+
+/* The DRAM stream of a group whose share does not fit its cores (from its analytical figures, so a
+ * plan and its trace stream alike on any chip): each core's excess weights, at most its share
+ * W / c, from the port nearest the group's first core, all in one ptask.  Nothing on a chip without
+ * DRAM ports.  0, or -1 when out of memory. */
+static int setup_dram(const sim *s, jgroup *gr) {
+  const chip *c = s->chip;
+  const cost_stage *cs = &gr->model;
+  if (cs->fits || c->n_dram == 0) return 0;
+  gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
+  if (!gr->dram) return -1;
+  double share_w = cs->weight_bytes / gr->n_cores;
+  for (int k = 0; k < gr->n_cores; k++) {
+    double excess = cs->mem_bytes - (double)c->cores[gr->first_core + k].sram_bytes;
+    if (excess > share_w) excess = share_w;
+    gr->dram[k] = excess > 0 ? excess : 0;
+  }
+  gr->dram_port = chip_nearest_dram(c, gr->first_core);
+  size_t n = (size_t)gr->n_cores + 1;
+  gr->dram_hosts = malloc(n * sizeof *gr->dram_hosts);
+  gr->dram_matrix = calloc(n * n + n, sizeof *gr->dram_matrix);
+  if (!gr->dram_hosts || !gr->dram_matrix) return -1;
+  gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
+  for (int k = 0; k < gr->n_cores; k++) {
+    gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
+    gr->dram_matrix[k + 1] = gr->dram[k];
+  }
+  return 0;
+}
+
+/* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
+ * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
+ * when out of memory. */
+static int prepare_run(const sim *s, job *j, int M, int fixed) {
+  int p = j->n_groups;
+  j->fixed = fixed;
+  j->M = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
+  j->window = 2 * p + 2;
+  j->limit = j->M;
+  j->warmup = -1;
+  size_t n = (size_t)j->M;
+  j->groups_done = calloc(n, sizeof *j->groups_done);
+  j->c = calloc(n, sizeof *j->c);
+  j->start_t = malloc(n * sizeof *j->start_t);
+  if (!j->groups_done || !j->c || !j->start_t) return -1;
+  for (size_t m = 0; m < n; m++) j->start_t[m] = -1;
+  for (int g = 0; g < p; g++) {
+    jgroup *gr = &j->groups[g];
+    gr->done = calloc(n * (size_t)gr->n_segs, sizeof *gr->done);
+    gr->left = malloc(n * sizeof *gr->left);
+    gr->sends_left = malloc(n * sizeof *gr->sends_left);
+    gr->mb_compute = calloc(n, sizeof *gr->mb_compute);
+    gr->mb_dram = calloc(n, sizeof *gr->mb_dram);
+    gr->mb_comm = calloc(n, sizeof *gr->mb_comm);
+    gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
+    if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
+      return -1;
+    for (size_t m = 0; m < n; m++) {
+      gr->left[m] = gr->n_segs;
+      gr->sends_left[m] = gr->n_sends;
+    }
+    if (gr->n_cores > 1) {
+      gr->gather_matrix =
+          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
+      if (!gr->gather_matrix) return -1;
+    }
+    if (setup_dram(s, gr) != 0) return -1;
+  }
+  return 0;
 }
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the
@@ -68,7 +146,6 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
   int *seg_of = malloc((size_t)g->n_ops * sizeof *seg_of); /* per layer of the current group */
   if (!j || !recv_of || !seg_of) goto nomem;
   for (int t = 0; t < g->n_tensors; t++) recv_of[t] = -1;
-  j->M = M;
   j->n_groups = sp->n_groups;
   j->groups = calloc((size_t)sp->n_groups, sizeof *j->groups);
   if (!j->groups) goto nomem;
@@ -85,11 +162,8 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
     gr->segs = calloc((size_t)sg->n_layers, sizeof *gr->segs);
     gr->sends = calloc((size_t)sg->n_sends + 1, sizeof *gr->sends);
     gr->recvs = calloc((size_t)sg->n_recvs + 1, sizeof *gr->recvs);
-    gr->left = calloc((size_t)M, sizeof *gr->left);
     gr->arrived = calloc((size_t)sg->n_recvs + 1, sizeof *gr->arrived);
-    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
-    gr->queue = calloc((size_t)sg->n_sends * (size_t)M + 1, sizeof *gr->queue);
-    if (!gr->segs || !gr->sends || !gr->recvs || !gr->left || !gr->arrived || !gr->done_t || !gr->queue) goto nomem;
+    if (!gr->segs || !gr->sends || !gr->recvs || !gr->arrived) goto nomem;
     for (int k = 0; k < sg->n_sends; k++) {
       const split_send *sd = &sg->sends[k];
       gr->sends[k].raw_bytes = (double)g->tensors[sd->tensor].bytes;
@@ -170,37 +244,8 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
         x->deps[x->n_deps++] = d;
       }
     }
-    gr->done = calloc((size_t)M * (size_t)gr->n_segs, sizeof *gr->done);
-    if (!gr->done) goto nomem;
-    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
-    if (gr->n_cores > 1) {
-      gr->gather_matrix =
-          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
-      if (!gr->gather_matrix) goto nomem;
-    }
-    /* weights that do not fit */
-    const cost_stage *cs = &gr->model;
-    if (!cs->fits && c->n_dram > 0) {
-      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
-      if (!gr->dram) goto nomem;
-      double share_w = cs->weight_bytes / gr->n_cores;
-      for (int k = 0; k < gr->n_cores; k++) {
-        double excess = cs->mem_bytes - (double)c->cores[gr->first_core + k].sram_bytes;
-        if (excess > share_w) excess = share_w;
-        gr->dram[k] = excess > 0 ? excess : 0;
-      }
-      gr->dram_port = chip_nearest_dram(c, gr->first_core);
-      size_t n = (size_t)gr->n_cores + 1;
-      gr->dram_hosts = malloc(n * sizeof *gr->dram_hosts);
-      gr->dram_matrix = calloc(n * n + n, sizeof *gr->dram_matrix);
-      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
-      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
-      for (int k = 0; k < gr->n_cores; k++) {
-        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
-        gr->dram_matrix[k + 1] = gr->dram[k];
-      }
-    }
   }
+  if (prepare_run(s, j, M, M > 0) != 0) goto nomem;
   free(recv_of);
   free(seg_of);
   *out = j;
@@ -265,7 +310,7 @@ static void trace_model(const chip *c, const trace_group *tg, cost_stage *cs) {
   cost_stage_complete(c, cs);
 }
 
-mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *err) {
+mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out, mp_error *err) {
   *out = NULL;
   const chip *c = s->chip;
   int M = t->microbatches;
@@ -275,7 +320,6 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *
   recv_list *rl = calloc((size_t)t->n_groups, sizeof *rl);
   int *n0 = calloc((size_t)t->n_groups, sizeof *n0);
   if (!j || !rl || !n0) goto nomem;
-  j->M = M;
   j->graph_hash = t->graph_hash;
   j->plan_hash = t->plan_hash;
   j->groups = calloc((size_t)t->n_groups, sizeof *j->groups);
@@ -333,40 +377,20 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *
     gr->last_core = tg->cores[tg->n_cores - 1];
     trace_model(c, tg, &gr->model);
     double gamma = gr->model.gamma, share = c->cores[gr->first_core].flops / gr->model.speed;
-    int n_segs = 0, n_sends = 0, n_dram = 0;
+    int n_segs = 0, n_sends = 0;
     for (int i = 0; i < n; i++) {
       trace_kind k = tg->actions[i].kind;
       n_segs += k == TRACE_COMPUTE;
       n_sends += k == TRACE_SEND;
-      n_dram += k == TRACE_DRAM;
     }
     gr->n_sends = n_sends;
     gr->n_recvs = rl[gi].n;
     gr->segs = calloc((size_t)n_segs + 1, sizeof *gr->segs);
     gr->sends = calloc((size_t)n_sends + 1, sizeof *gr->sends);
     gr->recvs = calloc((size_t)rl[gi].n + 1, sizeof *gr->recvs);
-    gr->left = calloc((size_t)M, sizeof *gr->left);
     gr->arrived = calloc((size_t)rl[gi].n + 1, sizeof *gr->arrived);
-    gr->done_t = calloc((size_t)M, sizeof *gr->done_t);
-    gr->queue = calloc((size_t)n_sends * (size_t)M + 1, sizeof *gr->queue);
-    gr->done = calloc((size_t)M * (size_t)(n_segs + 1), sizeof *gr->done);
-    if (!gr->segs || !gr->sends || !gr->recvs || !gr->left || !gr->arrived || !gr->done_t || !gr->queue || !gr->done)
-      goto nomem;
+    if (!gr->segs || !gr->sends || !gr->recvs || !gr->arrived) goto nomem;
     for (int r = 0; r < rl[gi].n; r++) gr->recvs[r] = (jrecv){t->names[rl[gi].name[r]], rl[gi].group[r]};
-    if (gr->n_cores > 1) {
-      gr->gather_matrix =
-          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
-      if (!gr->gather_matrix) goto nomem;
-    }
-    if (n_dram > 0) {
-      if (c->n_dram == 0) {
-        st = err_at(err, MP_INPUT, t->file, NULL, "group %d streams weights from DRAM, but chip '%s' has no DRAM port",
-                    gi, c->name);
-        goto fail;
-      }
-      gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
-      if (!gr->dram) goto nomem;
-    }
     /* Segments: the receives before a compute are its needs, the sends after it its posts. */
     int *pending = malloc(((size_t)rl[gi].n + 1) * sizeof *pending), n_pending = 0, send = 0;
     if (!pending) goto nomem;
@@ -388,9 +412,7 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *
                       "group %d reads DRAM after its first compute: a replay streams weights before a micro-batch's "
                       "first compute",
                       gi);
-        else
-          gr->dram[a->core - gr->first_core] = a->bytes;
-        break;
+        break; /* what the recording chip streamed: the replay chip's streams follow from the model */
       case TRACE_COMPUTE:
         cur = &gr->segs[gr->n_segs++];
         cur->raw_flops = a->flops;
@@ -451,20 +473,8 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, job **out, mp_error *
                   gi);
       goto fail;
     }
-    for (int m = 0; m < M; m++) gr->left[m] = gr->n_segs;
-    if (gr->dram) {
-      gr->dram_port = chip_nearest_dram(c, gr->first_core);
-      size_t nh = (size_t)gr->n_cores + 1;
-      gr->dram_hosts = malloc(nh * sizeof *gr->dram_hosts);
-      gr->dram_matrix = calloc(nh * nh + nh, sizeof *gr->dram_matrix);
-      if (!gr->dram_hosts || !gr->dram_matrix) goto nomem;
-      gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
-      for (int k = 0; k < gr->n_cores; k++) {
-        gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
-        gr->dram_matrix[k + 1] = gr->dram[k];
-      }
-    }
   }
+  if (prepare_run(s, j, M, !steady) != 0) goto nomem;
   for (int gi = 0; gi < t->n_groups; gi++) {
     free(rl[gi].src);
     free(rl[gi].name);

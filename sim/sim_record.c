@@ -6,7 +6,9 @@
  * posts (tensor bytes before the transfer factor), and per group the analytical model's sums.
  * Replaying compiles the same job from those actions (sim_job_from_trace) with the replay chip's
  * speeds, transfer factors and DRAM ports, so on the chip it was recorded on it is the very job
- * sim_evaluate ran and the figures are identical. */
+ * sim_evaluate ran and the figures are identical.  A steady-state recording holds the micro-batches
+ * the steady run started before it settled, and is marked steady: its replay looks for the steady
+ * state among them by the same rule, and on the recording chip stops at the same completion. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +18,28 @@
 mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, mp_error *err) {
   *out = NULL;
   const chip *c = s->chip;
-  if (M < 1) return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1 (got %d)", M);
+  if (M < 0)
+    return err_set(err, MP_USAGE, "sim: the number of micro-batches must be at least 1, or 0 for steady state (got %d)",
+                   M);
   if (p->n_cores != c->n_cores || p->n_layers != g->n_ops)
     return err_set(err, MP_INPUT, "sim: the plan (%d cores, %d layers) does not fit chip '%s' (%d) and graph '%s' (%d)",
                    p->n_cores, p->n_layers, c->name, c->n_cores, g->name, g->n_ops);
   job *j = NULL;
   trace *t = NULL;
+  int steady = M == 0;
   mp_status st = sim_check_op_times(s, g, err);
+  if (st == MP_OK && steady) { /* the micro-batches a steady run starts before it settles */
+    st = sim_job_from_plan(s, g, p, 0, &j, err);
+    if (st == MP_OK) st = sim_engine_run(s, j, err);
+    if (st == MP_OK) M = j->run.started;
+    sim_job_free(j);
+    j = NULL;
+  }
   if (st == MP_OK) st = sim_job_from_plan(s, g, p, M, &j, err);
   if (st == MP_OK)
     st = trace_new(MESHPIPE_VERSION, g->name, g->hash, g->n_ops, p->arranged, p->n_cores, plan_hash(p), c->name,
                    c->hash, c->width, c->height, M, &t, err);
+  if (st == MP_OK) t->steady = steady;
   for (int gi = 0; st == MP_OK && gi < j->n_groups; gi++) {
     const jgroup *gr = &j->groups[gi];
     const cost_stage *cs = &gr->model;
@@ -113,7 +126,7 @@ mp_status sim_replay(sim *s, const trace *t, sim_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   job *j = NULL;
   mp_status st = trace_check(t, s->chip->n_cores, err);
-  if (st == MP_OK) st = sim_job_from_trace(s, t, &j, err);
+  if (st == MP_OK) st = sim_job_from_trace(s, t, t->steady, &j, err);
   if (st == MP_OK) st = sim_engine_run(s, j, err);
   if (st == MP_OK) st = sim_job_result(s, j, res, err);
   if (st == MP_OK) {

@@ -432,7 +432,7 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
   strbuf_printf(&b, "\nchip ");
   put_name(&b, t->chip_name);
   strbuf_printf(&b, " %s %d %d\n", fileio_hash_hex(t->chip_hash, h3), t->width, t->height);
-  strbuf_printf(&b, "microbatches %d\ngroups %d\n", t->microbatches, t->n_groups);
+  strbuf_printf(&b, "microbatches %d%s\ngroups %d\n", t->microbatches, t->steady ? " steady" : "", t->n_groups);
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
     strbuf_printf(&b, "group %d ", g);
@@ -535,6 +535,7 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
   st = trace_new(t->version, t->graph_name, t->graph_hash, t->graph_layers, t->plan, t->n_plan, t->plan_hash,
                  t->chip_name, t->chip_hash, t->width, t->height, t->microbatches, &m, err);
   if (st != MP_OK) goto cleanup;
+  m->steady = t->steady;
   free(m->file);
   if (!(m->file = strdup(t->file))) goto oom;
   for (int g = 0; g < t->n_groups; g++) {

@@ -73,6 +73,8 @@ typedef struct trace {
   int *plan;         /* owned */
   int width, height; /* the recorded chip's mesh */
   int microbatches;
+  int steady; /* 1: recorded from a steady-state run; a replay looks for the steady state among the
+                 micro-batches (sim.h) */
   int n_groups;
   trace_group *groups; /* owned */
   int n_names;

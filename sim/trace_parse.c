@@ -201,6 +201,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0;
   mp_status st = MP_OK;
   long v;
+  int steady = 0;
 
   if (!next_line(&r, err, &st)) {
     if (st == MP_OK) st = err_at(err, MP_INPUT, file, NULL, "empty: expected '%s %d'", TRACE_FORMAT, TRACE_VERSION);
@@ -270,9 +271,10 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   }
   {
     int got = next_line(&r, err, &st);
-    if (got && (st = expect(&r, "microbatches", 2, "microbatches M", err)) == MP_OK &&
+    steady = got && r.n_tok == 3 && strcmp(r.tok[2], "steady") == 0;
+    if (got && (st = expect(&r, "microbatches", steady ? 3 : 2, "microbatches M [steady]", err)) == MP_OK &&
         !parse_long(r.tok[1], 1, INT_MAX, &v))
-      st = bad(&r, err, "expected 'microbatches M' with M >= 1");
+      st = bad(&r, err, "expected 'microbatches M [steady]' with M >= 1");
     if (!got && st == MP_OK)
       st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'microbatches'");
     if (st != MP_OK) {
@@ -285,6 +287,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
                  (int)h, microbatches, &t, err);
   free(plan);
   if (st != MP_OK) goto cleanup;
+  t->steady = steady;
   free(t->file);
   if (!(t->file = strdup(file))) {
     st = err_nomem(err);

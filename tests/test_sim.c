@@ -191,9 +191,9 @@ static void sim_chain_makespan_should_match_the_closed_form(void) {
       ASSERT_REL(num(r, "period_s"), mx);
       ASSERT_REL(num(r, "throughput_per_s"), 1 / mx);
     }
-    for (int i = 0; i < 4; i++) {
-      ASSERT_REL(num(stage(r, i), "compute_s"), M * chain_flops[i] / 1e12);
-      if (i < 3) ASSERT_REL(num(stage(r, i), "comm_s"), M * (chain_bytes[i] / 1e10 + 5e-9));
+    for (int i = 0; i < 4; i++) { /* per micro-batch */
+      ASSERT_REL(num(stage(r, i), "compute_s"), chain_flops[i] / 1e12);
+      if (i < 3) ASSERT_REL(num(stage(r, i), "comm_s"), chain_bytes[i] / 1e10 + 5e-9);
     }
     CU_ASSERT_EQUAL((int)num(r, "bottleneck_stage"), 2); /* its 90000-byte send, 9.005 us, is the slowest */
   }
@@ -246,8 +246,8 @@ static void sim_period_should_equal_the_analytical_bottleneck_without_latency(vo
         double compute = F / S + (double)(c - 1) / c * A / 1e10, send = g * X / 1e10;
         double ti = compute > send ? compute : send;
         if (ti > bottleneck) bottleneck = ti;
-        ASSERT_REL(num(stage(r, i), "compute_s"), cs[k].M * compute);
-        if (X > 0) ASSERT_REL(num(stage(r, i), "comm_s"), cs[k].M * send);
+        ASSERT_REL(num(stage(r, i), "compute_s"), compute);
+        if (X > 0) ASSERT_REL(num(stage(r, i), "comm_s"), send);
         ASSERT_REL(num(stage(r, i), "analytical_t_s"), ti);
       }
       ASSERT_REL(num(r, "period_s"), bottleneck);
@@ -512,21 +512,21 @@ static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(vo
   CU_ASSERT_PTR_NOT_NULL_FATAL(res);
   const cJSON *r = cJSON_GetArrayItem(res, 0);
   CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "feasible")));
-  CU_ASSERT_EQUAL(num(r, "dram_bytes"), 2000);
+  CU_ASSERT_EQUAL(num(r, "dram_bytes"), 1000); /* per micro-batch */
   CU_ASSERT_EQUAL(num(stage(r, 0), "dram_bytes"), 1000);
   CU_ASSERT_EQUAL(num(stage(r, 0), "sram_bytes"), 3000);
   CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(stage(r, 0), "fits")));
-  ASSERT_REL(num(stage(r, 0), "dram_s"), 2 * 1.001e-6);
-  ASSERT_REL(num(stage(r, 0), "compute_s"), 2 * (0.5e-6 + 51e-9));
+  ASSERT_REL(num(stage(r, 0), "dram_s"), 1.001e-6);
+  ASSERT_REL(num(stage(r, 0), "compute_s"), 0.5e-6 + 51e-9);
   ASSERT_REL(num(r, "makespan_s"), 2 * (1.001e-6 + 0.5e-6 + 51e-9));
-  /* 2000 bytes each over the run: the port's link, and x0y0>x1y0 (gather 2 x 500 + core 1's stream
-   * 2 x 500), listed first as the lower link number */
+  /* 1000 bytes each per micro-batch: the port's link, and x0y0>x1y0 (gather 500 + core 1's stream
+   * 500), listed first as the lower link number */
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
   CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 0), "link")->valuestring, "x0y0>x1y0");
   CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, 1), "link")->valuestring,
                          "dram0>x0y0");
-  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 0), "bytes"), 2000);
-  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 1), "bytes"), 2000);
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 0), "bytes"), 1000);
+  CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, 1), "bytes"), 1000);
   cJSON_Delete(res);
 }
 
@@ -783,14 +783,14 @@ static void sim_golden_output_should_match_the_hand_derived_figures(void) {
   CU_ASSERT_EQUAL(num(r, "microbatches"), 4);
   CU_ASSERT_EQUAL(num(r, "activities"), 24);
   CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "feasible")));
-  static const double compute[3] = {4.804e-6, 16e-6, 4e-6}, comm[3] = {1.604e-6, 0.804e-6, 0},
-                      idle[3] = {13.999e-6, 2.803e-6, 14.803e-6}, model[3] = {1.2e-6, 4e-6, 1e-6},
-                      sram[3] = {4500, 4000, 100};
+  /* per micro-batch; idle = period - compute */
+  static const double compute[3] = {1.201e-6, 4e-6, 1e-6}, comm[3] = {0.401e-6, 0.201e-6, 0},
+                      idle[3] = {2.799e-6, 0, 3e-6}, model[3] = {1.2e-6, 4e-6, 1e-6}, sram[3] = {4500, 4000, 100};
   CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "stages")), 3);
   for (int i = 0; i < 3; i++) {
     ASSERT_REL(num(stage(r, i), "compute_s"), compute[i]);
     CU_ASSERT(fabs(num(stage(r, i), "comm_s") - comm[i]) <= 1e-9 * comm[0]);
-    ASSERT_REL(num(stage(r, i), "idle_s"), idle[i]);
+    CU_ASSERT(fabs(num(stage(r, i), "idle_s") - idle[i]) <= 1e-9 * idle[0]);
     ASSERT_REL(num(stage(r, i), "analytical_t_s"), model[i]);
     CU_ASSERT_EQUAL(num(stage(r, i), "sram_bytes"), sram[i]);
   }
@@ -799,14 +799,14 @@ static void sim_golden_output_should_match_the_hand_derived_figures(void) {
   CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(cores, 1), "sram_bytes"), 4500);
   CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(cores, 3), "sram_capacity"), 1048576);
   static const char *const links[4] = {"x1y0>x1y1", "x0y0>x1y0", "x1y0>x0y0", "x1y1>x0y1"};
-  static const double bytes[4] = {16000, 8000, 8000, 8000};
+  static const double bytes[4] = {4000, 2000, 2000, 2000}; /* per micro-batch */
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
   CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(ls), 4);
   for (int k = 0; k < 4; k++) {
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ls, k), "link")->valuestring, links[k]);
     CU_ASSERT_EQUAL(num(cJSON_GetArrayItem(ls, k), "bytes"), bytes[k]);
   }
-  ASSERT_REL(num(cJSON_GetArrayItem(ls, 0), "utilisation"), 16000 / (1e10 * 18.803e-6));
+  ASSERT_REL(num(cJSON_GetArrayItem(ls, 0), "utilisation"), 4000 / (1e10 * 4e-6)); /* of the period */
   cJSON_Delete(r);
   free(out);
   free(errout);
@@ -835,9 +835,12 @@ static int bad_inputs(void *arg) {
   if (load_chip(golden_chip, &c, &err) != MP_OK || load_graph(golden_graph, &g, &err) != MP_OK ||
       load_graph(chain_graph, &g2, &err) != MP_OK)
     return 10;
-  o.microbatches = 0;
+  o.microbatches = -1;
   if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "micro-batches")) return 1;
-  o.microbatches = 8;
+  o.microbatches = 0;
+  o.max_microbatches = 3;
+  if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "at least 4")) return 16;
+  o.max_microbatches = 0;
   o.top_links = -1;
   if (sim_new(c, &o, &s, &err) != MP_USAGE) return 14;
   o.top_links = 8;
@@ -864,7 +867,7 @@ static int bad_inputs(void *arg) {
     return 11;
   if (sim_evaluate(s, g, p_layers, &r, &err) != MP_INPUT || !strstr(err.msg, "layers")) return 5;
   if (sim_evaluate(s, g, p_cores, &r, &err) != MP_INPUT || !strstr(err.msg, "cores")) return 6;
-  if (sim_evaluate_m(s, g, p, 0, &r, &err) != MP_USAGE) return 7;
+  if (sim_evaluate_m(s, g, p, -1, &r, &err) != MP_USAGE) return 7;
   if (sim_evaluate(s, g2, p, &r, &err) != MP_INPUT) return 8; /* the chain has 4 layers */
   if (sim_evaluate(s, g, p, &r, &err) != MP_OK) return 9;     /* and the sim still works */
   sim_stats st;

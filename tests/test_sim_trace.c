@@ -156,7 +156,7 @@ static int record_resnet(void *arg) {
   trace *t = NULL;
   OK(sim_new(c, NULL, &s, &e_));
   OK(sim_evaluate(s, g, p, &r, &e_));
-  OK(sim_record(s, g, p, r.microbatches, &t, &e_));
+  OK(sim_record(s, g, p, 0, &t, &e_)); /* steady state, as simulated */
   OK(trace_write(t, testutil_temp_path("resnet50.trace"), &e_));
   char *x = result_text(&r);
   CHECK(x && save(testutil_temp_path("resnet50.simulate.json"), x));
@@ -373,7 +373,7 @@ static int op_times_run(void *arg) {
   sim_result r;
   OK(sim_evaluate(s, g, p, &r, &e_));
   CHECK(r.op_times_overridden == 1);
-  CHECK(r.stages[0].compute_s >= 4 * 1e-3 / 4);
+  CHECK(r.stages[0].compute_s >= 1e-3 / 4); /* per micro-batch: conv1 measured at 1 ms, over 4 cores */
   CHECK(r.stages[1].compute_s < 1e-4);
   mp_error err;
   sim_result bad;

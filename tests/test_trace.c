@@ -250,7 +250,7 @@ static const struct {
      "t.trace: line 5: the arranged_core list must hold 4 whole numbers >= 0 separated by ','", 0},
     {"chip t4 00000000000000bb 2 2", "chip t4 00000000000000bb 3 2",
      "t.trace: line 6: the plan has 4 entries but the 3x2 chip has 6 cores", 0},
-    {"microbatches 2", "microbatches 0", "t.trace: line 7: expected 'microbatches M' with M >= 1", 0},
+    {"microbatches 2", "microbatches 0", "t.trace: line 7: expected 'microbatches M [steady]' with M >= 1", 0},
     {"groups 2\n", "", "t.trace: line 8: expected 'groups N' here, found 'group'", 0},
     {"group 1 c2-3", "group 1 c1-3", "t.trace: line 10: core c1 already belongs to group 0", 0},
     {"sram 37", "sram -37", "t.trace: line 10: 'sram' and 'dram' must be whole numbers of bytes", 0},
