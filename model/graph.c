@@ -5,6 +5,7 @@
  * names through sorted indexes (no hash table, so nothing depends on iteration order), sorts the ops
  * topologically with the file position as tie-break, and only then builds the owned graph, renumbering
  * tensors in layer order. */
+#define _GNU_SOURCE /* qsort_r */
 #include "graph.h"
 
 #include <stdio.h>
@@ -158,16 +159,16 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
 
 /* ---- second pass: names, order ---- */
 
-static const raw_tensor *sort_tensors_base;
-static int cmp_tensor_name(const void *a, const void *b) {
-  const raw_tensor *x = &sort_tensors_base[*(const int *)a], *y = &sort_tensors_base[*(const int *)b];
-  int c = strcmp(x->name, y->name);
+/* qsort_r orders of raw tensor / op indices by name, ties by index; ctx is the raw array. */
+static int cmp_tensor_name(const void *a, const void *b, void *ctx) {
+  const raw_tensor *base = ctx;
+  int c = strcmp(base[*(const int *)a].name, base[*(const int *)b].name);
   return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-static const raw_op *sort_ops_base;
-static int cmp_op_name(const void *a, const void *b) {
-  int c = strcmp(sort_ops_base[*(const int *)a].name, sort_ops_base[*(const int *)b].name);
+static int cmp_op_name(const void *a, const void *b, void *ctx) {
+  const raw_op *base = ctx;
+  int c = strcmp(base[*(const int *)a].name, base[*(const int *)b].name);
   return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
@@ -187,8 +188,7 @@ static mp_status resolve_names(loader *ld, mp_error *err) {
   if (!byname) return err_nomem(err);
 
   for (int i = 0; i < ld->n_ops; i++) byname[i] = i;
-  sort_ops_base = ld->ops;
-  qsort(byname, (size_t)ld->n_ops, sizeof *byname, cmp_op_name);
+  qsort_r(byname, (size_t)ld->n_ops, sizeof *byname, cmp_op_name, ld->ops);
   for (int i = 1; i < ld->n_ops; i++) {
     const raw_op *a = &ld->ops[byname[i - 1]], *b = &ld->ops[byname[i]];
     if (strcmp(a->name, b->name) == 0) {
@@ -200,8 +200,7 @@ static mp_status resolve_names(loader *ld, mp_error *err) {
   }
 
   for (int t = 0; t < ld->n_tensors; t++) byname[t] = t;
-  sort_tensors_base = ld->tensors;
-  qsort(byname, (size_t)ld->n_tensors, sizeof *byname, cmp_tensor_name);
+  qsort_r(byname, (size_t)ld->n_tensors, sizeof *byname, cmp_tensor_name, ld->tensors);
   for (int i = 1; i < ld->n_tensors; i++) {
     const raw_tensor *a = &ld->tensors[byname[i - 1]], *b = &ld->tensors[byname[i]];
     if (strcmp(a->name, b->name) != 0) continue;
