@@ -56,9 +56,10 @@ static void loader_clear(loader *ld) {
 /* Reads one {"name","bytes"} tensor object at where. */
 static mp_status read_tensor(const cJSON *t, const char *file, const char *where, raw_tensor *out, mp_error *err) {
   if (!cJSON_IsObject(t)) return err_at(err, MP_INPUT, file, where, "expected an object with name and bytes");
-  mp_status st = jsonio_known_keys(t, tensor_keys, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(t, "name", 1, &out->name, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(t, "bytes", 1, &out->bytes, NULL, file, where, err);
+  jsonio_reader rd = {file, where, err};
+  mp_status st = jsonio_known_keys(&rd, t, tensor_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, t, "name", JSONIO_REQUIRED, &out->name, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, t, "bytes", JSONIO_REQUIRED, &out->bytes, NULL);
   return st;
 }
 
@@ -69,14 +70,15 @@ static mp_status read_op(loader *ld, const cJSON *o, int i, mp_error *err) {
   if (!cJSON_IsObject(o)) return err_at(err, MP_INPUT, file, where, "expected an object");
   raw_op *op = &ld->ops[i];
   const cJSON *ins, *outs;
-  mp_status st = jsonio_known_keys(o, op_keys, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "name", 1, &op->name, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "type", 1, &op->type, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_array(o, "inputs", 1, &ins, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_array(o, "outputs", 1, &outs, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "macs", 1, &op->macs, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "flops", 1, &op->flops, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "weight_bytes", 1, &op->weight_bytes, NULL, file, where, err);
+  jsonio_reader rd = {file, where, err};
+  mp_status st = jsonio_known_keys(&rd, o, op_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, o, "name", JSONIO_REQUIRED, &op->name, NULL);
+  if (st == MP_OK) st = jsonio_get_str(&rd, o, "type", JSONIO_REQUIRED, &op->type, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, o, "inputs", JSONIO_REQUIRED, &ins, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, o, "outputs", JSONIO_REQUIRED, &outs, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "macs", JSONIO_REQUIRED, &op->macs, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "flops", JSONIO_REQUIRED, &op->flops, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "weight_bytes", JSONIO_REQUIRED, &op->weight_bytes, NULL);
   if (st != MP_OK) return st;
   char named[160];
   snprintf(named, sizeof named, "ops[%d] '%.100s'", i, op->name);
@@ -119,14 +121,16 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
   int version;
   const cJSON *ins, *ops;
   if (!cJSON_IsObject(root)) return err_at(err, MP_INPUT, file, NULL, "expected a JSON object at the top level");
-  mp_status st = jsonio_known_keys(root, root_keys, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "format", 1, &format, NULL, file, NULL, err);
+  jsonio_reader rd = {file, NULL, err};
+  mp_status st = jsonio_known_keys(&rd, root, root_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, root, "format", JSONIO_REQUIRED, &format, NULL);
   if (st == MP_OK && strcmp(format, GRAPH_FORMAT) != 0)
     return err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\"", GRAPH_FORMAT, format);
-  if (st == MP_OK) st = jsonio_get_int(root, "version", 1, GRAPH_VERSION, GRAPH_VERSION, &version, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "name", 1, &name, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_array(root, "inputs", 1, &ins, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_array(root, "ops", 1, &ops, NULL, file, NULL, err);
+  if (st == MP_OK)
+    st = jsonio_get_int(&rd, root, "version", JSONIO_REQUIRED, GRAPH_VERSION, GRAPH_VERSION, &version, NULL);
+  if (st == MP_OK) st = jsonio_get_str(&rd, root, "name", JSONIO_REQUIRED, &name, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, root, "inputs", JSONIO_REQUIRED, &ins, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, root, "ops", JSONIO_REQUIRED, &ops, NULL);
   if (st != MP_OK) return st;
   ld->n_ops = cJSON_GetArraySize(ops);
   if (ld->n_ops == 0) return err_at(err, MP_INPUT, file, "ops", "the graph has no ops");
