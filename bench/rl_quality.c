@@ -12,17 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "method.h"
+#include "proc.h"
 #include "rl_train.h"
 #include "sim.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* CPU seconds (user + system) this process has used: the rl search runs in-process on the lent sim,
  * so this is its time on one core, whatever else the machine is doing. */
@@ -56,12 +50,12 @@ static int run_method(sim *s, const char *name, const char *init, const graph *g
   method_report rep;
   plan *p = NULL;
   mp_error err;
-  double t0 = now_s(), c0 = cpu_s();
+  double t0 = proc_now_s(), c0 = cpu_s();
   if (method_run(name, g, c, &o, &p, &rep, &err) != MP_OK) {
     fprintf(stderr, "rl_quality: %s: %s\n", name, err.msg);
     return 1;
   }
-  secs[0] = now_s() - t0;
+  secs[0] = proc_now_s() - t0;
   if (strcmp(name, "rl") == 0) fprintf(stderr, "rl_quality: %s from %s: %s\n", g->name, init, rep.notes);
   secs[1] = cpu_s() - c0;
   int rc = simulate(s, g, p, thr);
