@@ -957,16 +957,15 @@ mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err) 
   put_f64(&w, t->mean_final);
   put_f64(&w, t->entropy);
   put_f64(&w, t->grad_norm);
-  unsigned char *img = NULL;
-  size_t img_len = 0;
-  mp_status st = rl_policy_to_bytes(t->policy, 1, &img, &img_len, err);
+  strbuf img = {0};
+  mp_status st = rl_policy_to_bytes(t->policy, 1, &img, err);
   if (st != MP_OK) {
     free(w.b);
     return st;
   }
-  put_u64(&w, img_len);
-  put_bytes(&w, img, img_len);
-  free(img);
+  put_u64(&w, img.len);
+  put_bytes(&w, img.s, img.len);
+  strbuf_clear(&img);
   if (!w.oom) put_u64(&w, fileio_hash(FILEIO_HASH_INIT, w.b, w.len));
   if (w.oom) {
     free(w.b);
