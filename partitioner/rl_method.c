@@ -49,9 +49,7 @@ static mp_status sim_figures(sim *s, const graph *g, int n_cores, const int *arr
     const sim_stage_result *sr = &res.stages[i];
     double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
     buf[i] = busy / res.microbatches;
-    uint64_t sram = c->cores[sr->first_core].sram_bytes;
-    for (int k = sr->first_core; k < sr->first_core + sr->n_cores; k++)
-      sram = c->cores[k].sram_bytes < sram ? c->cores[k].sram_bytes : sram;
+    uint64_t sram = chip_group_of(c, sr->first_core, sr->n_cores).sram_bytes;
     buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
     m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;
   }
