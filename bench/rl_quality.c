@@ -15,7 +15,6 @@
 
 #include "method.h"
 #include "proc.h"
-#include "rl_train.h"
 #include "sim.h"
 
 /* CPU seconds (user + system) this process has used: the rl search runs in-process on the lent sim,
@@ -47,6 +46,7 @@ static int run_method(sim *s, const char *name, const char *init, const graph *g
   o.seed = seed;
   o.init = init;
   o.episodes = (int)episodes;
+  o.sim = s;
   method_report rep;
   plan *p = NULL;
   mp_error err;
@@ -90,7 +90,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rl_quality: %s\n", err.msg);
     return 1;
   }
-  rl_method_use_sim(s);
   printf("%-22s %-8s %10s %10s %10s %7s %13s %10s %7s %13s %6s\n", "graph", "chip", "even/s", "optimal/s",
          "rl(even)/s", "%opt", "wall/cpu_s", "rl(opt)/s", "%opt", "wall/cpu_s", "hits");
   int rc = 0;

@@ -5,18 +5,17 @@
  * moves, every proposal is simulated (repeats come from the simulator's cache), and the method
  * returns the best plan seen — so it never returns anything worse than its initial plan.  A short
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
- * sim given to rl_method_use_sim, else it searches in a forked child with an engine of its own and
- * reads the answer back through a pipe, leaving the caller free to start its own simulator. */
-#include <errno.h>
+ * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
+ * reads the answer back, leaving the caller free to start its own simulator. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bytes.h"
 #include "cost.h"
 #include "method_int.h"
+#include "proc.h"
 #include "rl_train.h"
 #include "sim.h"
 
@@ -113,12 +112,6 @@ mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_erro
 }
 
 /* ---- the method ---- */
-
-static sim *process_sim; /* borrowed: set by rl_method_use_sim */
-
-void rl_method_use_sim(sim *s) { process_sim = s; }
-
-sim *rl_method_sim(void) { return process_sim; }
 
 /* Beyond 64 cores every simulation and every move costs more (more stages, more rows), so the
  * defaults shrink in proportion to keep a run's time near the 8x8 one. */
@@ -254,74 +247,47 @@ cleanup:
   return st;
 }
 
-/* What a search child sends back through its pipe. */
-typedef struct child_answer {
-  mp_error err;
+/* A search in a child process: its inputs (borrowed) and the plan it fills. */
+typedef struct search_job {
+  const graph *g;
+  const chip *c;
+  const method_options *o;
+  int *best; /* n_cores entries */
+} search_job;
+
+/* The child's work (a proc_fn): the search on an engine of its own; the answer is the best plan, one
+ * u32 per core, then the report's notes. */
+static mp_status search_child(void *ctx, strbuf *answer, mp_error *err) {
+  const search_job *j = ctx;
   method_report rep;
-} child_answer;
-
-static int write_all(int fd, const void *buf, size_t n) {
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w, n -= (size_t)w;
+  memset(&rep, 0, sizeof rep);
+  sim *s = NULL;
+  mp_status st = sim_new(j->c, NULL, &s, err);
+  if (st == MP_OK) st = search(s, j->g, j->c, j->o, j->best, &rep, err);
+  if (st == MP_OK) {
+    for (int k = 0; k < j->c->n_cores; k++) bytes_put_u32(answer, (uint32_t)j->best[k]);
+    strbuf_append(answer, rep.notes, strlen(rep.notes));
   }
-  return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r, n -= (size_t)r;
-  }
-  return 0;
+  sim_free(s);
+  return st;
 }
 
 /* Runs the search in a child process with its own SimGrid engine, so the caller's process can still
  * start its own simulator afterwards (SimGrid allows one engine per process). */
 static mp_status search_in_child(const graph *g, const chip *c, const method_options *o, int *best,
                                  method_report *rep, mp_error *err) {
-  int fds[2];
-  if (pipe(fds) != 0) return err_set(err, MP_RUN, "rl: cannot create a pipe: %s", strerror(errno));
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return err_set(err, MP_RUN, "rl: cannot fork the search process: %s", strerror(errno));
+  search_job job = {g, c, o, best};
+  strbuf answer = {0};
+  mp_status st = proc_run_child(search_child, &job, &answer, err);
+  if (st == MP_OK) {
+    bytes_reader r = bytes_reader_of(answer.s, answer.len);
+    for (int k = 0; k < c->n_cores; k++) best[k] = (int)bytes_get_u32(&r);
+    if (r.short_read)
+      st = err_set(err, MP_RUN, "rl: the search process's answer was cut short");
+    else
+      snprintf(rep->notes, sizeof rep->notes, "%.*s", (int)bytes_left(&r), (const char *)r.data + r.pos);
   }
-  if (pid == 0) { /* the child: search, answer, and leave without running the parent's atexit work */
-    close(fds[0]);
-    child_answer ans;
-    memset(&ans, 0, sizeof ans);
-    err_clear(&ans.err);
-    sim *s = NULL;
-    if (sim_new(c, NULL, &s, &ans.err) == MP_OK) search(s, g, c, o, best, &ans.rep, &ans.err);
-    int ok = write_all(fds[1], &ans, sizeof ans) == 0 &&
-             (ans.err.status != MP_OK || write_all(fds[1], best, (size_t)c->n_cores * sizeof *best) == 0);
-    sim_free(s);
-    close(fds[1]);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  child_answer ans;
-  mp_status st = MP_OK;
-  if (read_all(fds[0], &ans, sizeof ans) != 0)
-    st = err_set(err, MP_RUN, "rl: the search process ended without an answer");
-  else if (ans.err.status != MP_OK)
-    st = err_set(err, ans.err.status, "%s", ans.err.msg);
-  else if (read_all(fds[0], best, (size_t)c->n_cores * sizeof *best) != 0)
-    st = err_set(err, MP_RUN, "rl: the search process's answer was cut short");
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (st == MP_OK) memcpy(rep->notes, ans.rep.notes, sizeof rep->notes);
+  strbuf_clear(&answer);
   return st;
 }
 
@@ -334,12 +300,12 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
   int *best = malloc((size_t)c->n_cores * sizeof *best);
   if (!best) return err_nomem(err);
   mp_status st;
-  if (process_sim) {
-    if (sim_chip(process_sim)->hash != c->hash)
+  if (o->sim) {
+    if (sim_chip(o->sim)->hash != c->hash)
       st = err_set(err, MP_RUN, "rl: the simulator given to the rl method runs chip '%s', not '%s'",
-                   sim_chip(process_sim)->name, c->name);
+                   sim_chip(o->sim)->name, c->name);
     else
-      st = search(process_sim, g, c, o, best, rep, err);
+      st = search(o->sim, g, c, o, best, rep, err);
   } else {
     st = search_in_child(g, c, o, best, rep, err);
   }

@@ -263,11 +263,4 @@ long rl_method_warmup_episodes(int n_cores);
 /* The training configuration the rl method and `meshpipe train` start from. */
 void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed);
 
-/* The simulator the rl method uses: set one (borrowed; NULL to unset) before method_rl when the
- * caller owns the process's sim; when none is set, method_rl runs its search in a forked child
- * process with an engine of its own (SimGrid allows one per process), so callers that start their
- * own sim afterwards keep working.  rl_method_sim returns the one set. */
-void rl_method_use_sim(struct sim *s);
-struct sim *rl_method_sim(void);
-
 #endif

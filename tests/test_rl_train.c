@@ -752,28 +752,37 @@ typedef struct rl_run {
   const char *init, *policy, *chip;
   int episodes;
   uint64_t seed;
+  sim *sim; /* lent to the method, or NULL */
   mp_status st;
   plan *p;
   method_report rep;
   mp_error err;
 } rl_run;
 
-static void run_rl(rl_run *r) {
+/* Runs the rl method on tiny_resnet: r->st, r->err, r->p and r->rep say how it ended.  Returns 0 when
+ * the inputs do not load or the method returns an invalid plan, so that it also serves in a child
+ * process, where a failed CUnit assertion would go unseen. */
+static int run_rl(rl_run *r) {
   graph *g = NULL;
   chip *c = NULL;
-  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &r->err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src(r->chip ? r->chip : "platforms/mesh4x4.json"), &c, &r->err), MP_OK);
-  method_options o;
-  method_options_default(&o);
-  o.seed = r->seed ? r->seed : 1;
-  o.init = r->init;
-  o.policy = r->policy;
-  o.episodes = r->episodes;
   r->p = NULL;
-  r->st = method_run("rl", g, c, &o, &r->p, &r->rep, &r->err);
-  if (r->st == MP_OK) CU_ASSERT_EQUAL(plan_validate(r->p->arranged, c->n_cores, g->n_ops, "x", &r->err), MP_OK);
+  int ok = graph_load(testutil_src("traces/tiny_resnet.json"), &g, &r->err) == MP_OK &&
+           chip_load(testutil_src(r->chip ? r->chip : "platforms/mesh4x4.json"), &c, &r->err) == MP_OK;
+  if (ok) {
+    method_options o;
+    method_options_default(&o);
+    o.seed = r->seed ? r->seed : 1;
+    o.init = r->init;
+    o.policy = r->policy;
+    o.episodes = r->episodes;
+    o.sim = r->sim;
+    r->st = method_run("rl", g, c, &o, &r->p, &r->rep, &r->err);
+    mp_error verr;
+    if (r->st == MP_OK) ok = plan_validate(r->p->arranged, c->n_cores, g->n_ops, "x", &verr) == MP_OK;
+  }
   chip_free(c);
   graph_free(g);
+  return ok;
 }
 
 /* The "best simulated B ... against S" figures of the method's note. */
@@ -786,7 +795,7 @@ static void the_rl_method_should_never_return_worse_than_its_initial_plan(void) 
   const char *inits[2] = {NULL, "optimal"};
   for (int k = 0; k < 2; k++) {
     rl_run r = {.init = inits[k], .episodes = 8};
-    run_rl(&r);
+    CU_ASSERT_TRUE_FATAL(run_rl(&r));
     CU_ASSERT_EQUAL_FATAL(r.st, MP_OK);
     double best = 0, start = 0;
     CU_ASSERT_TRUE(note_figures(&r.rep, &best, &start));
@@ -799,8 +808,8 @@ static void the_rl_method_should_never_return_worse_than_its_initial_plan(void) 
 
 static void the_rl_method_should_give_the_same_plan_for_the_same_seed(void) {
   rl_run a = {.episodes = 8, .seed = 3}, b = {.episodes = 8, .seed = 3};
-  run_rl(&a);
-  run_rl(&b);
+  CU_ASSERT_TRUE_FATAL(run_rl(&a));
+  CU_ASSERT_TRUE_FATAL(run_rl(&b));
   CU_ASSERT_EQUAL_FATAL(a.st, MP_OK);
   CU_ASSERT_EQUAL_FATAL(b.st, MP_OK);
   CU_ASSERT_TRUE(plan_equal(a.p, b.p));
@@ -811,20 +820,21 @@ static void the_rl_method_should_give_the_same_plan_for_the_same_seed(void) {
 
 static void the_rl_method_should_reject_bad_options(void) {
   rl_run r = {.init = "rl", .episodes = 4};
-  run_rl(&r);
+  CU_ASSERT_TRUE_FATAL(run_rl(&r));
   CU_ASSERT_EQUAL(r.st, MP_USAGE);
   CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "cannot come from rl"));
   rl_run u = {.init = "nonsense", .episodes = 4};
-  run_rl(&u);
+  CU_ASSERT_TRUE_FATAL(run_rl(&u));
   CU_ASSERT_EQUAL(u.st, MP_USAGE);
   CU_ASSERT_PTR_NOT_NULL(strstr(u.err.msg, "no method 'nonsense'"));
   rl_run m = {.policy = testutil_temp_path("missing.pol"), .episodes = 4};
-  run_rl(&m);
+  CU_ASSERT_TRUE_FATAL(run_rl(&m));
   CU_ASSERT_EQUAL(m.st, MP_INPUT); /* the child's error comes back through the pipe */
   CU_ASSERT_PTR_NOT_NULL(strstr(m.err.msg, "missing.pol"));
 }
 
-/* In a child process: a lent simulator is used in-process, and one of another chip is refused. */
+/* In a child process (every failed check is a non-zero exit status): a lent simulator is used
+ * in-process, and one of another chip is refused. */
 static int lent_sim_child(void *arg) {
   (void)arg;
   chip *c = NULL;
@@ -832,18 +842,15 @@ static int lent_sim_child(void *arg) {
   mp_error err;
   if (chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
     return 10;
-  rl_method_use_sim(s);
-  if (rl_method_sim() != s) return 11;
-  rl_run ok = {.episodes = 4};
-  run_rl(&ok);
+  rl_run ok = {.episodes = 4, .sim = s};
+  if (!run_rl(&ok)) return 11;
   sim_stats st;
   sim_get_stats(s, &st);
   if (ok.st != MP_OK || st.evaluations < 4) return 12; /* the search ran on the lent engine */
   plan_free(ok.p);
-  rl_run other = {.episodes = 4, .chip = "platforms/mesh8x8.json"};
-  run_rl(&other);
-  if (other.st != MP_RUN || !strstr(other.err.msg, "runs chip")) return 13;
-  rl_method_use_sim(NULL);
+  rl_run other = {.episodes = 4, .chip = "platforms/mesh8x8.json", .sim = s};
+  if (!run_rl(&other)) return 13;
+  if (other.st != MP_RUN || !strstr(other.err.msg, "runs chip")) return 14;
   sim_free(s);
   chip_free(c);
   return 0;
