@@ -1,4 +1,4 @@
-/* rl_method: the simulator's reward and the `rl` entry of the partitioner table.  See rl_train.h.
+/* rl_method: the `rl` entry of the partitioner table and its defaults.  See rl_method.h.
  *
  * The rl method is a policy-guided search: episodes start from the initial plan (the `even`
  * partitioner's unless o->init names another) or from the best plan so far, the policy proposes
@@ -7,7 +7,8 @@
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
  * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
  * reads the answer back, leaving the caller free to start its own simulator. */
-#include <math.h>
+#include "rl_method.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,102 +17,8 @@
 #include "cost.h"
 #include "method_int.h"
 #include "proc.h"
-#include "rl_train.h"
+#include "rl_search.h"
 #include "sim.h"
-
-/* ---- the simulator's reward ---- */
-
-/* Simulates arranged: the period, the reward's memory and routing figures, and the balance figures
- * (per-stage times and memory ratios, against ref when ref > 0). */
-static mp_status sim_figures(sim *s, const graph *g, int n_cores, const int *arranged, double ref, double *period,
-                             double *mem_ratio, double *link_util, double *balance, int *feasible, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_new(arranged, n_cores, g->n_ops, &p, err);
-  if (st != MP_OK) return st;
-  sim_result res;
-  memset(&res, 0, sizeof res);
-  double *buf = NULL;
-  st = sim_evaluate(s, g, p, &res, err);
-  if (st != MP_OK) goto cleanup;
-  if (!(res.period_s > 0) || !isfinite(res.period_s)) {
-    st = err_set(err, MP_RUN, "rl: the simulator gave a period of %g s for a plan", res.period_s);
-    goto cleanup;
-  }
-  buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf);
-  if (!buf) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  const chip *c = sim_chip(s);
-  double m = 0;
-  for (int i = 0; i < res.n_stages; i++) {
-    const sim_stage_result *sr = &res.stages[i];
-    double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
-    buf[i] = busy / res.microbatches;
-    uint64_t sram = chip_group_of(c, sr->first_core, sr->n_cores).sram_bytes;
-    buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
-    m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;
-  }
-  double u = 0;
-  for (int l = 0; l < res.n_links; l++) u = res.links[l].utilisation > u ? res.links[l].utilisation : u;
-  *period = res.period_s;
-  *mem_ratio = m;
-  *link_util = u;
-  *feasible = res.feasible;
-  *balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
-cleanup:
-  free(buf);
-  sim_result_clear(&res);
-  plan_free(p);
-  return st;
-}
-
-mp_status rl_sim_reward_init(rl_sim_reward *r, sim *s, const graph *g, const int *ref, const rl_reward_weights *w,
-                             mp_error *err) {
-  memset(r, 0, sizeof *r);
-  r->sim = s;
-  r->g = g;
-  r->n_cores = sim_chip(s)->n_cores;
-  if (w)
-    r->w = *w;
-  else
-    rl_reward_weights_default(&r->w, 1);
-  double mem, util, balance;
-  int feasible;
-  return sim_figures(s, g, r->n_cores, ref, 0.0, &r->ref_period_s, &mem, &util, &balance, &feasible, err);
-}
-
-/* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
- * (about 2e-13 relative) with the engine's clock, i.e. with how many evaluations ran before, so a
- * run resumed in a fresh process would see slightly different rewards than the uninterrupted run
- * and drift apart bit by bit.  Rewards are O(1) (periods relative to the initial plan's), so a grid
- * of 1e-6 keeps every real difference and makes a jitter-induced flip about a one-in-a-million
- * event per evaluation. */
-static double snap(double x) { return round(x * 1e6) / 1e6; }
-
-/* The figure (samples/s) to 9 significant digits, for the same reason: so that the best plan's figure
- * is the same whichever process, with whatever history, simulated it (resumed runs, MPI ranks). */
-static double snap_figure(double x) {
-  if (!(x > 0) || !isfinite(x)) return x;
-  double scale = pow(10.0, 8 - floor(log10(x)));
-  return round(x * scale) / scale;
-}
-
-mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
-  rl_sim_reward *r = ctx;
-  double period, mem, util, balance;
-  int feasible;
-  mp_status st =
-      sim_figures(r->sim, r->g, r->n_cores, arranged, r->ref_period_s, &period, &mem, &util, &balance, &feasible, err);
-  if (st != MP_OK) return st;
-  out->reward = snap(rl_reward_combine(&r->w, period, r->ref_period_s, mem, util));
-  out->balance = snap(balance);
-  out->figure = snap_figure(1.0 / period);
-  out->feasible = feasible;
-  return MP_OK;
-}
-
-/* ---- the method ---- */
 
 /* Beyond 64 cores every simulation and every move costs more (more stages, more rows), so the
  * defaults shrink in proportion to keep a run's time near the 8x8 one. */
@@ -137,10 +44,10 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
  * many moves away through far worse plans; model evaluations cost about a microsecond. */
 static mp_status model_search(rl_trainer *w, mp_error *err) {
-  mp_status st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_trainer_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
-  if (st == MP_OK) st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_trainer_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+  mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
+  if (st == MP_OK) st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
   return st;
 }
 
@@ -168,7 +75,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_method_config(&cfg, c->n_cores, o->seed);
   if (o->episodes >= 0) cfg.episodes = o->episodes;
   uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
-  rl_cost_reward creward;
+  rl_reward creward;
   rl_instance win;
   rl_train_config wcfg = cfg;
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
@@ -176,9 +83,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
     st = cost_model_new(g, c, &model, err);
     if (st != MP_OK) goto cleanup;
-    st = rl_cost_reward_init(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+    st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
     if (st != MP_OK) goto cleanup;
-    win = (rl_instance){env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
+    win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
     while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
@@ -186,10 +93,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
-  rl_sim_reward reward;
-  st = rl_sim_reward_init(&reward, s, g, init->arranged, NULL, err);
+  rl_reward reward;
+  st = rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
   if (st != MP_OK) goto cleanup;
-  rl_instance in = {env, init->arranged, rl_sim_reward_fn, &reward, key};
+  rl_instance in = {env, init->arranged, rl_reward_eval, &reward, key};
   sim_stats before, after;
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
@@ -214,7 +121,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
-  if (st == MP_OK) st = rl_trainer_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
   if (st != MP_OK) goto cleanup;
   rl_eval best, start;
   memcpy(best_out, rl_trainer_best(t, 0, &best), (size_t)c->n_cores * sizeof *best_out);
