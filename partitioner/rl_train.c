@@ -135,7 +135,7 @@ void rl_trainer_free(rl_trainer *t) {
   free(t->ep_rng);
   free(t->snap_best);
   free(t->snap_eval);
-  free(t->rec);
+  strbuf_clear(&t->rec);
   free(t->ep_rec);
   free(t->px);
   free(t->pmask);
@@ -255,18 +255,10 @@ cleanup:
   return st;
 }
 
+/* Appends to this process's episode records. */
 static mp_status rec_put(rl_trainer *t, const void *p, size_t n, mp_error *err) {
-  if (t->rec_len + n > t->rec_cap) {
-    size_t cap = t->rec_cap ? t->rec_cap : 4096;
-    while (cap < t->rec_len + n) cap *= 2;
-    unsigned char *b = realloc(t->rec, cap);
-    if (!b) return err_nomem(err);
-    t->rec = b;
-    t->rec_cap = cap;
-  }
-  memcpy(t->rec + t->rec_len, p, n);
-  t->rec_len += n;
-  return MP_OK;
+  strbuf_append(&t->rec, p, n);
+  return t->rec.oom ? err_nomem(err) : MP_OK;
 }
 
 /* Episode e of the batch, on instance i: its start plan and the evaluation of it. */
@@ -297,7 +289,7 @@ static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
   const int K = t->cfg.samples;
   const rl_eval *from;
   memcpy(t->cur, episode_start(t, e, i, &from), (size_t)t->n_cores * sizeof *t->cur);
-  size_t head_at = t->rec_len;
+  size_t head_at = t->rec.len;
   ep_head h = {e, 0};
   mp_status st = rec_put(t, &h, sizeof h, err);
   for (int step = 0; st == MP_OK && step < t->cfg.max_steps; step++) {
@@ -320,7 +312,7 @@ static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
     memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
     if (step_final >= t->cfg.target_reward) break;
   }
-  if (st == MP_OK) memcpy(t->rec + head_at, &h, sizeof h);
+  if (st == MP_OK) memcpy(t->rec.s + head_at, &h, sizeof h);
   return st;
 }
 
@@ -414,16 +406,16 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
     memcpy(t->snap_best + (size_t)i * (size_t)t->n_cores, t->inst[i].best, (size_t)t->n_cores * sizeof *t->snap_best);
     t->snap_eval[i] = t->inst[i].best_eval;
   }
-  t->rec_len = 0;
+  strbuf_clear(&t->rec);
   mp_status st = MP_OK;
   for (int e = t->rank; st == MP_OK && e < B; e += t->ranks)
     st = play_episode(t, e, (int)((t->episodes_done + e) % t->n_inst), err);
   if (st != MP_OK) return st;
   void *gathered = NULL;
-  const unsigned char *all = t->rec;
-  size_t all_len = t->rec_len;
+  const unsigned char *all = (const unsigned char *)t->rec.s;
+  size_t all_len = t->rec.len;
   if (t->ranks > 1) {
-    st = t->gather(t->gather_ctx, t->rec, t->rec_len, &gathered, &all_len, err);
+    st = t->gather(t->gather_ctx, t->rec.s, t->rec.len, &gathered, &all_len, err);
     if (st != MP_OK) return st;
     all = gathered;
   }

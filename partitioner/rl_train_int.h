@@ -5,10 +5,9 @@
 #ifndef MESHPIPE_RL_TRAIN_INT_H
 #define MESHPIPE_RL_TRAIN_INT_H
 
-#include <stddef.h>
-
 #include "rl_train.h"
 #include "rng.h"
+#include "strbuf.h"
 
 /* One instance and what the trainer found on it. */
 typedef struct rl_inst_state {
@@ -43,8 +42,7 @@ struct rl_trainer {
   int *snap_best;              /* n_inst x n_cores: the best plans when the batch began */
   rl_eval *snap_eval;          /* n_inst */
   /* episode records: this process's, and where each episode's starts in the gathered bytes */
-  unsigned char *rec;
-  size_t rec_len, rec_cap;
+  strbuf rec;
   const unsigned char **ep_rec; /* batch */
   double *px;                   /* n_in: one state's features while playing */
   unsigned char *pmask;         /* n_out */
