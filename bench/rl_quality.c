@@ -12,17 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "method.h"
-#include "rl_train.h"
+#include "proc.h"
 #include "sim.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* CPU seconds (user + system) this process has used: the rl search runs in-process on the lent sim,
  * so this is its time on one core, whatever else the machine is doing. */
@@ -53,15 +46,16 @@ static int run_method(sim *s, const char *name, const char *init, const graph *g
   o.seed = seed;
   o.init = init;
   o.episodes = (int)episodes;
+  o.sim = s;
   method_report rep;
   plan *p = NULL;
   mp_error err;
-  double t0 = now_s(), c0 = cpu_s();
+  double t0 = proc_now_s(), c0 = cpu_s();
   if (method_run(name, g, c, &o, &p, &rep, &err) != MP_OK) {
     fprintf(stderr, "rl_quality: %s: %s\n", name, err.msg);
     return 1;
   }
-  secs[0] = now_s() - t0;
+  secs[0] = proc_now_s() - t0;
   if (strcmp(name, "rl") == 0) fprintf(stderr, "rl_quality: %s from %s: %s\n", g->name, init, rep.notes);
   secs[1] = cpu_s() - c0;
   int rc = simulate(s, g, p, thr);
@@ -96,7 +90,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rl_quality: %s\n", err.msg);
     return 1;
   }
-  rl_method_use_sim(s);
   printf("%-22s %-8s %10s %10s %10s %7s %13s %10s %7s %13s %6s\n", "graph", "chip", "even/s", "optimal/s",
          "rl(even)/s", "%opt", "wall/cpu_s", "rl(opt)/s", "%opt", "wall/cpu_s", "hits");
   int rc = 0;

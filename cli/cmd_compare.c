@@ -10,7 +10,6 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
-#include "rl_train.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -168,7 +167,7 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  rl_method_use_sim(engine);
+  o.sim = engine;
   if (run_one("optimal", g, c, &o, &best, &err) != MP_OK || run_one("even", g, c, &o, &even, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
@@ -254,7 +253,6 @@ cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);
   row_clear(&best);
   row_clear(&even);
-  rl_method_use_sim(NULL);
   sim_free(engine);
   chip_free(c);
   graph_free(g);

@@ -10,7 +10,6 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
-#include "rl_train.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -217,7 +216,7 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  rl_method_use_sim(engine);
+  o.sim = engine;
   if (method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
       (output && plan_write(p, g, c, output, &err) != MP_OK) ||
       (simulate && sim_evaluate(engine, g, p, &sr, &err) != MP_OK)) {
@@ -239,7 +238,6 @@ static int run(int argc, char **argv) {
     if (output) printf("plan written to %s\n", output);
   }
 cleanup:
-  rl_method_use_sim(NULL);
   sim_result_clear(&sr);
   sim_free(engine);
   cost_result_free(r);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef MESHPIPE_HAVE_MPI
@@ -15,9 +14,11 @@
 
 #include "cli.h"
 #include "jsonio.h"
+#include "proc.h"
 #include "progress.h"
 #include "ranks.h"
 #include "sweep.h"
+#include "sweep_pool.h"
 
 static const char usage_text[] =
     "usage: meshpipe sweep -g GRAPH[,GRAPH...] -o RESULTS.csv [-c BASE_CHIP] [--vary KEY=V1,V2,...]...\n"
@@ -73,12 +74,6 @@ typedef struct run_ctx {
   int show;         /* print progress (rank 0, not --quiet) */
   progress bar;
 } run_ctx;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void show_progress(run_ctx *r) {
   if (r->show) progress_update(&r->bar, r->finished, "cases, %d failed", r->failed);
@@ -341,7 +336,7 @@ static int run(int argc, char **argv) {
   r.rank = rank;
   r.size = ranks;
   r.todo = n_todo;
-  r.t0 = now_s();
+  r.t0 = proc_now_s();
   r.show = !a.quiet && rank == 0;
   progress_init(&r.bar, stderr, "sweep", n_todo, 10.0, -1);
   if (rank == 0 && !a.quiet)
@@ -350,7 +345,7 @@ static int run(int argc, char **argv) {
             s->n_cases, s->n_variants, s->n_graphs, s->n_methods, n_done, a.out, n_todo, ranks,
             ranks == 1 ? "" : "es", jobs);
 
-  sweep_idle_fn idle = NULL;
+  sweep_pool_idle_fn idle = NULL;
 #ifdef MESHPIPE_HAVE_MPI
   if (ranks > 1 && rank == 0) idle = drain;
 #endif
@@ -381,7 +376,7 @@ static int run(int argc, char **argv) {
   }
   if (rank == 0 && !a.quiet)
     fprintf(stderr, "sweep: %d of %d cases run in %.1f s, %d failed; %s holds %d of %d rows\n", r.finished - r.failed,
-            n_todo, now_s() - r.t0, r.failed, a.out, n_done + r.finished - r.failed, s->n_cases);
+            n_todo, proc_now_s() - r.t0, r.failed, a.out, n_done + r.finished - r.failed, s->n_cases);
   if (rank == 0 && r.failed > 0) code = 1;
 
 cleanup:

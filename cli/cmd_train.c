@@ -14,7 +14,9 @@
 #include "method.h"
 #include "progress.h"
 #include "ranks.h"
-#include "rl_train.h"
+#include "rl_ckpt.h"
+#include "rl_method.h"
+#include "rl_search.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -98,8 +100,7 @@ typedef struct item {
   graph *g;
   plan *init;
   rl_env *env;
-  rl_sim_reward sr;
-  rl_cost_reward cr;
+  rl_reward reward;
 } item;
 
 /* The command on one rank of `size` (0 of 1 without mpirun): every rank plays its share of each
@@ -275,14 +276,14 @@ static int train(int argc, char **argv, int rank, int size) {
         rl_env_from_graph(it->g, c->n_cores, &it->env, &err) != MP_OK)
       goto fail;
     if (use_sim) {
-      if (rl_sim_reward_init(&it->sr, engine, it->g, it->init->arranged, &rw, &err) != MP_OK) goto fail;
-      inst[i] = (rl_instance){it->env, it->init->arranged, rl_sim_reward_fn, &it->sr, 0};
+      if (rl_reward_init_sim(&it->reward, engine, it->g, it->init->arranged, &rw, &err) != MP_OK) goto fail;
     } else {
       if (cost_model_new(it->g, c, &models[i], &err) != MP_OK ||
-          rl_cost_reward_init(&it->cr, models[i], c->n_cores, it->g->n_ops, it->init->arranged, &rw, &err) != MP_OK)
+          rl_reward_init_model(&it->reward, models[i], c->n_cores, it->g->n_ops, it->init->arranged, &rw, &err) !=
+              MP_OK)
         goto fail;
-      inst[i] = (rl_instance){it->env, it->init->arranged, rl_cost_reward_fn, &it->cr, 0};
     }
+    inst[i] = (rl_instance){it->env, it->init->arranged, rl_reward_eval, &it->reward, 0};
     inst[i].key = it->g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)) ^ (use_sim ? 0 : UINT64_C(1));
   }
 
@@ -302,7 +303,7 @@ static int train(int argc, char **argv, int rank, int size) {
       rc = cli_usage("train", "--resume: no checkpoint '%s' (it is written every --checkpoint-every episodes)", ckpt);
       goto cleanup;
     }
-    if (rl_trainer_resume(&cfg, inst, n, ckpt, &t, &err) != MP_OK) goto fail;
+    if (rl_ckpt_resume(&cfg, inst, n, ckpt, &t, &err) != MP_OK) goto fail;
   } else if (rl_trainer_new(&cfg, inst, n, start, &t, &err) != MP_OK) {
     goto fail;
   }
@@ -327,7 +328,7 @@ static int train(int argc, char **argv, int rank, int size) {
     mp_status st = rl_trainer_iterate(t, &err);
     rl_trainer_get_stats(t, &ts);
     if (st == MP_OK && rank == 0 && ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
-      st = rl_trainer_save(t, ckpt, &err);
+      st = rl_ckpt_save(t, ckpt, &err);
       last_ckpt = ts.episodes;
     }
     if (st != MP_OK && size > 1) { /* the other ranks would wait for this one's records: end them all */
@@ -344,10 +345,10 @@ static int train(int argc, char **argv, int rank, int size) {
     }
   }
   if (rank > 0) goto cleanup;
-  if (rl_trainer_save(t, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
+  if (rl_ckpt_save(t, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
   double train_s = progress_elapsed(&pr);
   for (int i = 0; i < n && polish_rounds > 0; i++)
-    if (rl_trainer_polish(t, i, polish_rounds, &err) != MP_OK) goto fail;
+    if (rl_search_polish(t, i, polish_rounds, &err) != MP_OK) goto fail;
   if (rl_policy_save(rl_trainer_policy(t), 1, output, &err) != MP_OK) goto fail;
   rl_trainer_get_stats(t, &ts);
   double total_s = progress_elapsed(&pr);

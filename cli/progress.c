@@ -3,14 +3,9 @@
 
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "proc.h"
 
 void progress_init(progress *p, FILE *out, const char *label, long total, double interval_s, int tty) {
   memset(p, 0, sizeof *p);
@@ -19,10 +14,10 @@ void progress_init(progress *p, FILE *out, const char *label, long total, double
   snprintf(p->label, sizeof p->label, "%s", label ? label : "");
   p->total = total;
   p->interval_s = interval_s > 0 ? interval_s : 5.0;
-  p->start_s = p->last_s = now_s();
+  p->start_s = p->last_s = proc_now_s();
 }
 
-double progress_elapsed(const progress *p) { return now_s() - p->start_s; }
+double progress_elapsed(const progress *p) { return proc_now_s() - p->start_s; }
 
 char *progress_duration(double s, char *buf) {
   if (!(s >= 0)) s = 0;
@@ -66,11 +61,11 @@ static void emit(progress *p, long done, int final, const char *fmt, va_list ap)
   }
   fflush(p->out);
   p->shown++;
-  p->last_s = now_s();
+  p->last_s = proc_now_s();
 }
 
 int progress_update(progress *p, long done, const char *fmt, ...) {
-  double since = now_s() - p->last_s;
+  double since = proc_now_s() - p->last_s;
   if (p->tty ? since < 0.1 : since < p->interval_s) return 0;
   va_list ap;
   va_start(ap, fmt);

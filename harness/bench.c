@@ -133,69 +133,71 @@ fail:
 }
 
 /* Copies a string member into a fixed buffer; too long is an error. */
-static mp_status get_text(const cJSON *obj, const char *key, char *dst, size_t cap, const char *file, const char *where,
-                          mp_error *err) {
+static mp_status get_text(const jsonio_reader *in, const cJSON *obj, const char *key, char *dst, size_t cap) {
   const char *s = NULL;
-  mp_status st = jsonio_get_str(obj, key, 1, &s, NULL, file, where, err);
+  mp_status st = jsonio_get_str(in, obj, key, JSONIO_REQUIRED, &s, NULL);
   if (st != MP_OK) return st;
-  if (strlen(s) >= cap) return err_at(err, MP_INPUT, file, where, "%s is longer than %zu characters", key, cap - 1);
+  if (strlen(s) >= cap)
+    return err_at(in->err, MP_INPUT, in->file, in->where, "%s is longer than %zu characters", key, cap - 1);
   memcpy(dst, s, strlen(s) + 1);
   return MP_OK;
 }
 
 /* A string member that may be empty (jsonio_get_str wants text). */
-static mp_status get_text_or_empty(const cJSON *obj, const char *key, char *dst, size_t cap, const char *file,
-                                   const char *where, mp_error *err) {
+static mp_status get_text_or_empty(const jsonio_reader *in, const cJSON *obj, const char *key, char *dst,
+                                   size_t cap) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (cJSON_IsString(v) && v->valuestring[0] == '\0') {
     dst[0] = '\0';
     return MP_OK;
   }
-  return get_text(obj, key, dst, cap, file, where, err);
+  return get_text(in, obj, key, dst, cap);
 }
 
-static mp_status get_bool(const cJSON *obj, const char *key, int *out, const char *file, const char *where,
-                          mp_error *err) {
+static mp_status get_bool(const jsonio_reader *in, const cJSON *obj, const char *key, int *out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!cJSON_IsBool(v)) return err_at(err, MP_INPUT, file, where, "%s must be true or false", key);
+  if (!cJSON_IsBool(v)) return err_at(in->err, MP_INPUT, in->file, in->where, "%s must be true or false", key);
   *out = cJSON_IsTrue(v);
   return MP_OK;
 }
 
-static mp_status read_entry(const cJSON *c, const char *file, const char *where, bench_entry *e, mp_error *err) {
+static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry *e) {
   static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "throughput_per_s",
                                      "bottleneck_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
                                      "plan_hash", NULL};
+  const unsigned positive = JSONIO_REQUIRED | JSONIO_LO_OPEN;
   memset(e, 0, sizeof *e);
   const char *hash = NULL;
-  mp_status st = jsonio_known_keys(c, keys, file, where, err);
-  if (st == MP_OK) st = get_text(c, "key", e->key, sizeof e->key, file, where, err);
-  if (st == MP_OK) st = get_text(c, "graph", e->graph, sizeof e->graph, file, where, err);
-  if (st == MP_OK) st = get_text(c, "chip", e->chip, sizeof e->chip, file, where, err);
-  if (st == MP_OK) st = get_text(c, "method", e->method, sizeof e->method, file, where, err);
-  if (st == MP_OK) st = get_bool(c, "feasible", &e->feasible, file, where, err);
-  if (st == MP_OK) st = jsonio_get_int(c, "stages", 1, 1, 1 << 20, &e->stages, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_num(c, "throughput_per_s", 1, 0, 1, INFINITY, &e->throughput_per_s, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_num(c, "bottleneck_s", 1, 0, 1, INFINITY, &e->bottleneck_s, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_num(c, "latency_s", 1, 0, 1, INFINITY, &e->latency_s, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_num(c, "solve_s", 1, 0, 0, INFINITY, &e->solve_s, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_num(c, "sim_evals_per_s", 1, 0, 0, INFINITY, &e->evals_per_s, NULL, file, where, err);
+  mp_status st = jsonio_known_keys(in, c, keys);
+  if (st == MP_OK) st = get_text(in, c, "key", e->key, sizeof e->key);
+  if (st == MP_OK) st = get_text(in, c, "graph", e->graph, sizeof e->graph);
+  if (st == MP_OK) st = get_text(in, c, "chip", e->chip, sizeof e->chip);
+  if (st == MP_OK) st = get_text(in, c, "method", e->method, sizeof e->method);
+  if (st == MP_OK) st = get_bool(in, c, "feasible", &e->feasible);
+  if (st == MP_OK) st = jsonio_get_int(in, c, "stages", JSONIO_REQUIRED, 1, 1 << 20, &e->stages, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "throughput_per_s", positive, 0, INFINITY, &e->throughput_per_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "bottleneck_s", positive, 0, INFINITY, &e->bottleneck_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "latency_s", positive, 0, INFINITY, &e->latency_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "solve_s", JSONIO_REQUIRED, 0, INFINITY, &e->solve_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "sim_evals_per_s", JSONIO_REQUIRED, 0, INFINITY, &e->evals_per_s, NULL);
   if (st == MP_OK) {
     const cJSON *gap = cJSON_GetObjectItemCaseSensitive(c, "gap_to_optimum");
     e->gap = NAN;
-    if (!cJSON_IsNull(gap)) st = jsonio_get_num(c, "gap_to_optimum", 1, -1, 0, INFINITY, &e->gap, NULL, file, where, err);
+    if (!cJSON_IsNull(gap)) st = jsonio_get_num(in, c, "gap_to_optimum", JSONIO_REQUIRED, -1, INFINITY, &e->gap, NULL);
   }
-  if (st == MP_OK) st = jsonio_get_str(c, "plan_hash", 1, &hash, NULL, file, where, err);
+  if (st == MP_OK) st = jsonio_get_str(in, c, "plan_hash", JSONIO_REQUIRED, &hash, NULL);
   if (st == MP_OK) {
     char *end = NULL;
     e->plan_hash = strtoull(hash, &end, 16);
-    if (strlen(hash) != 16 || *end) st = err_at(err, MP_INPUT, file, where, "plan_hash must be 16 hex digits");
+    if (strlen(hash) != 16 || *end)
+      st = err_at(in->err, MP_INPUT, in->file, in->where, "plan_hash must be 16 hex digits");
   }
   if (st == MP_OK) {
     char expect[sizeof e->key + 128];
     snprintf(expect, sizeof expect, "%s|%s|%s", e->graph, e->chip, e->method);
     if (strcmp(expect, e->key) != 0)
-      st = err_at(err, MP_INPUT, file, where, "key \"%s\" is not graph|chip|method (\"%s\")", e->key, expect);
+      st = err_at(in->err, MP_INPUT, in->file, in->where, "key \"%s\" is not graph|chip|method (\"%s\")", e->key,
+                  expect);
   }
   return st;
 }
@@ -208,24 +210,25 @@ mp_status bench_from_json(const cJSON *root, const char *file, bench_report *out
   const char *format = NULL;
   const cJSON *machine = NULL, *cases = NULL;
   int version = 0;
-  mp_status st = jsonio_get_str(root, "format", 1, &format, NULL, file, "", err);
+  jsonio_reader top = {file, "", err}, in = {file, "machine", err};
+  mp_status st = jsonio_get_str(&top, root, "format", JSONIO_REQUIRED, &format, NULL);
   if (st == MP_OK && strcmp(format, BENCH_FORMAT) != 0)
     st = err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\" (not a bench file)", BENCH_FORMAT, format);
-  if (st == MP_OK) st = jsonio_get_int(root, "version", 1, 0, 1 << 20, &version, NULL, file, "", err);
+  if (st == MP_OK) st = jsonio_get_int(&top, root, "version", JSONIO_REQUIRED, 0, 1 << 20, &version, NULL);
   if (st == MP_OK && version != BENCH_VERSION)
     st = err_at(err, MP_INPUT, file, "version", "version %d is not supported (this meshpipe reads version %d)", version,
                 BENCH_VERSION);
-  if (st == MP_OK) st = jsonio_known_keys(root, keys, file, "", err);
-  if (st == MP_OK) st = get_text(root, "meshpipe", out->version, sizeof out->version, file, "", err);
-  if (st == MP_OK) st = get_text(root, "date", out->date, sizeof out->date, file, "", err);
-  if (st == MP_OK) st = get_bool(root, "quick", &out->quick, file, "", err);
-  if (st == MP_OK) st = get_text_or_empty(root, "filter", out->filter, sizeof out->filter, file, "", err);
-  if (st == MP_OK) st = jsonio_get_object(root, "machine", 1, &machine, NULL, file, "", err);
-  if (st == MP_OK) st = jsonio_known_keys(machine, mkeys, file, "machine", err);
-  if (st == MP_OK) st = get_text(machine, "cpu", out->machine.cpu, sizeof out->machine.cpu, file, "machine", err);
-  if (st == MP_OK) st = jsonio_get_int(machine, "cpus", 1, 1, 1 << 20, &out->machine.cpus, NULL, file, "machine", err);
-  if (st == MP_OK) st = get_text(machine, "os", out->machine.os, sizeof out->machine.os, file, "machine", err);
-  if (st == MP_OK) st = jsonio_get_array(root, "cases", 1, &cases, NULL, file, "", err);
+  if (st == MP_OK) st = jsonio_known_keys(&top, root, keys);
+  if (st == MP_OK) st = get_text(&top, root, "meshpipe", out->version, sizeof out->version);
+  if (st == MP_OK) st = get_text(&top, root, "date", out->date, sizeof out->date);
+  if (st == MP_OK) st = get_bool(&top, root, "quick", &out->quick);
+  if (st == MP_OK) st = get_text_or_empty(&top, root, "filter", out->filter, sizeof out->filter);
+  if (st == MP_OK) st = jsonio_get_object(&top, root, "machine", JSONIO_REQUIRED, &machine, NULL);
+  if (st == MP_OK) st = jsonio_known_keys(&in, machine, mkeys);
+  if (st == MP_OK) st = get_text(&in, machine, "cpu", out->machine.cpu, sizeof out->machine.cpu);
+  if (st == MP_OK) st = jsonio_get_int(&in, machine, "cpus", JSONIO_REQUIRED, 1, 1 << 20, &out->machine.cpus, NULL);
+  if (st == MP_OK) st = get_text(&in, machine, "os", out->machine.os, sizeof out->machine.os);
+  if (st == MP_OK) st = jsonio_get_array(&top, root, "cases", JSONIO_REQUIRED, &cases, NULL);
   int i = 0;
   for (const cJSON *c = cases ? cases->child : NULL; c && st == MP_OK; c = c->next, i++) {
     char where[32];
@@ -235,7 +238,7 @@ mp_status bench_from_json(const cJSON *root, const char *file, bench_report *out
       st = err_at(err, MP_INPUT, file, where, "must be an object");
       break;
     }
-    st = read_entry(c, file, where, &e, err);
+    st = read_entry(&(jsonio_reader){file, where, err}, c, &e);
     for (int j = 0; j < out->n && st == MP_OK; j++)
       if (strcmp(out->entries[j].key, e.key) == 0)
         st = err_at(err, MP_INPUT, file, where, "case \"%s\" is also cases[%d]", e.key, j);

@@ -1,31 +1,20 @@
 /* sweep: see sweep.h.  Chip variants are edits of the base chip's JSON, checked by chip_from_json;
- * cases run in forked workers (one SimGrid engine each) that send one line back through a pipe. */
+ * the worker pool that runs the cases is sweep_pool.c. */
 #include "sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cost.h"
 #include "plan.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "proc.h"
 
 static char *dup_str(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -484,7 +473,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   row->plan_hash = plan_hash(p);
   if (speed_s > 0) { /* the best of three windows, so a moment of load elsewhere counts less */
     for (int w = 0; w < 3 && st == MP_OK; w++) {
-      double t0 = now_s(), t = t0;
+      double t0 = proc_now_s(), t = t0;
       long n = 0;
       while (st == MP_OK && (n < 1 || t - t0 < speed_s / 3)) {
         sim_result again;
@@ -492,7 +481,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
         st = sim_evaluate(sm, g, p, &again, err);
         sim_result_clear(&again);
         n++;
-        t = now_s();
+        t = proc_now_s();
       }
       if (st == MP_OK && t > t0 && (double)n / (t - t0) > row->evals_per_s) row->evals_per_s = (double)n / (t - t0);
     }
@@ -657,162 +646,4 @@ cleanup:
   }
   *fd_out = fd;
   return MP_OK;
-}
-
-/* ---- the worker pool -------------------------------------------------------------------------- */
-
-#define POOL_MSG_MAX (SWEEP_LINE_MAX + MP_ERROR_MSG_MAX + 8)
-
-typedef struct worker {
-  pid_t pid; /* 0: the slot is free */
-  int fd;    /* read end of its pipe */
-  int item;
-  size_t len;
-  char msg[POOL_MSG_MAX];
-} worker;
-
-/* Writes all of buf to fd (in a worker). */
-static void write_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    buf += n;
-    len -= (size_t)n;
-  }
-}
-
-/* The child's side: run the job, send "O<line>" or "E<status digit><message>", and end. */
-static void run_worker(int fd, int item, sweep_job_fn job, void *ctx) {
-  static char line[SWEEP_LINE_MAX + 1], msg[POOL_MSG_MAX];
-  mp_error e;
-  err_clear(&e);
-  line[0] = '\0';
-  mp_status st = job(ctx, item, line, sizeof line - 1, &e);
-  int n;
-  if (st == MP_OK)
-    n = snprintf(msg, sizeof msg, "O%s", line);
-  else
-    n = snprintf(msg, sizeof msg, "E%d%s", (int)st, e.msg[0] ? e.msg : err_text(st));
-  write_all(fd, msg, n < 0 ? 0 : (size_t)n >= sizeof msg ? sizeof msg - 1 : (size_t)n);
-  close(fd);
-  _exit(0);
-}
-
-/* Reaps a finished worker and hands its result to done. */
-static mp_status finish(worker *w, sweep_done_fn done, void *ctx, mp_error *err) {
-  int status = 0;
-  while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  close(w->fd);
-  w->pid = 0;
-  w->msg[w->len] = '\0';
-  mp_error failure;
-  err_clear(&failure);
-  const char *line = NULL;
-  if (WIFSIGNALED(status))
-    err_set(&failure, MP_RUN, "the worker of case %d died of signal %d", w->item, WTERMSIG(status));
-  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    err_set(&failure, MP_RUN, "the worker of case %d exited with status %d", w->item, WEXITSTATUS(status));
-  else if (w->len > 0 && w->msg[0] == 'O')
-    line = w->msg + 1;
-  else if (w->len > 1 && w->msg[0] == 'E' && w->msg[1] >= '1' && w->msg[1] <= '9')
-    err_set(&failure, (mp_status)(w->msg[1] - '0'), "%s", w->msg + 2);
-  else
-    err_set(&failure, MP_RUN, "the worker of case %d sent no result", w->item);
-  return done(ctx, w->item, line, line ? NULL : &failure, err);
-}
-
-static mp_status start(worker *slots, int jobs, worker *w, int item, sweep_job_fn job, void *ctx, mp_error *err) {
-  int p[2];
-  if (pipe(p) != 0) return err_set(err, MP_RUN, "cannot create a pipe for a worker: %s", strerror(errno));
-  fflush(NULL); /* nothing buffered is written twice */
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(p[0]);
-    close(p[1]);
-    return err_set(err, MP_RUN, "cannot start a worker: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(p[0]);
-    for (int j = 0; j < jobs; j++)
-      if (slots[j].pid) close(slots[j].fd);
-    run_worker(p[1], item, job, ctx);
-  }
-  close(p[1]);
-  w->pid = pid;
-  w->fd = p[0];
-  w->item = item;
-  w->len = 0;
-  return MP_OK;
-}
-
-mp_status sweep_pool_run(const int *items, int n_items, int jobs, sweep_job_fn job, sweep_done_fn done,
-                         sweep_idle_fn idle, int idle_ms, void *ctx, mp_error *err) {
-  if (jobs < 1) return err_set(err, MP_USAGE, "--jobs must be at least 1");
-  if (jobs > n_items) jobs = n_items > 0 ? n_items : 1;
-  worker *slots = calloc((size_t)jobs, sizeof *slots);
-  struct pollfd *pfd = calloc((size_t)jobs, sizeof *pfd);
-  int *who = calloc((size_t)jobs, sizeof *who);
-  mp_status st = MP_OK;
-  if (!slots || !pfd || !who) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  int next = 0, running = 0;
-  double last_idle = now_s();
-  while (st == MP_OK && (next < n_items || running > 0)) {
-    for (int j = 0; j < jobs && next < n_items && st == MP_OK; j++)
-      if (!slots[j].pid) {
-        st = start(slots, jobs, &slots[j], items[next], job, ctx, err);
-        if (st == MP_OK) {
-          next++;
-          running++;
-        }
-      }
-    if (st != MP_OK) break;
-    int n = 0;
-    for (int j = 0; j < jobs; j++)
-      if (slots[j].pid) {
-        pfd[n].fd = slots[j].fd;
-        pfd[n].events = POLLIN;
-        pfd[n].revents = 0;
-        who[n++] = j;
-      }
-    int r = poll(pfd, (nfds_t)n, idle ? idle_ms : -1);
-    if (r < 0 && errno != EINTR) {
-      st = err_set(err, MP_RUN, "cannot wait for the workers: %s", strerror(errno));
-      break;
-    }
-    for (int k = 0; k < n && r > 0 && st == MP_OK; k++) {
-      if (!pfd[k].revents) continue;
-      worker *w = &slots[who[k]];
-      ssize_t got = read(w->fd, w->msg + w->len, sizeof w->msg - 1 - w->len);
-      if (got < 0 && errno == EINTR) continue;
-      if (got > 0) {
-        w->len += (size_t)got;
-        if (w->len < sizeof w->msg - 1) continue;
-      }
-      /* End of the message (or an unreadable pipe): the worker is done. */
-      running--;
-      st = finish(w, done, ctx, err);
-    }
-    if (st == MP_OK && idle && now_s() - last_idle >= idle_ms * 1e-3) {
-      st = idle(ctx, err);
-      last_idle = now_s();
-    }
-  }
-cleanup:
-  if (slots)
-    for (int j = 0; j < jobs; j++)
-      if (slots[j].pid) { /* stopped early: these results are not wanted */
-        kill(slots[j].pid, SIGKILL);
-        while (waitpid(slots[j].pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-        close(slots[j].fd);
-      }
-  free(slots);
-  free(pfd);
-  free(who);
-  return st;
 }

@@ -9,8 +9,8 @@
  * (the axis values as given), which is the first CSV column.
  *
  * SimGrid's engine starts once per process (sim.h), so every case runs in a process of its own:
- * sweep_pool_run forks one worker per case, at most `jobs` at a time, and hands each worker's one
- * line back to the caller as it finishes.  The results file is opened with O_APPEND and every row is
+ * sweep_pool_run (sweep_pool.h) forks one worker per case, at most `jobs` at a time, and hands each
+ * worker's one line back to the caller as it finishes.  The results file is opened with O_APPEND and every row is
  * one write() of a complete line, so a killed sweep leaves whole rows plus at most one cut-off last
  * line, which sweep_csv_open truncates away before resuming.  Rows appear in the order cases finish;
  * the key column makes the files of two runs comparable: sorted, they are identical except for the
@@ -30,6 +30,7 @@
 #include "graph.h"
 #include "method.h"
 #include "sim.h"
+#include "sweep_pool.h" /* the pool that runs the cases; cli/cmd_bench.c finds sweep_pool_run through here */
 
 #define SWEEP_MAX_AXES 16
 #define SWEEP_MAX_VALUES 256
@@ -145,19 +146,5 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd, unsigned cha
 
 /* Appends one complete line with a single write() (MP_OUTPUT if it fails or is short). */
 mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t len, mp_error *err);
-
-/* A pool of worker processes.  job runs in a forked child for one item and fills line (cap bytes,
- * NUL-terminated) or fails; done runs in the parent, in the order items finish, with the line or with
- * the failure (the job's error, or MP_RUN when the worker died); idle (may be NULL) runs in the
- * parent about every idle_ms milliseconds while it waits.  A done or idle failure stops the pool: the
- * running workers are killed and reaped, and that error is returned.  Otherwise MP_OK once every
- * item is done, whatever the jobs returned.  Workers never return into the caller: they end with
- * _exit after writing their result to a pipe. */
-typedef mp_status (*sweep_job_fn)(void *ctx, int item, char *line, size_t cap, mp_error *err);
-typedef mp_status (*sweep_done_fn)(void *ctx, int item, const char *line, const mp_error *failure, mp_error *err);
-typedef mp_status (*sweep_idle_fn)(void *ctx, mp_error *err);
-
-mp_status sweep_pool_run(const int *items, int n_items, int jobs, sweep_job_fn job, sweep_done_fn done,
-                         sweep_idle_fn idle, int idle_ms, void *ctx, mp_error *err);
 
 #endif

@@ -16,15 +16,15 @@
 /* ---- reading ---------------------------------------------------------------------------------- */
 
 /* A byte count that must be at least 1. */
-static mp_status get_size(const cJSON *obj, const char *key, int required, uint64_t *out, int *present,
-                          const char *file, const char *where, mp_error *err) {
+static mp_status get_size(const jsonio_reader *in, const cJSON *obj, const char *key, unsigned flags, uint64_t *out,
+                          int *present) {
   int here = 0;
-  mp_status st = jsonio_get_u64(obj, key, required, out, &here, file, where, err);
+  mp_status st = jsonio_get_u64(in, obj, key, flags, out, &here);
   if (present) *present = here;
   if (st == MP_OK && here && *out == 0) {
     char path[256];
-    snprintf(path, sizeof path, "%s.%s", where, key);
-    return err_at(err, MP_INPUT, file, path, "must be > 0 (got 0)");
+    snprintf(path, sizeof path, "%s.%s", in->where, key);
+    return err_at(in->err, MP_INPUT, in->file, path, "must be > 0 (got 0)");
   }
   return st;
 }
@@ -32,12 +32,13 @@ static mp_status get_size(const cJSON *obj, const char *key, int required, uint6
 static mp_status read_header(const cJSON *root, const char *file, mp_error *err) {
   const char *format = NULL;
   int version = 0;
-  mp_status st = jsonio_get_str(root, "format", 1, &format, NULL, file, "", err);
+  jsonio_reader top = {file, "", err};
+  mp_status st = jsonio_get_str(&top, root, "format", JSONIO_REQUIRED, &format, NULL);
   if (st != MP_OK) return st;
   if (strcmp(format, CHIP_FORMAT) != 0)
     return err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\" (not a chip file)", CHIP_FORMAT,
                   format);
-  st = jsonio_get_int(root, "version", 1, 0, INT_MAX, &version, NULL, file, "", err);
+  st = jsonio_get_int(&top, root, "version", JSONIO_REQUIRED, 0, INT_MAX, &version, NULL);
   if (st == MP_OK && version != CHIP_VERSION)
     return err_at(err, MP_INPUT, file, "version", "version %d is not supported (this meshpipe reads version %d)",
                   version, CHIP_VERSION);
@@ -47,10 +48,11 @@ static mp_status read_header(const cJSON *root, const char *file, mp_error *err)
 static mp_status read_mesh(const cJSON *root, const char *file, int *width, int *height, mp_error *err) {
   static const char *const keys[] = {"width", "height", NULL};
   const cJSON *mesh = NULL;
-  mp_status st = jsonio_get_object(root, "mesh", 1, &mesh, NULL, file, "", err);
-  if (st == MP_OK) st = jsonio_known_keys(mesh, keys, file, "mesh", err);
-  if (st == MP_OK) st = jsonio_get_int(mesh, "width", 1, 1, CHIP_MAX_CORES, width, NULL, file, "mesh", err);
-  if (st == MP_OK) st = jsonio_get_int(mesh, "height", 1, 1, CHIP_MAX_CORES, height, NULL, file, "mesh", err);
+  jsonio_reader top = {file, "", err}, in = {file, "mesh", err};
+  mp_status st = jsonio_get_object(&top, root, "mesh", JSONIO_REQUIRED, &mesh, NULL);
+  if (st == MP_OK) st = jsonio_known_keys(&in, mesh, keys);
+  if (st == MP_OK) st = jsonio_get_int(&in, mesh, "width", JSONIO_REQUIRED, 1, CHIP_MAX_CORES, width, NULL);
+  if (st == MP_OK) st = jsonio_get_int(&in, mesh, "height", JSONIO_REQUIRED, 1, CHIP_MAX_CORES, height, NULL);
   if (st == MP_OK && (long)*width * *height > CHIP_MAX_CORES)
     return err_at(err, MP_INPUT, file, "mesh", "%d x %d = %ld cores, more than the %d meshpipe supports (64 x 64)",
                   *width, *height, (long)*width * *height, CHIP_MAX_CORES);
@@ -61,22 +63,26 @@ static mp_status read_core(const cJSON *root, const char *file, chip_core *base,
   static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", NULL};
   const cJSON *core = NULL;
   base->transfer_factor = 1.0;
-  mp_status st = jsonio_get_object(root, "core", 1, &core, NULL, file, "", err);
-  if (st == MP_OK) st = jsonio_known_keys(core, keys, file, "core", err);
-  if (st == MP_OK) st = jsonio_get_num(core, "flops", 1, 0, 1, DBL_MAX, &base->flops, NULL, file, "core", err);
-  if (st == MP_OK) st = get_size(core, "sram_bytes", 1, &base->sram_bytes, NULL, file, "core", err);
+  jsonio_reader top = {file, "", err}, in = {file, "core", err};
+  mp_status st = jsonio_get_object(&top, root, "core", JSONIO_REQUIRED, &core, NULL);
+  if (st == MP_OK) st = jsonio_known_keys(&in, core, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(core, "transfer_factor", 0, 1, 0, DBL_MAX, &base->transfer_factor, NULL, file, "core", err);
+    st = jsonio_get_num(&in, core, "flops", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &base->flops, NULL);
+  if (st == MP_OK) st = get_size(&in, core, "sram_bytes", JSONIO_REQUIRED, &base->sram_bytes, NULL);
+  if (st == MP_OK)
+    st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &base->transfer_factor, NULL);
   return st;
 }
 
 static mp_status read_noc(const cJSON *root, const char *file, chip *c, mp_error *err) {
   static const char *const keys[] = {"bandwidth", "latency", NULL};
   const cJSON *noc = NULL;
-  mp_status st = jsonio_get_object(root, "noc", 1, &noc, NULL, file, "", err);
-  if (st == MP_OK) st = jsonio_known_keys(noc, keys, file, "noc", err);
-  if (st == MP_OK) st = jsonio_get_num(noc, "bandwidth", 1, 0, 1, DBL_MAX, &c->noc_bandwidth, NULL, file, "noc", err);
-  if (st == MP_OK) st = jsonio_get_num(noc, "latency", 1, 0, 0, DBL_MAX, &c->noc_latency, NULL, file, "noc", err);
+  jsonio_reader top = {file, "", err}, in = {file, "noc", err};
+  mp_status st = jsonio_get_object(&top, root, "noc", JSONIO_REQUIRED, &noc, NULL);
+  if (st == MP_OK) st = jsonio_known_keys(&in, noc, keys);
+  if (st == MP_OK)
+    st = jsonio_get_num(&in, noc, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->noc_bandwidth, NULL);
+  if (st == MP_OK) st = jsonio_get_num(&in, noc, "latency", JSONIO_REQUIRED, 0, DBL_MAX, &c->noc_latency, NULL);
   return st;
 }
 
@@ -84,11 +90,13 @@ static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_erro
   static const char *const keys[] = {"bandwidth", "ports", NULL};
   const cJSON *dram = NULL, *ports = NULL;
   int present = 0;
-  mp_status st = jsonio_get_object(root, "dram", 0, &dram, &present, file, "", err);
+  jsonio_reader top = {file, "", err}, in = {file, "dram", err};
+  mp_status st = jsonio_get_object(&top, root, "dram", JSONIO_OPTIONAL, &dram, &present);
   if (st != MP_OK || !present) return st;
-  st = jsonio_known_keys(dram, keys, file, "dram", err);
-  if (st == MP_OK) st = jsonio_get_num(dram, "bandwidth", 1, 0, 1, DBL_MAX, &c->dram_bandwidth, NULL, file, "dram", err);
-  if (st == MP_OK) st = jsonio_get_array(dram, "ports", 1, &ports, NULL, file, "dram", err);
+  st = jsonio_known_keys(&in, dram, keys);
+  if (st == MP_OK)
+    st = jsonio_get_num(&in, dram, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->dram_bandwidth, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&in, dram, "ports", JSONIO_REQUIRED, &ports, NULL);
   if (st != MP_OK) return st;
   int n = cJSON_GetArraySize(ports);
   if (n == 0) return err_at(err, MP_INPUT, file, "dram.ports", "empty: list at least one [x, y] port or drop \"dram\"");
@@ -103,7 +111,8 @@ static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_erro
     int xy[2];
     for (int k = 0; k < 2; k++) {
       snprintf(what, sizeof what, "%s[%d] (%c)", where, k, "xy"[k]);
-      st = jsonio_as_int(cJSON_GetArrayItem(port, k), INT_MIN, INT_MAX, &xy[k], file, what, err);
+      jsonio_reader at = {file, what, err};
+      st = jsonio_as_int(&at, cJSON_GetArrayItem(port, k), INT_MIN, INT_MAX, &xy[k]);
       if (st != MP_OK) return st;
     }
     if (xy[0] < 0 || xy[0] >= c->width || xy[1] < 0 || xy[1] >= c->height)
@@ -124,7 +133,8 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
   static const char *const keys[] = {"core", "flops", "sram_bytes", "transfer_factor", NULL};
   const cJSON *list = NULL;
   int present = 0;
-  mp_status st = jsonio_get_array(root, "overrides", 0, &list, &present, file, "", err);
+  jsonio_reader top = {file, "", err};
+  mp_status st = jsonio_get_array(&top, root, "overrides", JSONIO_OPTIONAL, &list, &present);
   if (st != MP_OK || !present) return st;
   int *given_by = malloc((size_t)c->n_cores * sizeof *given_by); /* overrides index per core, or -1 */
   if (!given_by) return err_nomem(err);
@@ -139,8 +149,9 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
       st = err_at(err, MP_INPUT, file, where, "expected an object {\"core\": ID, ...}");
       break;
     }
-    st = jsonio_known_keys(o, keys, file, where, err);
-    if (st == MP_OK) st = jsonio_get_int(o, "core", 1, 0, INT_MAX, &id, NULL, file, where, err);
+    jsonio_reader in = {file, where, err};
+    st = jsonio_known_keys(&in, o, keys);
+    if (st == MP_OK) st = jsonio_get_int(&in, o, "core", JSONIO_REQUIRED, 0, INT_MAX, &id, NULL);
     if (st != MP_OK) break;
     if (id >= c->n_cores) {
       st = err_at(err, MP_INPUT, file, path, "core %d is not on this chip (%d x %d = %d cores, ids 0-%d)", id,
@@ -153,11 +164,10 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
     }
     given_by[id] = i;
     chip_core *core = &c->cores[id];
-    st = jsonio_get_num(o, "flops", 0, 0, 1, DBL_MAX, &core->flops, &has_flops, file, where, err);
-    if (st == MP_OK) st = get_size(o, "sram_bytes", 0, &core->sram_bytes, &has_sram, file, where, err);
+    st = jsonio_get_num(&in, o, "flops", JSONIO_LO_OPEN, 0, DBL_MAX, &core->flops, &has_flops);
+    if (st == MP_OK) st = get_size(&in, o, "sram_bytes", JSONIO_OPTIONAL, &core->sram_bytes, &has_sram);
     if (st == MP_OK)
-      st = jsonio_get_num(o, "transfer_factor", 0, 1, 0, DBL_MAX, &core->transfer_factor, &has_gamma, file, where,
-                          err);
+      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &core->transfer_factor, &has_gamma);
     if (st == MP_OK && !has_flops && !has_sram && !has_gamma)
       st = err_at(err, MP_INPUT, file, where, "changes nothing (give flops, sram_bytes or transfer_factor)");
   }
@@ -185,9 +195,10 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
   if (!cJSON_IsObject(root)) return err_at(err, MP_INPUT, file, NULL, "expected a JSON object (a meshpipe chip)");
   chip *c = calloc(1, sizeof *c);
   if (!c) return err_nomem(err);
-  mp_status st = jsonio_known_keys(root, keys, file, "", err);
+  jsonio_reader top = {file, "", err};
+  mp_status st = jsonio_known_keys(&top, root, keys);
   if (st == MP_OK) st = read_header(root, file, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "name", 1, &name, NULL, file, "", err);
+  if (st == MP_OK) st = jsonio_get_str(&top, root, "name", JSONIO_REQUIRED, &name, NULL);
   if (st == MP_OK) st = read_mesh(root, file, &c->width, &c->height, err);
   if (st == MP_OK) st = read_core(root, file, &base, err);
   if (st == MP_OK) st = read_noc(root, file, c, err);

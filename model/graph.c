@@ -5,6 +5,7 @@
  * names through sorted indexes (no hash table, so nothing depends on iteration order), sorts the ops
  * topologically with the file position as tie-break, and only then builds the owned graph, renumbering
  * tensors in layer order. */
+#define _GNU_SOURCE /* qsort_r */
 #include "graph.h"
 
 #include <stdio.h>
@@ -55,9 +56,10 @@ static void loader_clear(loader *ld) {
 /* Reads one {"name","bytes"} tensor object at where. */
 static mp_status read_tensor(const cJSON *t, const char *file, const char *where, raw_tensor *out, mp_error *err) {
   if (!cJSON_IsObject(t)) return err_at(err, MP_INPUT, file, where, "expected an object with name and bytes");
-  mp_status st = jsonio_known_keys(t, tensor_keys, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(t, "name", 1, &out->name, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(t, "bytes", 1, &out->bytes, NULL, file, where, err);
+  jsonio_reader rd = {file, where, err};
+  mp_status st = jsonio_known_keys(&rd, t, tensor_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, t, "name", JSONIO_REQUIRED, &out->name, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, t, "bytes", JSONIO_REQUIRED, &out->bytes, NULL);
   return st;
 }
 
@@ -68,14 +70,15 @@ static mp_status read_op(loader *ld, const cJSON *o, int i, mp_error *err) {
   if (!cJSON_IsObject(o)) return err_at(err, MP_INPUT, file, where, "expected an object");
   raw_op *op = &ld->ops[i];
   const cJSON *ins, *outs;
-  mp_status st = jsonio_known_keys(o, op_keys, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "name", 1, &op->name, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "type", 1, &op->type, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_array(o, "inputs", 1, &ins, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_array(o, "outputs", 1, &outs, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "macs", 1, &op->macs, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "flops", 1, &op->flops, NULL, file, where, err);
-  if (st == MP_OK) st = jsonio_get_u64(o, "weight_bytes", 1, &op->weight_bytes, NULL, file, where, err);
+  jsonio_reader rd = {file, where, err};
+  mp_status st = jsonio_known_keys(&rd, o, op_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, o, "name", JSONIO_REQUIRED, &op->name, NULL);
+  if (st == MP_OK) st = jsonio_get_str(&rd, o, "type", JSONIO_REQUIRED, &op->type, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, o, "inputs", JSONIO_REQUIRED, &ins, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, o, "outputs", JSONIO_REQUIRED, &outs, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "macs", JSONIO_REQUIRED, &op->macs, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "flops", JSONIO_REQUIRED, &op->flops, NULL);
+  if (st == MP_OK) st = jsonio_get_u64(&rd, o, "weight_bytes", JSONIO_REQUIRED, &op->weight_bytes, NULL);
   if (st != MP_OK) return st;
   char named[160];
   snprintf(named, sizeof named, "ops[%d] '%.100s'", i, op->name);
@@ -118,14 +121,16 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
   int version;
   const cJSON *ins, *ops;
   if (!cJSON_IsObject(root)) return err_at(err, MP_INPUT, file, NULL, "expected a JSON object at the top level");
-  mp_status st = jsonio_known_keys(root, root_keys, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "format", 1, &format, NULL, file, NULL, err);
+  jsonio_reader rd = {file, NULL, err};
+  mp_status st = jsonio_known_keys(&rd, root, root_keys);
+  if (st == MP_OK) st = jsonio_get_str(&rd, root, "format", JSONIO_REQUIRED, &format, NULL);
   if (st == MP_OK && strcmp(format, GRAPH_FORMAT) != 0)
     return err_at(err, MP_INPUT, file, "format", "expected \"%s\", got \"%.80s\"", GRAPH_FORMAT, format);
-  if (st == MP_OK) st = jsonio_get_int(root, "version", 1, GRAPH_VERSION, GRAPH_VERSION, &version, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "name", 1, &name, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_array(root, "inputs", 1, &ins, NULL, file, NULL, err);
-  if (st == MP_OK) st = jsonio_get_array(root, "ops", 1, &ops, NULL, file, NULL, err);
+  if (st == MP_OK)
+    st = jsonio_get_int(&rd, root, "version", JSONIO_REQUIRED, GRAPH_VERSION, GRAPH_VERSION, &version, NULL);
+  if (st == MP_OK) st = jsonio_get_str(&rd, root, "name", JSONIO_REQUIRED, &name, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, root, "inputs", JSONIO_REQUIRED, &ins, NULL);
+  if (st == MP_OK) st = jsonio_get_array(&rd, root, "ops", JSONIO_REQUIRED, &ops, NULL);
   if (st != MP_OK) return st;
   ld->n_ops = cJSON_GetArraySize(ops);
   if (ld->n_ops == 0) return err_at(err, MP_INPUT, file, "ops", "the graph has no ops");
@@ -158,16 +163,16 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
 
 /* ---- second pass: names, order ---- */
 
-static const raw_tensor *sort_tensors_base;
-static int cmp_tensor_name(const void *a, const void *b) {
-  const raw_tensor *x = &sort_tensors_base[*(const int *)a], *y = &sort_tensors_base[*(const int *)b];
-  int c = strcmp(x->name, y->name);
+/* qsort_r orders of raw tensor / op indices by name, ties by index; ctx is the raw array. */
+static int cmp_tensor_name(const void *a, const void *b, void *ctx) {
+  const raw_tensor *base = ctx;
+  int c = strcmp(base[*(const int *)a].name, base[*(const int *)b].name);
   return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-static const raw_op *sort_ops_base;
-static int cmp_op_name(const void *a, const void *b) {
-  int c = strcmp(sort_ops_base[*(const int *)a].name, sort_ops_base[*(const int *)b].name);
+static int cmp_op_name(const void *a, const void *b, void *ctx) {
+  const raw_op *base = ctx;
+  int c = strcmp(base[*(const int *)a].name, base[*(const int *)b].name);
   return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
@@ -187,8 +192,7 @@ static mp_status resolve_names(loader *ld, mp_error *err) {
   if (!byname) return err_nomem(err);
 
   for (int i = 0; i < ld->n_ops; i++) byname[i] = i;
-  sort_ops_base = ld->ops;
-  qsort(byname, (size_t)ld->n_ops, sizeof *byname, cmp_op_name);
+  qsort_r(byname, (size_t)ld->n_ops, sizeof *byname, cmp_op_name, ld->ops);
   for (int i = 1; i < ld->n_ops; i++) {
     const raw_op *a = &ld->ops[byname[i - 1]], *b = &ld->ops[byname[i]];
     if (strcmp(a->name, b->name) == 0) {
@@ -200,8 +204,7 @@ static mp_status resolve_names(loader *ld, mp_error *err) {
   }
 
   for (int t = 0; t < ld->n_tensors; t++) byname[t] = t;
-  sort_tensors_base = ld->tensors;
-  qsort(byname, (size_t)ld->n_tensors, sizeof *byname, cmp_tensor_name);
+  qsort_r(byname, (size_t)ld->n_tensors, sizeof *byname, cmp_tensor_name, ld->tensors);
   for (int i = 1; i < ld->n_tensors; i++) {
     const raw_tensor *a = &ld->tensors[byname[i - 1]], *b = &ld->tensors[byname[i]];
     if (strcmp(a->name, b->name) != 0) continue;

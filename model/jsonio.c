@@ -81,8 +81,7 @@ static void member_path(char *buf, size_t n, const char *where, const char *key)
     snprintf(buf, n, "%s", key);
 }
 
-mp_status jsonio_known_keys(const cJSON *obj, const char *const *keys, const char *file, const char *where,
-                            mp_error *err) {
+mp_status jsonio_known_keys(const jsonio_reader *r, const cJSON *obj, const char *const *keys) {
   for (const cJSON *m = obj->child; m; m = m->next) {
     int known = 0;
     for (const char *const *k = keys; *k && !known; k++) known = strcmp(*k, m->string) == 0;
@@ -94,135 +93,121 @@ mp_status jsonio_known_keys(const cJSON *obj, const char *const *keys, const cha
       if (n > 0) used += (size_t)n;
     }
     char path[256];
-    member_path(path, sizeof path, where, m->string);
-    return err_at(err, MP_INPUT, file, path, "unknown key (expected one of: %s)", expected);
+    member_path(path, sizeof path, r->where, m->string);
+    return err_at(r->err, MP_INPUT, r->file, path, "unknown key (expected one of: %s)", expected);
   }
   for (const cJSON *m = obj->child; m; m = m->next)
     for (const cJSON *k = obj->child; k != m; k = k->next)
       if (strcmp(k->string, m->string) == 0) {
         char path[256];
-        member_path(path, sizeof path, where, m->string);
-        return err_at(err, MP_INPUT, file, path, "given twice");
+        member_path(path, sizeof path, r->where, m->string);
+        return err_at(r->err, MP_INPUT, r->file, path, "given twice");
       }
   return MP_OK;
 }
 
-/* Finds key; reports a missing required member.  Returns NULL when absent. */
-static mp_status find_member(const cJSON *obj, const char *key, int required, const cJSON **item, int *present,
-                             const char *file, const char *where, mp_error *err) {
+/* Finds key into *item (NULL when absent) and fills path with "where.key"; reports a missing
+ * required member. */
+static mp_status find_member(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags,
+                             const cJSON **item, int *present, char *path, size_t n) {
   *item = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (present) *present = *item != NULL;
-  if (!*item && required) {
-    char path[256];
-    member_path(path, sizeof path, where, key);
-    return err_at(err, MP_INPUT, file, path, "missing (required)");
-  }
+  member_path(path, n, r->where, key);
+  if (!*item && (flags & JSONIO_REQUIRED)) return err_at(r->err, MP_INPUT, r->file, path, "missing (required)");
   return MP_OK;
 }
 
-static mp_status check_u64(const cJSON *v, uint64_t *out, const char *file, const char *what, mp_error *err) {
-  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, what, "expected a whole number");
+mp_status jsonio_as_u64(const jsonio_reader *r, const cJSON *v, uint64_t *out) {
+  if (!cJSON_IsNumber(v)) return err_at(r->err, MP_INPUT, r->file, r->where, "expected a whole number");
   double d = v->valuedouble;
-  if (!isfinite(d)) return err_at(err, MP_INPUT, file, what, "number is not finite");
-  if (d < 0) return err_at(err, MP_INPUT, file, what, "must not be negative (got %g)", d);
-  if (d != floor(d)) return err_at(err, MP_INPUT, file, what, "expected a whole number (got %g)", d);
-  if (d > JSONIO_MAX_EXACT) return err_at(err, MP_INPUT, file, what, "too large (%g > 2^53)", d);
+  if (!isfinite(d)) return err_at(r->err, MP_INPUT, r->file, r->where, "number is not finite");
+  if (d < 0) return err_at(r->err, MP_INPUT, r->file, r->where, "must not be negative (got %g)", d);
+  if (d != floor(d)) return err_at(r->err, MP_INPUT, r->file, r->where, "expected a whole number (got %g)", d);
+  if (d > JSONIO_MAX_EXACT) return err_at(r->err, MP_INPUT, r->file, r->where, "too large (%g > 2^53)", d);
   *out = (uint64_t)d;
   return MP_OK;
 }
 
-static mp_status check_int(const cJSON *v, long lo, long hi, int *out, const char *file, const char *what,
-                           mp_error *err) {
-  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, what, "expected a whole number");
+mp_status jsonio_as_int(const jsonio_reader *r, const cJSON *v, long lo, long hi, int *out) {
+  if (!cJSON_IsNumber(v)) return err_at(r->err, MP_INPUT, r->file, r->where, "expected a whole number");
   double d = v->valuedouble;
-  if (!isfinite(d)) return err_at(err, MP_INPUT, file, what, "number is not finite");
-  if (d != floor(d)) return err_at(err, MP_INPUT, file, what, "expected a whole number (got %g)", d);
+  if (!isfinite(d)) return err_at(r->err, MP_INPUT, r->file, r->where, "number is not finite");
+  if (d != floor(d)) return err_at(r->err, MP_INPUT, r->file, r->where, "expected a whole number (got %g)", d);
   if (d < (double)lo || d > (double)hi)
-    return err_at(err, MP_INPUT, file, what, "must be between %ld and %ld (got %g)", lo, hi, d);
+    return err_at(r->err, MP_INPUT, r->file, r->where, "must be between %ld and %ld (got %g)", lo, hi, d);
   *out = (int)d;
   return MP_OK;
 }
 
-mp_status jsonio_as_u64(const cJSON *v, uint64_t *out, const char *file, const char *what, mp_error *err) {
-  return check_u64(v, out, file, what, err);
-}
-
-mp_status jsonio_as_int(const cJSON *v, long lo, long hi, int *out, const char *file, const char *what, mp_error *err) {
-  return check_int(v, lo, hi, out, file, what, err);
-}
-
-mp_status jsonio_get_u64(const cJSON *obj, const char *key, int required, uint64_t *out, int *present,
-                         const char *file, const char *where, mp_error *err) {
+mp_status jsonio_get_u64(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags, uint64_t *out,
+                         int *present) {
   const cJSON *v;
-  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
-  if (st != MP_OK || !v) return st;
   char path[256];
-  member_path(path, sizeof path, where, key);
-  return check_u64(v, out, file, path, err);
+  mp_status st = find_member(r, obj, key, flags, &v, present, path, sizeof path);
+  if (st != MP_OK || !v) return st;
+  jsonio_reader at = {r->file, path, r->err};
+  return jsonio_as_u64(&at, v, out);
 }
 
-mp_status jsonio_get_int(const cJSON *obj, const char *key, int required, long lo, long hi, int *out, int *present,
-                         const char *file, const char *where, mp_error *err) {
+mp_status jsonio_get_int(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags, long lo, long hi,
+                         int *out, int *present) {
   const cJSON *v;
-  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
-  if (st != MP_OK || !v) return st;
   char path[256];
-  member_path(path, sizeof path, where, key);
-  return check_int(v, lo, hi, out, file, path, err);
+  mp_status st = find_member(r, obj, key, flags, &v, present, path, sizeof path);
+  if (st != MP_OK || !v) return st;
+  jsonio_reader at = {r->file, path, r->err};
+  return jsonio_as_int(&at, v, lo, hi, out);
 }
 
-mp_status jsonio_get_num(const cJSON *obj, const char *key, int required, double lo, int lo_open, double hi,
-                         double *out, int *present, const char *file, const char *where, mp_error *err) {
+mp_status jsonio_get_num(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags, double lo,
+                         double hi, double *out, int *present) {
   const cJSON *v;
-  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
-  if (st != MP_OK || !v) return st;
   char path[256];
-  member_path(path, sizeof path, where, key);
-  if (!cJSON_IsNumber(v)) return err_at(err, MP_INPUT, file, path, "expected a number");
+  mp_status st = find_member(r, obj, key, flags, &v, present, path, sizeof path);
+  if (st != MP_OK || !v) return st;
+  if (!cJSON_IsNumber(v)) return err_at(r->err, MP_INPUT, r->file, path, "expected a number");
   double d = v->valuedouble;
-  if (!isfinite(d)) return err_at(err, MP_INPUT, file, path, "number is not finite");
+  if (!isfinite(d)) return err_at(r->err, MP_INPUT, r->file, path, "number is not finite");
+  int lo_open = (flags & JSONIO_LO_OPEN) != 0;
   if (lo_open ? !(d > lo) : !(d >= lo))
-    return err_at(err, MP_INPUT, file, path, "must be %s %g (got %g)", lo_open ? ">" : ">=", lo, d);
-  if (d > hi) return err_at(err, MP_INPUT, file, path, "must be <= %g (got %g)", hi, d);
+    return err_at(r->err, MP_INPUT, r->file, path, "must be %s %g (got %g)", lo_open ? ">" : ">=", lo, d);
+  if (d > hi) return err_at(r->err, MP_INPUT, r->file, path, "must be <= %g (got %g)", hi, d);
   *out = d;
   return MP_OK;
 }
 
-mp_status jsonio_get_str(const cJSON *obj, const char *key, int required, const char **out, int *present,
-                         const char *file, const char *where, mp_error *err) {
+mp_status jsonio_get_str(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags, const char **out,
+                         int *present) {
   const cJSON *v;
-  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
-  if (st != MP_OK || !v) return st;
   char path[256];
-  member_path(path, sizeof path, where, key);
-  if (!cJSON_IsString(v) || !v->valuestring) return err_at(err, MP_INPUT, file, path, "expected a string");
-  if (!*v->valuestring) return err_at(err, MP_INPUT, file, path, "must not be empty");
+  mp_status st = find_member(r, obj, key, flags, &v, present, path, sizeof path);
+  if (st != MP_OK || !v) return st;
+  if (!cJSON_IsString(v) || !v->valuestring) return err_at(r->err, MP_INPUT, r->file, path, "expected a string");
+  if (!*v->valuestring) return err_at(r->err, MP_INPUT, r->file, path, "must not be empty");
   *out = v->valuestring;
   return MP_OK;
 }
 
-static mp_status get_typed(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
-                           int want_array, const char *file, const char *where, mp_error *err) {
+static mp_status get_typed(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags,
+                           const cJSON **out, int *present, int want_array) {
   const cJSON *v;
-  mp_status st = find_member(obj, key, required, &v, present, file, where, err);
+  char path[256];
+  mp_status st = find_member(r, obj, key, flags, &v, present, path, sizeof path);
   if (st != MP_OK || !v) return st;
-  if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v)) {
-    char path[256];
-    member_path(path, sizeof path, where, key);
-    return err_at(err, MP_INPUT, file, path, "expected %s", want_array ? "an array" : "an object");
-  }
+  if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v))
+    return err_at(r->err, MP_INPUT, r->file, path, "expected %s", want_array ? "an array" : "an object");
   *out = v;
   return MP_OK;
 }
 
-mp_status jsonio_get_array(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
-                           const char *file, const char *where, mp_error *err) {
-  return get_typed(obj, key, required, out, present, 1, file, where, err);
+mp_status jsonio_get_array(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags,
+                           const cJSON **out, int *present) {
+  return get_typed(r, obj, key, flags, out, present, 1);
 }
 
-mp_status jsonio_get_object(const cJSON *obj, const char *key, int required, const cJSON **out, int *present,
-                            const char *file, const char *where, mp_error *err) {
-  return get_typed(obj, key, required, out, present, 0, file, where, err);
+mp_status jsonio_get_object(const jsonio_reader *r, const cJSON *obj, const char *key, unsigned flags,
+                            const cJSON **out, int *present) {
+  return get_typed(r, obj, key, flags, out, present, 0);
 }
 
 cJSON *jsonio_add_u64(cJSON *obj, const char *key, uint64_t v) {

@@ -1,5 +1,7 @@
 /* onnx: reading a model, folding constants, costing each node, fusing layers and writing the
- * meshpipe graph document.  See onnx_import.h; the operator table is in onnx_ops.c.
+ * meshpipe graph document.  See onnx_import.h; the operator table is in onnx_ops.c (with its shape
+ * rules in onnx_infer.c and its cost formulas in onnx_cost.c), the folding of constants in
+ * onnx_fold.c, and fusion and the output document in onnx_emit.c.
  *
  * The import runs in passes over the unpacked ModelProto: name every value (graph inputs,
  * initializers, node outputs) in one table; check every node input exists; order the nodes
@@ -14,7 +16,6 @@
 #include <string.h>
 
 #include "fileio.h"
-#include "jsonio.h"
 #include "onnx_int.h"
 
 int onnx_dtype_bytes(const char *dtype) {
@@ -24,15 +25,9 @@ int onnx_dtype_bytes(const char *dtype) {
   return 0;
 }
 
-/* ---- a string -> index map (open addressing; only looked up, never iterated) ---- */
+/* ---- the string -> index map ---- */
 
-typedef struct namemap {
-  size_t cap;
-  const char **keys;
-  int *vals;
-} namemap;
-
-static int map_init(namemap *m, size_t n) {
+int onnx_map_init(onnx_namemap *m, size_t n) {
   m->cap = 16;
   while (m->cap < 2 * n + 16) m->cap *= 2;
   m->keys = calloc(m->cap, sizeof *m->keys);
@@ -40,24 +35,23 @@ static int map_init(namemap *m, size_t n) {
   return m->keys && m->vals;
 }
 
-static void map_free(namemap *m) {
+void onnx_map_free(onnx_namemap *m) {
   free(m->keys);
   free(m->vals);
 }
 
-static size_t map_slot(const namemap *m, const char *key) {
+static size_t map_slot(const onnx_namemap *m, const char *key) {
   size_t i = (size_t)fileio_hash(FILEIO_HASH_INIT, key, strlen(key)) & (m->cap - 1);
   while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
   return i;
 }
 
-static int map_get(const namemap *m, const char *key) {
+int onnx_map_get(const onnx_namemap *m, const char *key) {
   size_t i = map_slot(m, key);
   return m->keys[i] ? m->vals[i] : -1;
 }
 
-/* The map never fills: it is sized for at most n keys with load factor <= 1/2. */
-static void map_put(namemap *m, const char *key, int val) {
+void onnx_map_put(onnx_namemap *m, const char *key, int val) {
   size_t i = map_slot(m, key);
   m->keys[i] = key;
   m->vals[i] = val;
@@ -65,39 +59,7 @@ static void map_put(namemap *m, const char *key, int val) {
 
 /* ---- the import state ---- */
 
-typedef struct layer {
-  int node;
-  char *name; /* owned, unique */
-  const char *type;
-  char *fused_type; /* owned "Conv+BatchNormalization+Relu" once something is fused in, else NULL */
-  int n_in, cap_in;
-  int *in; /* activation tensors, distinct */
-  int n_out;
-  int *out;
-  int out_owned; /* out is this layer's allocation */
-  uint64_t macs, flops, wbytes;
-  int merged_into; /* -1, or the layer this one was fused into */
-} layer;
-
-typedef struct importer {
-  const char *path;
-  int dtype_bytes;
-  Onnx__GraphProto *g;
-  int n_t;
-  onnx_tensor *t;
-  namemap names; /* tensor name -> index */
-  namemap vinfo; /* tensor name -> index into vis */
-  const Onnx__ValueInfoProto **vis;
-  const char *batch_param;
-  int model_batch;
-  layer *layers;
-  int n_layers;
-  onnx_report rep;
-} importer;
-
-static mp_status fail(const importer *im, mp_error *err, const Onnx__NodeProto *n, int idx, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static mp_status fail(const importer *im, mp_error *err, const Onnx__NodeProto *n, int idx, const char *fmt, ...) {
+mp_status onnx_fail(const onnx_importer *im, mp_error *err, const Onnx__NodeProto *n, int idx, const char *fmt, ...) {
   char what[600], where[300];
   va_list ap;
   va_start(ap, fmt);
@@ -122,7 +84,7 @@ static int is_float(int elem) {
 
 /* Bytes the chip stores per element: the dtype for floating-point tensors, the natural size for
  * integers and booleans. */
-static uint64_t elem_bytes(const importer *im, int elem) {
+static uint64_t elem_bytes(const onnx_importer *im, int elem) {
   switch (elem) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
@@ -140,11 +102,11 @@ static uint64_t elem_bytes(const importer *im, int elem) {
   }
 }
 
-static uint64_t tensor_bytes(const importer *im, const onnx_tensor *t) {
+uint64_t onnx_tensor_bytes(const onnx_importer *im, const onnx_tensor *t) {
   return onnx_shape_elems(&t->shape) * elem_bytes(im, t->elem_type);
 }
 
-static int resolve(const importer *im, int i) {
+static int resolve(const onnx_importer *im, int i) {
   while (i >= 0 && im->t[i].alias >= 0) i = im->t[i].alias;
   return i;
 }
@@ -154,23 +116,10 @@ static int has_data(const Onnx__TensorProto *p) {
          p->n_string_data || (p->has_raw_data && p->raw_data.len) || p->n_external_data;
 }
 
-/* Largest element count a shape may have: JSON carries integers exactly up to 2^53. */
-#define MAX_ELEMS (UINT64_C(1) << 50)
-
-static int shape_ok(const onnx_shape *s) {
-  uint64_t n = 1;
-  for (int i = 0; i < s->rank; i++) {
-    if (s->d[i] <= 0) return 0;
-    n *= (uint64_t)s->d[i];
-    if (n > MAX_ELEMS) return 0;
-  }
-  return 1;
-}
-
 /* A static shape from a TypeProto: 1 when every dimension is known (a symbolic batch dimension
  * counts as 1), 0 when some is not or there is no tensor shape, -1 when a dimension is zero or
  * negative (*bad = its index), -2 when the rank or the element count is too large. */
-static int type_shape(const importer *im, const Onnx__TypeProto *type, onnx_shape *s, int *elem, int *bad) {
+static int type_shape(const onnx_importer *im, const Onnx__TypeProto *type, onnx_shape *s, int *elem, int *bad) {
   if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type) return 0;
   const Onnx__TypeProto__Tensor *tt = type->tensor_type;
   *elem = tt->has_elem_type ? tt->elem_type : 0;
@@ -193,7 +142,7 @@ static int type_shape(const importer *im, const Onnx__TypeProto *type, onnx_shap
       known = 0;
     }
   }
-  return known && !shape_ok(s) ? -2 : known;
+  return known && !onnx_shape_ok(s) ? -2 : known;
 }
 
 /* The message for a type_shape result below 0. */
@@ -203,7 +152,7 @@ static const char *shape_problem(int r, const onnx_shape *s, int bad, char *buf,
   return buf;
 }
 
-static int new_tensor(importer *im, const char *name, onnx_tkind kind, int producer) {
+static int new_tensor(onnx_importer *im, const char *name, onnx_tkind kind, int producer) {
   onnx_tensor *t = &im->t[im->n_t];
   memset(t, 0, sizeof *t);
   t->name = name;
@@ -211,29 +160,29 @@ static int new_tensor(importer *im, const char *name, onnx_tkind kind, int produ
   t->producer = producer;
   t->alias = -1;
   t->layer = -1;
-  map_put(&im->names, name, im->n_t);
+  onnx_map_put(&im->names, name, im->n_t);
   return im->n_t++;
 }
 
 /* ---- pass 1: every named value ---- */
 
-static mp_status read_values(importer *im, mp_error *err) {
+static mp_status read_values(onnx_importer *im, mp_error *err) {
   Onnx__GraphProto *g = im->g;
   size_t n = g->n_input + g->n_initializer + 1;
   for (size_t i = 0; i < g->n_node; i++) n += g->node[i]->n_output;
   im->t = calloc(n, sizeof *im->t);
   im->vis = calloc(g->n_value_info + g->n_output + 1, sizeof *im->vis);
-  if (!im->t || !im->vis || !map_init(&im->names, n) || !map_init(&im->vinfo, g->n_value_info + g->n_output))
+  if (!im->t || !im->vis || !onnx_map_init(&im->names, n) || !onnx_map_init(&im->vinfo, g->n_value_info + g->n_output))
     return err_nomem(err);
 
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *p = g->initializer[i];
     if (!p->name || !*p->name) return err_at(err, MP_INPUT, im->path, NULL, "initializer %zu has no name", i);
-    if (map_get(&im->names, p->name) >= 0)
+    if (onnx_map_get(&im->names, p->name) >= 0)
       return err_at(err, MP_INPUT, im->path, NULL, "initializer '%.200s' is defined twice", p->name);
     if (p->n_dims == 0 && !has_data(p))
-      return err_at(err, MP_INPUT, im->path, NULL, "initializer '%.200s' has no dims (and no data): its size is unknown",
-                    p->name);
+      return err_at(err, MP_INPUT, im->path, NULL,
+                    "initializer '%.200s' has no dims (and no data): its size is unknown", p->name);
     if (p->n_dims > ONNX_MAX_RANK)
       return err_at(err, MP_INPUT, im->path, NULL, "initializer '%.200s' has rank %zu, more than %d", p->name,
                     p->n_dims, ONNX_MAX_RANK);
@@ -249,7 +198,7 @@ static mp_status read_values(importer *im, mp_error *err) {
                       p->name, d, (long long)p->dims[d]);
       t->shape.d[d] = p->dims[d];
     }
-    if (!shape_ok(&t->shape))
+    if (!onnx_shape_ok(&t->shape))
       return err_at(err, MP_INPUT, im->path, NULL, "initializer '%.200s' has too many elements", p->name);
   }
 
@@ -257,7 +206,7 @@ static mp_status read_values(importer *im, mp_error *err) {
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     if (!vi->name || !*vi->name) return err_at(err, MP_INPUT, im->path, NULL, "graph input %zu has no name", i);
-    int k = map_get(&im->names, vi->name);
+    int k = onnx_map_get(&im->names, vi->name);
     if (k >= 0 && im->t[k].kind == ONNX_T_INIT) continue; /* older exporters list weights as inputs */
     if (k >= 0) return err_at(err, MP_INPUT, im->path, NULL, "graph input '%.200s' is listed twice", vi->name);
     /* a symbolic leading dimension is the batch */
@@ -294,27 +243,27 @@ static mp_status read_values(importer *im, mp_error *err) {
   int nv = 0;
   for (size_t i = 0; i < g->n_value_info + g->n_output; i++) {
     const Onnx__ValueInfoProto *vi = i < g->n_value_info ? g->value_info[i] : g->output[i - g->n_value_info];
-    if (!vi->name || !*vi->name || map_get(&im->vinfo, vi->name) >= 0) continue;
+    if (!vi->name || !*vi->name || onnx_map_get(&im->vinfo, vi->name) >= 0) continue;
     im->vis[nv] = vi;
-    map_put(&im->vinfo, vi->name, nv++);
+    onnx_map_put(&im->vinfo, vi->name, nv++);
   }
 
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *nd = g->node[i];
-    if (!nd->op_type || !*nd->op_type) return fail(im, err, nd, (int)i, "the node has no op_type");
+    if (!nd->op_type || !*nd->op_type) return onnx_fail(im, err, nd, (int)i, "the node has no op_type");
     if (nd->n_input > ONNX_MAX_IO || nd->n_output > ONNX_MAX_IO)
-      return fail(im, err, nd, (int)i, "more than %d inputs or outputs", ONNX_MAX_IO);
+      return onnx_fail(im, err, nd, (int)i, "more than %d inputs or outputs", ONNX_MAX_IO);
     for (size_t o = 0; o < nd->n_output; o++) {
       const char *name = nd->output[o];
       if (!*name) continue;
-      int k = map_get(&im->names, name);
+      int k = onnx_map_get(&im->names, name);
       if (k >= 0) {
         const onnx_tensor *t = &im->t[k];
         char pl[32];
-        return fail(im, err, nd, (int)i, "output '%.200s' is already %s", name,
-                    t->kind == ONNX_T_INIT ? "an initializer"
-                    : t->producer < 0      ? "a graph input"
-                                           : node_label(g->node[t->producer], t->producer, pl, sizeof pl));
+        return onnx_fail(im, err, nd, (int)i, "output '%.200s' is already %s", name,
+                         t->kind == ONNX_T_INIT ? "an initializer"
+                         : t->producer < 0      ? "a graph input"
+                                                : node_label(g->node[t->producer], t->producer, pl, sizeof pl));
       }
       new_tensor(im, name, ONNX_T_ACT, (int)i);
     }
@@ -324,7 +273,7 @@ static mp_status read_values(importer *im, mp_error *err) {
 
 /* ---- pass 2: inputs exist, topological order ---- */
 
-static mp_status order_nodes(importer *im, int *order, mp_error *err) {
+static mp_status order_nodes(onnx_importer *im, int *order, mp_error *err) {
   Onnx__GraphProto *g = im->g;
   int nn = (int)g->n_node;
   mp_status st = MP_OK;
@@ -342,10 +291,10 @@ static mp_status order_nodes(importer *im, int *order, mp_error *err) {
     const Onnx__NodeProto *nd = g->node[i];
     for (size_t k = 0; k < nd->n_input; k++) {
       if (!*nd->input[k]) continue;
-      int t = map_get(&im->names, nd->input[k]);
+      int t = onnx_map_get(&im->names, nd->input[k]);
       if (t < 0) {
-        st = fail(im, err, nd, i, "input '%.200s' is not produced by any node, nor an initializer or graph input",
-                  nd->input[k]);
+        st = onnx_fail(im, err, nd, i,
+                       "input '%.200s' is not produced by any node, nor an initializer or graph input", nd->input[k]);
         goto cleanup;
       }
       im->t[t].raw_consumers++;
@@ -358,7 +307,7 @@ static mp_status order_nodes(importer *im, int *order, mp_error *err) {
     const Onnx__NodeProto *nd = g->node[i];
     for (size_t k = 0; k < nd->n_input; k++) {
       if (!*nd->input[k]) continue;
-      int t = map_get(&im->names, nd->input[k]);
+      int t = onnx_map_get(&im->names, nd->input[k]);
       cons[start[t] + fill[t]++] = i;
     }
   }
@@ -369,7 +318,7 @@ static mp_status order_nodes(importer *im, int *order, mp_error *err) {
     const Onnx__NodeProto *nd = g->node[order[head++]];
     for (size_t o = 0; o < nd->n_output; o++) {
       if (!*nd->output[o]) continue;
-      int t = map_get(&im->names, nd->output[o]);
+      int t = onnx_map_get(&im->names, nd->output[o]);
       for (int c = start[t]; c < start[t + 1]; c++)
         if (--indeg[cons[c]] == 0) order[tail++] = cons[c];
     }
@@ -382,14 +331,14 @@ static mp_status order_nodes(importer *im, int *order, mp_error *err) {
       const Onnx__NodeProto *nd = g->node[u];
       for (size_t k = 0; k < nd->n_input; k++) {
         if (!*nd->input[k]) continue;
-        int p = im->t[map_get(&im->names, nd->input[k])].producer;
+        int p = im->t[onnx_map_get(&im->names, nd->input[k])].producer;
         if (p >= 0 && indeg[p] > 0) {
           u = p;
           break;
         }
       }
     }
-    st = fail(im, err, g->node[u], u, "the graph has a cycle through this node");
+    st = onnx_fail(im, err, g->node[u], u, "the graph has a cycle through this node");
   }
 cleanup:
   free(indeg);
@@ -401,34 +350,7 @@ cleanup:
 
 /* ---- pass 3: constants, shapes, layers and costs ---- */
 
-static mp_status set_constant(importer *im, const Onnx__NodeProto *nd, int idx, onnx_tensor *t, mp_error *err) {
-  const Onnx__AttributeProto *a;
-  t->kind = ONNX_T_CONST;
-  t->has_shape = 1;
-  if ((a = onnx_attr(nd, "value")) && a->t) {
-    const Onnx__TensorProto *p = a->t;
-    if (p->n_dims > ONNX_MAX_RANK) return fail(im, err, nd, idx, "the value has rank %zu", p->n_dims);
-    t->value = p;
-    t->elem_type = p->has_data_type ? p->data_type : 0;
-    t->shape.rank = (int)p->n_dims;
-    for (size_t d = 0; d < p->n_dims; d++) t->shape.d[d] = p->dims[d];
-    if (!shape_ok(&t->shape)) return fail(im, err, nd, idx, "the value has a zero or negative dimension");
-  } else if ((a = onnx_attr(nd, "value_ints")) || (a = onnx_attr(nd, "value_floats"))) {
-    t->ivalue = a->n_ints ? a : NULL;
-    t->elem_type = a->n_ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-    t->shape = (onnx_shape){1, {a->n_ints ? (int64_t)a->n_ints : (int64_t)a->n_floats}};
-    if (t->shape.d[0] <= 0) return fail(im, err, nd, idx, "the value is empty");
-  } else if ((a = onnx_attr(nd, "value_int")) || (a = onnx_attr(nd, "value_float"))) {
-    t->ivalue = a->has_i ? a : NULL;
-    t->elem_type = a->has_i ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-    t->shape.rank = 0;
-  } else {
-    return fail(im, err, nd, idx, "a Constant needs a value, value_int(s) or value_float(s) attribute");
-  }
-  return MP_OK;
-}
-
-static mp_status add_input(layer *l, int t) {
+mp_status onnx_layer_add_input(onnx_layer *l, int t) {
   for (int i = 0; i < l->n_in; i++)
     if (l->in[i] == t) return MP_OK;
   if (l->n_in == l->cap_in) {
@@ -442,7 +364,7 @@ static mp_status add_input(layer *l, int t) {
   return MP_OK;
 }
 
-static mp_status note_unknown(importer *im, const char *type, mp_error *err) {
+static mp_status note_unknown(onnx_importer *im, const char *type, mp_error *err) {
   for (int i = 0; i < im->rep.n_unknown; i++)
     if (strcmp(im->rep.unknown[i].type, type) == 0) {
       im->rep.unknown[i].count++;
@@ -456,98 +378,7 @@ static mp_status note_unknown(importer *im, const char *type, mp_error *err) {
   return MP_OK;
 }
 
-/* ---- constant shape arithmetic ---- */
-
-/* The integer values of a constant input with at most ONNX_MAX_RANK elements, or -1. */
-static int small_ints(const onnx_node_view *v, int i, int64_t *out) {
-  if (i >= v->n_in || !v->in[i]) return -1;
-  int k = onnx_tensor_ints(v->in[i], out, ONNX_MAX_RANK);
-  return k > ONNX_MAX_RANK ? -1 : k;
-}
-
-/* Element i of a vector of n values broadcast to the output (n is 1 or the output's count). */
-static int64_t at(const int64_t *x, int n, int i) { return n == 1 ? x[0] : x[i]; }
-
-/* Computes the values of a folded node's output when it is small integer shape arithmetic (what
- * exporters emit around Reshape, Slice and Expand), so that the shapes it feeds can be inferred.
- * Leaves the values unknown (n_ints 0) for anything else. */
-static void eval_const(const Onnx__NodeProto *nd, const onnx_node_view *v, onnx_tensor *out) {
-  const char *t = nd->op_type;
-  uint64_t count = onnx_shape_elems(&out->shape);
-  if (!out->has_shape || count > ONNX_MAX_RANK) return;
-  int n = (int)count;
-  int64_t a[ONNX_MAX_RANK], b[ONNX_MAX_RANK], c[ONNX_MAX_RANK], r[ONNX_MAX_RANK];
-  int na = small_ints(v, 0, a), nb = small_ints(v, 1, b), nc = small_ints(v, 2, c);
-  if (strcmp(t, "Shape") == 0 || strcmp(t, "Size") == 0) {
-    const onnx_shape *x = &v->in[0]->shape;
-    int64_t s = onnx_attr_int(nd, "start", 0);
-    s = s < 0 ? s + x->rank : s;
-    s = s < 0 ? 0 : s;
-    int64_t size = 1;
-    for (int i = 0; i < x->rank; i++) size *= x->d[i];
-    for (int i = 0; i < n; i++) r[i] = t[1] == 'i' ? size : x->d[s + i];
-  } else if (strcmp(t, "Add") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Mul") == 0 || strcmp(t, "Div") == 0 ||
-             strcmp(t, "Equal") == 0) {
-    if (na <= 0 || nb <= 0 || (na != 1 && na != n) || (nb != 1 && nb != n)) return;
-    for (int i = 0; i < n; i++) {
-      int64_t x = at(a, na, i), y = at(b, nb, i);
-      if (t[0] == 'D' && y == 0) return;
-      r[i] = t[0] == 'A' ? x + y : t[0] == 'S' ? x - y : t[0] == 'M' ? x * y : t[0] == 'D' ? x / y : x == y;
-    }
-  } else if (strcmp(t, "Where") == 0) {
-    if (na <= 0 || nb <= 0 || nc <= 0 || (na != 1 && na != n) || (nb != 1 && nb != n) || (nc != 1 && nc != n))
-      return;
-    for (int i = 0; i < n; i++) r[i] = at(a, na, i) ? at(b, nb, i) : at(c, nc, i);
-  } else if (strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Squeeze") == 0 || strcmp(t, "Reshape") == 0 ||
-             strcmp(t, "Flatten") == 0 || strcmp(t, "Cast") == 0 || strcmp(t, "Expand") == 0) {
-    if (na != n && na != 1) return;
-    for (int i = 0; i < n; i++) r[i] = at(a, na, i);
-  } else if (strcmp(t, "Gather") == 0) {
-    if (na <= 0 || nb != n || v->in[0]->shape.rank != 1) return;
-    for (int i = 0; i < n; i++) {
-      int64_t k = b[i] < 0 ? b[i] + na : b[i];
-      if (k < 0 || k >= na) return;
-      r[i] = a[k];
-    }
-  } else if (strcmp(t, "Concat") == 0) {
-    int k = 0;
-    for (int i = 0; i < v->n_in; i++) {
-      int64_t x[ONNX_MAX_RANK];
-      int nx = small_ints(v, i, x);
-      if (nx <= 0 || k + nx > n) return;
-      memcpy(r + k, x, (size_t)nx * sizeof *x);
-      k += nx;
-    }
-    if (k != n) return;
-  } else if (strcmp(t, "Slice") == 0) {
-    int64_t ax[1] = {0}, st[1] = {1};
-    if (na <= 0 || nb != 1 || nc != 1 || small_ints(v, 3, ax) > 1 || small_ints(v, 4, st) > 1 || ax[0] != 0 ||
-        st[0] <= 0)
-      return;
-    int64_t s0 = b[0] < 0 ? b[0] + na : b[0], e0 = c[0] < 0 ? c[0] + na : c[0];
-    s0 = s0 < 0 ? 0 : s0 > na ? na : s0;
-    e0 = e0 < 0 ? 0 : e0 > na ? na : e0;
-    int k = 0;
-    for (int64_t i = s0; i < e0 && k < n; i += st[0]) r[k++] = a[i];
-    if (k != n) return;
-  } else if (strcmp(t, "ConstantOfShape") == 0) {
-    const Onnx__AttributeProto *val = onnx_attr(nd, "value");
-    int64_t fill = 0;
-    if (val && val->t) {
-      onnx_tensor tmp;
-      memset(&tmp, 0, sizeof tmp);
-      tmp.value = val->t;
-      if (onnx_tensor_ints(&tmp, &fill, 1) != 1) return;
-    }
-    for (int i = 0; i < n; i++) r[i] = fill;
-  } else {
-    return;
-  }
-  memcpy(out->ints, r, (size_t)n * sizeof *r);
-  out->n_ints = n;
-}
-
-static mp_status process_node(importer *im, int idx, mp_error *err) {
+static mp_status process_node(onnx_importer *im, int idx, mp_error *err) {
   const Onnx__NodeProto *nd = im->g->node[idx];
   const onnx_op_info *op = onnx_op_lookup(nd->op_type);
   onnx_op_class cls = op ? op->cls : ONNX_OP_UNKNOWN;
@@ -562,26 +393,26 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
   int n_present = 0, n_const = 0;
   for (int i = 0; i < v.n_in; i++) {
     if (!*nd->input[i]) continue;
-    const onnx_tensor *t = &im->t[resolve(im, map_get(&im->names, nd->input[i]))];
+    const onnx_tensor *t = &im->t[resolve(im, onnx_map_get(&im->names, nd->input[i]))];
     v.in[i] = t;
     n_present++;
     n_const += t->kind == ONNX_T_CONST;
   }
   int outs[ONNX_MAX_IO];
-  for (int i = 0; i < v.n_out; i++) outs[i] = *nd->output[i] ? map_get(&im->names, nd->output[i]) : -1;
+  for (int i = 0; i < v.n_out; i++) outs[i] = *nd->output[i] ? onnx_map_get(&im->names, nd->output[i]) : -1;
 
   if (cls == ONNX_OP_CONSTANT) {
-    if (v.n_out < 1 || outs[0] < 0) return fail(im, err, nd, idx, "a Constant needs an output");
+    if (v.n_out < 1 || outs[0] < 0) return onnx_fail(im, err, nd, idx, "a Constant needs an output");
     im->rep.folded++;
-    return set_constant(im, nd, idx, &im->t[outs[0]], err);
+    return onnx_fold_constant(im, nd, idx, &im->t[outs[0]], err);
   }
   if (cls == ONNX_OP_REMOVED) {
-    if (!v.in[0] || v.n_out < 1 || outs[0] < 0) return fail(im, err, nd, idx, "needs an input and an output");
+    if (!v.in[0] || v.n_out < 1 || outs[0] < 0) return onnx_fail(im, err, nd, idx, "needs an input and an output");
     for (int i = 1; i < v.n_out; i++)
       if (outs[i] >= 0 && im->t[outs[i]].raw_consumers > 0)
-        return fail(im, err, nd, idx, "output '%.200s' (the mask) is used: only inference graphs are supported",
-                    nd->output[i]);
-    im->t[outs[0]].alias = resolve(im, map_get(&im->names, nd->input[0]));
+        return onnx_fail(im, err, nd, idx, "output '%.200s' (the mask) is used: only inference graphs are supported",
+                         nd->output[i]);
+    im->t[outs[0]].alias = resolve(im, onnx_map_get(&im->names, nd->input[0]));
     im->rep.removed++;
     return MP_OK;
   }
@@ -590,14 +421,14 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
 
   for (int i = 0; i < v.n_out; i++) {
     if (outs[i] < 0) continue;
-    int vk = map_get(&im->vinfo, nd->output[i]);
+    int vk = onnx_map_get(&im->vinfo, nd->output[i]);
     if (vk < 0) continue;
     int bad = 0;
     int known = type_shape(im, im->vis[vk]->type, &v.out[i], &v.out_elem[i], &bad);
     char why[120];
     if (known < 0)
-      return fail(im, err, nd, idx, "value_info of output '%.200s': %s", nd->output[i],
-                  shape_problem(known, &v.out[i], bad, why, sizeof why));
+      return onnx_fail(im, err, nd, idx, "value_info of output '%.200s': %s", nd->output[i],
+                       shape_problem(known, &v.out[i], bad, why, sizeof why));
     v.out_known[i] = known;
   }
   int missing = 0;
@@ -606,21 +437,23 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
     if (!op) {
       for (int i = 0; i < v.n_out; i++)
         if (outs[i] >= 0 && !v.out_known[i])
-          return fail(im, err, nd, idx,
-                      "operator '%.60s' is not in the cost model and output '%.200s' has no value_info shape",
-                      nd->op_type, nd->output[i]);
+          return onnx_fail(im, err, nd, idx,
+                           "operator '%.60s' is not in the cost model and output '%.200s' has no value_info shape",
+                           nd->op_type, nd->output[i]);
     }
     mp_status st = onnx_op_infer(op, &v, err);
     if (st != MP_OK) return st;
   }
   for (int i = 0; i < v.n_out; i++) {
     if (outs[i] < 0) continue;
-    if (!v.out_known[i]) return fail(im, err, nd, idx, "the shape of output '%.200s' cannot be inferred", nd->output[i]);
+    if (!v.out_known[i])
+      return onnx_fail(im, err, nd, idx, "the shape of output '%.200s' cannot be inferred", nd->output[i]);
     for (int d = 0; d < v.out[i].rank; d++)
       if (v.out[i].d[d] <= 0)
-        return fail(im, err, nd, idx, "output '%.200s' would have dimension %d = %lld (zero or negative)",
-                    nd->output[i], d, (long long)v.out[i].d[d]);
-    if (!shape_ok(&v.out[i])) return fail(im, err, nd, idx, "output '%.200s' has too many elements", nd->output[i]);
+        return onnx_fail(im, err, nd, idx, "output '%.200s' would have dimension %d = %lld (zero or negative)",
+                         nd->output[i], d, (long long)v.out[i].d[d]);
+    if (!onnx_shape_ok(&v.out[i]))
+      return onnx_fail(im, err, nd, idx, "output '%.200s' has too many elements", nd->output[i]);
     onnx_tensor *t = &im->t[outs[i]];
     t->has_shape = 1;
     t->shape = v.out[i];
@@ -628,13 +461,13 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
     if (fold) t->kind = ONNX_T_CONST;
   }
   if (fold) {
-    if (v.n_out > 0 && outs[0] >= 0) eval_const(nd, &v, &im->t[outs[0]]);
+    if (v.n_out > 0 && outs[0] >= 0) onnx_fold_eval(&v, &im->t[outs[0]]);
     im->rep.folded++;
     return MP_OK;
   }
 
   int li = im->n_layers++; /* counted at once, so the cleanup frees it whatever fails below */
-  layer *l = &im->layers[li];
+  onnx_layer *l = &im->layers[li];
   memset(l, 0, sizeof *l);
   l->node = idx;
   l->type = nd->op_type;
@@ -647,10 +480,10 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
     if (!t) continue;
     int k = (int)(t - im->t);
     if (t->kind == ONNX_T_ACT) {
-      if (add_input(l, k) != MP_OK) return err_nomem(err);
+      if (onnx_layer_add_input(l, k) != MP_OK) return err_nomem(err);
     } else if (!t->weight_counted) {
       im->t[k].weight_counted = 1;
-      l->wbytes += tensor_bytes(im, t);
+      l->wbytes += onnx_tensor_bytes(im, t);
       int bn_stat = cls == ONNX_OP_BN && (i == 3 || i == 4);
       if (t->kind == ONNX_T_INIT && is_float(t->elem_type) && !bn_stat) im->rep.params += onnx_shape_elems(&t->shape);
     }
@@ -663,186 +496,8 @@ static mp_status process_node(importer *im, int idx, mp_error *err) {
       l->out[l->n_out++] = outs[i];
       im->t[outs[i]].layer = li;
     }
-  if (l->n_out == 0) return fail(im, err, nd, idx, "the node has no outputs");
+  if (l->n_out == 0) return onnx_fail(im, err, nd, idx, "the node has no outputs");
   return MP_OK;
-}
-
-/* ---- pass 4: fusion ---- */
-
-static int root(const importer *im, int l) {
-  while (im->layers[l].merged_into >= 0) l = im->layers[l].merged_into;
-  return l;
-}
-
-static mp_status fuse(importer *im, mp_error *err) {
-  for (int li = 0; li < im->n_layers; li++) {
-    layer *l = &im->layers[li];
-    const onnx_op_info *op = onnx_op_lookup(l->type);
-    if (!op || !op->fusible) continue;
-    for (int k = 0; k < l->n_in; k++) {
-      const onnx_tensor *t = &im->t[l->in[k]];
-      if (t->layer < 0 || t->n_consumers != 1 || t->graph_output) continue;
-      int pi = root(im, t->layer);
-      layer *p = &im->layers[pi];
-      if (p->n_out != 1 || p->out[0] != l->in[k]) continue;
-      for (int j = 0; j < l->n_in; j++)
-        if (j != k && add_input(p, l->in[j]) != MP_OK) return err_nomem(err);
-      const char *pt = p->fused_type ? p->fused_type : p->type;
-      size_t len = strlen(pt) + strlen(l->type) + 2;
-      char *ft = malloc(len);
-      if (!ft) return err_nomem(err);
-      snprintf(ft, len, "%s+%s", pt, l->type);
-      free(p->fused_type);
-      p->fused_type = ft;
-      p->macs += l->macs;
-      p->flops += l->flops;
-      p->wbytes += l->wbytes;
-      if (p->out_owned) free(p->out);
-      p->out = l->out;
-      p->n_out = l->n_out;
-      p->out_owned = l->out_owned;
-      l->out_owned = 0;
-      l->merged_into = pi;
-      im->rep.fused++;
-      break;
-    }
-  }
-  return MP_OK;
-}
-
-/* ---- pass 5: the document ---- */
-
-static mp_status scaled(const importer *im, uint64_t v, uint64_t k, const char *what, const char *name, uint64_t *out,
-                        mp_error *err) {
-  uint64_t r;
-  if (__builtin_mul_overflow(v, k, &r) || (double)r > JSONIO_MAX_EXACT)
-    return err_at(err, MP_INPUT, im->path, NULL, "%s of '%.200s' exceeds 2^53 at this batch size", what, name);
-  *out = r;
-  return MP_OK;
-}
-
-static cJSON *tensor_json(const char *name, uint64_t bytes) {
-  cJSON *o = cJSON_CreateObject();
-  if (o && (!cJSON_AddStringToObject(o, "name", name) || !jsonio_add_u64(o, "bytes", bytes))) {
-    cJSON_Delete(o);
-    o = NULL;
-  }
-  return o;
-}
-
-static mp_status unique_names(importer *im, mp_error *err) {
-  namemap used;
-  if (!map_init(&used, (size_t)im->n_layers)) return err_nomem(err);
-  mp_status st = MP_OK;
-  for (int li = 0; li < im->n_layers && st == MP_OK; li++) {
-    layer *l = &im->layers[li];
-    if (l->merged_into >= 0) continue;
-    const char *base = im->g->node[l->node]->name;
-    char buf[300];
-    if (base && *base && map_get(&used, base) < 0) {
-      l->name = strdup(base);
-    } else {
-      snprintf(buf, sizeof buf, "%.200s_%d", base && *base ? base : l->type, l->node);
-      for (int extra = 1; map_get(&used, buf) >= 0; extra++)
-        snprintf(buf, sizeof buf, "%.200s_%d_%d", base && *base ? base : l->type, l->node, extra);
-      l->name = strdup(buf);
-    }
-    if (!l->name) st = err_nomem(err);
-    else map_put(&used, l->name, li);
-  }
-  map_free(&used);
-  return st;
-}
-
-static const char *base_name(const char *path) {
-  const char *s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
-static mp_status build_document(importer *im, const onnx_options *o, uint64_t hash, cJSON **out, mp_error *err) {
-  uint64_t k = (uint64_t)(im->rep.batch / im->model_batch);
-  mp_status st = MP_OK;
-  cJSON *root = cJSON_CreateObject(), *inputs, *ops, *src, *unk;
-  /* the graph is named after the file: exporters' graph names ("torch_jit", "main_graph") say little */
-  char name[256];
-  snprintf(name, sizeof name, "%s", base_name(im->path));
-  if (fileio_has_suffix(name, ".onnx") && strlen(name) > 5) name[strlen(name) - 5] = 0;
-  if (!root || !cJSON_AddStringToObject(root, "format", GRAPH_FORMAT) ||
-      !jsonio_add_u64(root, "version", GRAPH_VERSION) || !cJSON_AddStringToObject(root, "name", name) ||
-      !(inputs = cJSON_AddArrayToObject(root, "inputs")) || !(ops = cJSON_AddArrayToObject(root, "ops")) ||
-      !(src = cJSON_AddObjectToObject(root, "source")))
-    goto nomem;
-  for (int i = 0; i < im->n_t; i++) {
-    const onnx_tensor *t = &im->t[i];
-    if (!t->graph_input) continue;
-    uint64_t b = 0;
-    if ((st = scaled(im, tensor_bytes(im, t), k, "bytes", t->name, &b, err)) != MP_OK) goto fail;
-    cJSON *j = tensor_json(t->name, b);
-    if (!j || !cJSON_AddItemToArray(inputs, j)) goto nomem;
-  }
-  for (int li = 0; li < im->n_layers; li++) {
-    const layer *l = &im->layers[li];
-    if (l->merged_into >= 0) continue;
-    uint64_t macs = 0, flops = 0, wbytes = 0;
-    cJSON *op = cJSON_CreateObject(), *ins, *outs;
-    if (!op || !cJSON_AddItemToArray(ops, op)) {
-      cJSON_Delete(op);
-      goto nomem;
-    }
-    if ((st = scaled(im, l->macs, k, "macs", l->name, &macs, err)) != MP_OK ||
-        (st = scaled(im, l->flops, k, "flops", l->name, &flops, err)) != MP_OK ||
-        (st = scaled(im, l->wbytes, 1, "weight bytes", l->name, &wbytes, err)) != MP_OK)
-      goto fail;
-    if (!cJSON_AddStringToObject(op, "name", l->name) || !cJSON_AddStringToObject(op, "type", l->fused_type ? l->fused_type : l->type) ||
-        !(ins = cJSON_AddArrayToObject(op, "inputs")) || !(outs = cJSON_AddArrayToObject(op, "outputs")) ||
-        !jsonio_add_u64(op, "macs", macs) || !jsonio_add_u64(op, "flops", flops) ||
-        !jsonio_add_u64(op, "weight_bytes", wbytes))
-      goto nomem;
-    for (int j = 0; j < l->n_in; j++) {
-      cJSON *s = cJSON_CreateString(im->t[l->in[j]].name);
-      if (!s || !cJSON_AddItemToArray(ins, s)) {
-        cJSON_Delete(s);
-        goto nomem;
-      }
-    }
-    for (int j = 0; j < l->n_out; j++) {
-      const onnx_tensor *t = &im->t[l->out[j]];
-      uint64_t b = 0;
-      if ((st = scaled(im, tensor_bytes(im, t), k, "bytes", t->name, &b, err)) != MP_OK) goto fail;
-      cJSON *tj = tensor_json(t->name, b);
-      if (!tj || !cJSON_AddItemToArray(outs, tj)) {
-        cJSON_Delete(tj);
-        goto nomem;
-      }
-    }
-    im->rep.layers++;
-    im->rep.macs += macs;
-    im->rep.flops += flops;
-    im->rep.weight_bytes += wbytes;
-  }
-  char hex[17];
-  if (!cJSON_AddStringToObject(src, "onnx", base_name(im->path)) ||
-      !cJSON_AddStringToObject(src, "onnx_graph", im->g->name ? im->g->name : "") ||
-      !cJSON_AddStringToObject(src, "hash", fileio_hash_hex(hash, hex)) ||
-      !jsonio_add_u64(src, "nodes", (uint64_t)im->rep.nodes) || !jsonio_add_u64(src, "layers", (uint64_t)im->rep.layers) ||
-      !cJSON_AddBoolToObject(src, "fused", !(o && o->no_fuse)) ||
-      !jsonio_add_u64(src, "fused_nodes", (uint64_t)im->rep.fused) ||
-      !jsonio_add_u64(src, "folded_constants", (uint64_t)im->rep.folded) ||
-      !jsonio_add_u64(src, "removed", (uint64_t)im->rep.removed) ||
-      !cJSON_AddStringToObject(src, "dtype", o && o->dtype ? o->dtype : "fp16") ||
-      !jsonio_add_u64(src, "batch", (uint64_t)im->rep.batch) ||
-      !jsonio_add_u64(src, "model_batch", (uint64_t)im->model_batch) ||
-      !jsonio_add_u64(src, "params", im->rep.params) || !(unk = cJSON_AddObjectToObject(src, "unsupported")))
-    goto nomem;
-  for (int i = 0; i < im->rep.n_unknown; i++)
-    if (!jsonio_add_u64(unk, im->rep.unknown[i].type, (uint64_t)im->rep.unknown[i].count)) goto nomem;
-  *out = root;
-  return MP_OK;
-nomem:
-  st = err_nomem(err);
-fail:
-  cJSON_Delete(root);
-  return st;
 }
 
 /* ---- entry points ---- */
@@ -871,7 +526,7 @@ mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out,
   err_clear(err);
   *out = NULL;
   if (rep) memset(rep, 0, sizeof *rep);
-  importer im;
+  onnx_importer im;
   memset(&im, 0, sizeof im);
   im.path = path;
   im.dtype_bytes = onnx_dtype_bytes(o ? o->dtype : NULL);
@@ -924,16 +579,16 @@ mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out,
   for (int li = 0; li < im.n_layers; li++)
     for (int j = 0; j < im.layers[li].n_in; j++) im.t[im.layers[li].in[j]].n_consumers++;
   for (size_t i = 0; i < im.g->n_output; i++) {
-    int t = im.g->output[i]->name ? map_get(&im.names, im.g->output[i]->name) : -1;
+    int t = im.g->output[i]->name ? onnx_map_get(&im.names, im.g->output[i]->name) : -1;
     if (t >= 0) im.t[resolve(&im, t)].graph_output = 1;
   }
-  if (!(o && o->no_fuse) && (st = fuse(&im, err)) != MP_OK) goto cleanup;
+  if (!(o && o->no_fuse) && (st = onnx_fuse(&im, err)) != MP_OK) goto cleanup;
   if (im.n_layers == 0) {
     st = err_at(err, MP_INPUT, path, NULL, "no node does any work: every node is a constant or an identity");
     goto cleanup;
   }
-  if ((st = unique_names(&im, err)) != MP_OK) goto cleanup;
-  st = build_document(&im, o, hash, out, err);
+  if ((st = onnx_unique_names(&im, err)) != MP_OK) goto cleanup;
+  st = onnx_document(&im, o, hash, out, err);
 
 cleanup:
   for (int li = 0; li < im.n_layers; li++) {
@@ -946,8 +601,8 @@ cleanup:
   free(order);
   free(im.t);
   free(im.vis);
-  map_free(&im.names);
-  map_free(&im.vinfo);
+  onnx_map_free(&im.names);
+  onnx_map_free(&im.vinfo);
   if (model) onnx__model_proto__free_unpacked(model, NULL);
   free(buf);
   if (st == MP_OK && rep) *rep = im.rep;

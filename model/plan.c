@@ -214,11 +214,12 @@ static mp_status read_made_for(const cJSON *root, const char *key, const char *f
   const char *hash = NULL;
   int present = 0;
   *name = NULL;
-  mp_status st = jsonio_get_object(root, key, 0, &o, &present, file, NULL, err);
+  jsonio_reader top = {file, NULL, err}, in = {file, key, err};
+  mp_status st = jsonio_get_object(&top, root, key, JSONIO_OPTIONAL, &o, &present);
   if (st != MP_OK || !present) return st;
-  st = jsonio_known_keys(o, keys, file, key, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "name", 1, name, NULL, file, key, err);
-  if (st == MP_OK) st = jsonio_get_str(o, "hash", 1, &hash, NULL, file, key, err);
+  st = jsonio_known_keys(&in, o, keys);
+  if (st == MP_OK) st = jsonio_get_str(&in, o, "name", JSONIO_REQUIRED, name, NULL);
+  if (st == MP_OK) st = jsonio_get_str(&in, o, "hash", JSONIO_REQUIRED, &hash, NULL);
   if (st == MP_OK && (strlen(hash) != 16 || strspn(hash, "0123456789abcdef") != 16))
     return err_at(err, MP_INPUT, file, NULL, "%s.hash: expected 16 lowercase hex digits (got \"%.40s\")", key, hash);
   return st;
@@ -230,13 +231,14 @@ static mp_status read_range(const cJSON *o, const char *key, const char *file, c
   const cJSON *a = NULL;
   char path[96], what[112];
   snprintf(path, sizeof path, "%s.%s", where, key);
-  mp_status st = jsonio_get_array(o, key, 1, &a, NULL, file, where, err);
+  jsonio_reader in = {file, where, err}, at = {file, what, err};
+  mp_status st = jsonio_get_array(&in, o, key, JSONIO_REQUIRED, &a, NULL);
   if (st != MP_OK) return st;
   if (cJSON_GetArraySize(a) != 2) return err_at(err, MP_INPUT, file, path, "expected [first, last]");
   snprintf(what, sizeof what, "%s[0]", path);
-  st = jsonio_as_int(a->child, INT_MIN, INT_MAX, first, file, what, err);
+  st = jsonio_as_int(&at, a->child, INT_MIN, INT_MAX, first);
   snprintf(what, sizeof what, "%s[1]", path);
-  if (st == MP_OK) st = jsonio_as_int(a->child->next, INT_MIN, INT_MAX, last, file, what, err);
+  if (st == MP_OK) st = jsonio_as_int(&at, a->child->next, INT_MIN, INT_MAX, last);
   return st;
 }
 
@@ -245,7 +247,8 @@ static mp_status check_stages(const cJSON *root, const plan *p, const graph *g, 
   static const char *const keys[] = {"layers", "cores", "first_op", "last_op", NULL};
   const cJSON *list = NULL;
   int present = 0;
-  mp_status st = jsonio_get_array(root, "stages", 0, &list, &present, file, NULL, err);
+  jsonio_reader top = {file, NULL, err};
+  mp_status st = jsonio_get_array(&top, root, "stages", JSONIO_OPTIONAL, &list, &present);
   if (st != MP_OK || !present) return st;
   int n = cJSON_GetArraySize(list);
   if (n != p->n_stages)
@@ -258,7 +261,8 @@ static mp_status check_stages(const cJSON *root, const plan *p, const graph *g, 
     snprintf(where, sizeof where, "stages[%d]", s);
     if (!cJSON_IsObject(o)) return err_at(err, MP_INPUT, file, where, "expected an object with layers and cores");
     int first, last;
-    st = jsonio_known_keys(o, keys, file, where, err);
+    jsonio_reader in = {file, where, err};
+    st = jsonio_known_keys(&in, o, keys);
     if (st == MP_OK) st = read_range(o, "layers", file, where, &first, &last, err);
     if (st != MP_OK) return st;
     if (first != want->first_layer || last != want->first_layer + want->n_layers - 1)
@@ -273,7 +277,7 @@ static mp_status check_stages(const cJSON *root, const plan *p, const graph *g, 
     for (int e = 0; e < 2; e++) {
       const char *name = NULL;
       int has = 0;
-      st = jsonio_get_str(o, ends[e], 0, &name, &has, file, where, err);
+      st = jsonio_get_str(&in, o, ends[e], JSONIO_OPTIONAL, &name, &has);
       if (st != MP_OK) return st;
       int layer = e == 0 ? want->first_layer : want->first_layer + want->n_layers - 1;
       if (has && g && strcmp(name, g->ops[layer].name) != 0)
@@ -292,6 +296,7 @@ mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out,
   const cJSON *list = NULL;
   const char *format = NULL, *for_graph = NULL, *for_chip = NULL;
   int version = 0, *arranged = NULL;
+  jsonio_reader top = {path, NULL, err};
   *out = NULL;
   mp_status st = jsonio_load(path, &root, err);
   if (st != MP_OK) return st;
@@ -299,17 +304,17 @@ mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out,
     st = err_at(err, MP_INPUT, path, NULL, "expected a JSON object (a meshpipe plan)");
     goto cleanup;
   }
-  st = jsonio_known_keys(root, keys, path, NULL, err);
-  if (st == MP_OK) st = jsonio_get_str(root, "format", 1, &format, NULL, path, NULL, err);
+  st = jsonio_known_keys(&top, root, keys);
+  if (st == MP_OK) st = jsonio_get_str(&top, root, "format", JSONIO_REQUIRED, &format, NULL);
   if (st == MP_OK && strcmp(format, PLAN_FORMAT) != 0)
     st = err_at(err, MP_INPUT, path, "format", "expected \"%s\", got \"%.80s\" (not a plan file)", PLAN_FORMAT, format);
-  if (st == MP_OK) st = jsonio_get_int(root, "version", 1, 0, INT_MAX, &version, NULL, path, NULL, err);
+  if (st == MP_OK) st = jsonio_get_int(&top, root, "version", JSONIO_REQUIRED, 0, INT_MAX, &version, NULL);
   if (st == MP_OK && version != PLAN_VERSION)
     st = err_at(err, MP_INPUT, path, "version", "version %d is not supported (this meshpipe reads version %d)",
                 version, PLAN_VERSION);
   if (st == MP_OK) st = read_made_for(root, "graph", path, &for_graph, err);
   if (st == MP_OK) st = read_made_for(root, "chip", path, &for_chip, err);
-  if (st == MP_OK) st = jsonio_get_array(root, "arranged_core", 1, &list, NULL, path, NULL, err);
+  if (st == MP_OK) st = jsonio_get_array(&top, root, "arranged_core", JSONIO_REQUIRED, &list, NULL);
   if (st != MP_OK) goto cleanup;
 
   int n = cJSON_GetArraySize(list);
@@ -327,7 +332,8 @@ mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out,
   for (int i = 0; i < n; i++, v = v->next) {
     char what[48];
     snprintf(what, sizeof what, "arranged_core[%d]", i);
-    st = jsonio_as_int(v, INT_MIN, INT_MAX, &arranged[i], path, what, err);
+    jsonio_reader at = {path, what, err};
+    st = jsonio_as_int(&at, v, INT_MIN, INT_MAX, &arranged[i]);
     if (st != MP_OK) goto cleanup;
     sum += arranged[i];
   }

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cost.h"
 #include "method_int.h"
+#include "proc.h"
 
 /* The partitioners, in the order help and compare list them: name, summary, function, learning. */
 static const method_info methods[] = {
@@ -53,12 +53,6 @@ void method_note(method_report *rep, const char *fmt, ...) {
   va_end(ap);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 mp_status method_run(const char *name, const graph *g, const chip *c, const method_options *o, plan **out,
                      method_report *rep, mp_error *err) {
   *out = NULL;
@@ -72,10 +66,10 @@ mp_status method_run(const char *name, const graph *g, const chip *c, const meth
     }
     return err_set(err, MP_USAGE, "no method '%s' (known: %s)", name, known);
   }
-  double t0 = now_s();
+  double t0 = proc_now_s();
   plan *p = NULL;
   mp_status st = m->run(g, c, o, &p, rep, err);
-  rep->solve_s = now_s() - t0;
+  rep->solve_s = proc_now_s() - t0;
   if (st != MP_OK) return st;
   cost_model *cm = NULL;
   st = cost_model_new(g, c, &cm, err);

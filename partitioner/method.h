@@ -15,7 +15,9 @@
 #include "graph.h"
 #include "plan.h"
 
-/* Options every method receives; each reads the fields it needs.  Strings are borrowed. */
+struct sim;
+
+/* Options every method receives; each reads the fields it needs.  Strings and sim are borrowed. */
 typedef struct method_options {
   uint64_t seed;       /* for any random choice */
   double tau;          /* seed-split: std-dev threshold (seconds) of split_compare */
@@ -23,9 +25,11 @@ typedef struct method_options {
   int episodes;        /* learning methods: episodes to run (-1 = the method's default) */
   const char *policy;  /* learning methods: policy file to start from, or NULL */
   const char *init;    /* learning methods: name of the method whose plan starts the search, or NULL */
+  struct sim *sim;     /* simulating methods (rl): a sim of the same chip to run on in this process, or NULL:
+                          an engine of their own in a forked child (SimGrid starts one engine per process) */
 } method_options;
 
-/* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings. */
+/* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim. */
 void method_options_default(method_options *o);
 
 #define METHOD_NOTES_MAX 512

@@ -28,7 +28,8 @@ mp_status method_balanced(const graph *g, const chip *c, const method_options *o
  * (-1: the default) on the simulator, continuing the warm-up's policy (or fine-tuning o->policy) from
  * the warm-up's best plan as well as the initial one; returns the best plan seen on the simulator.
  * With 0 episodes it only plays the policy (o->policy, or a fresh one) greedily from the initial
- * plan, then polishes.  The defaults and the simulator it uses are in rl_train.h. */
+ * plan, then polishes.  It simulates on o->sim, or in a child process when that is NULL; its defaults
+ * are in rl_method.h. */
 mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                     mp_error *err);
 

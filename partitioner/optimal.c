@@ -37,8 +37,9 @@
  * the DP runs over (layer prefix r, core prefix k) directly: best(r,k) = min over l < r, j < k of
  * max(best(l,j), cost of stage l..r-1 on cores j..k-1), first for rho (clamped below at 1 so that all
  * fitting plans tie) and then for the time among stages with rho <= lambda* (1 + slack) (or 1 when
- * something fits).  O(L^2 C^2): meant for
- * the small heterogeneous platforms (a few devices). */
+ * something fits).  A group's speed, transfer factor and SRAM come from chip_group_of, as in cost.c,
+ * tabulated once for every core range (O(C^3), C^2 entries).  O(L^2 C^2): meant for the small
+ * heterogeneous platforms (a few devices). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -525,10 +526,13 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
   double *best = malloc(cells * sizeof *best);
   int *from_l = malloc(cells * sizeof *from_l), *from_j = malloc(cells * sizeof *from_j);
   int *rl = malloc((size_t)L * sizeof *rl), *rc = malloc((size_t)L * sizeof *rc);
-  if (!best || !from_l || !from_j || !rl || !rc) {
+  chip_group *groups = malloc((size_t)C * (size_t)C * sizeof *groups); /* [j * C + k]: cores j..k */
+  if (!best || !from_l || !from_j || !rl || !rc || !groups) {
     st = err_nomem(err);
     goto cleanup;
   }
+  for (int j = 0; j < C; j++)
+    for (int k = j; k < C; k++) groups[(size_t)j * C + k] = chip_group_of(c, j, k - j + 1);
   double lambda = 1;
   for (int pass = 0; pass < 2; pass++) { /* 0: memory ratio, 1: time under lambda */
     for (size_t i = 0; i < cells; i++) best[i] = INFINITY;
@@ -540,19 +544,17 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
         for (int j = 0; j < C; j++) {
           double here = best[(size_t)l * (C + 1) + j];
           if (here == INFINITY) continue;
-          double speed = 0, gamma = 0, sram = (double)c->cores[j].sram_bytes;
           for (int k = j; k < C; k++) { /* cores j..k */
-            speed += c->cores[k].flops;
-            if (c->cores[k].transfer_factor > gamma) gamma = c->cores[k].transfer_factor;
-            if ((double)c->cores[k].sram_bytes < sram) sram = (double)c->cores[k].sram_bytes;
+            const chip_group *grp = &groups[(size_t)j * C + k];
+            double sram = (double)grp->sram_bytes;
             int n = k - j + 1;
             double mem = cost_mem_bytes((double)s.weights, (double)s.max_act, n), v;
             if (pass == 0) {
               v = mem_ok(mem, sram, 1) ? 1 : mem / sram;
             } else {
               if (!mem_ok(mem, sram, lambda)) continue;
-              double cm = cost_compute_s((double)s.flops, speed, (double)s.gather, n, o.B);
-              double sd = cost_send_s((double)s.send, gamma, o.B);
+              double cm = cost_compute_s((double)s.flops, grp->speed, (double)s.gather, n, o.B);
+              double sd = cost_send_s((double)s.send, grp->gamma, o.B);
               v = cm > sd ? cm : sd;
             }
             if (here > v) v = here;
@@ -604,20 +606,13 @@ cleanup:
   free(from_j);
   free(rl);
   free(rc);
+  free(groups);
   opt_free(&o);
   return st;
-}
-
-static int chip_uniform(const chip *c) {
-  for (int i = 1; i < c->n_cores; i++)
-    if (c->cores[i].flops != c->cores[0].flops || c->cores[i].sram_bytes != c->cores[0].sram_bytes ||
-        c->cores[i].transfer_factor != c->cores[0].transfer_factor)
-      return 0;
-  return 1;
 }
 
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                          mp_error *err) {
   (void)o;
-  return chip_uniform(c) ? solve_uniform(g, c, out, rep, err) : solve_positions(g, c, out, rep, err);
+  return c->heterogeneous ? solve_positions(g, c, out, rep, err) : solve_uniform(g, c, out, rep, err);
 }

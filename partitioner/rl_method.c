@@ -1,126 +1,24 @@
-/* rl_method: the simulator's reward and the `rl` entry of the partitioner table.  See rl_train.h.
+/* rl_method: the `rl` entry of the partitioner table and its defaults.  See rl_method.h.
  *
  * The rl method is a policy-guided search: episodes start from the initial plan (the `even`
  * partitioner's unless o->init names another) or from the best plan so far, the policy proposes
  * moves, every proposal is simulated (repeats come from the simulator's cache), and the method
  * returns the best plan seen — so it never returns anything worse than its initial plan.  A short
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
- * sim given to rl_method_use_sim, else it searches in a forked child with an engine of its own and
- * reads the answer back through a pipe, leaving the caller free to start its own simulator. */
-#include <errno.h>
-#include <math.h>
+ * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
+ * reads the answer back, leaving the caller free to start its own simulator. */
+#include "rl_method.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bytes.h"
 #include "cost.h"
 #include "method_int.h"
-#include "rl_train.h"
+#include "proc.h"
+#include "rl_search.h"
 #include "sim.h"
-
-/* ---- the simulator's reward ---- */
-
-/* Simulates arranged: the period, the reward's memory and routing figures, and the balance figures
- * (per-stage times and memory ratios, against ref when ref > 0). */
-static mp_status sim_figures(sim *s, const graph *g, int n_cores, const int *arranged, double ref, double *period,
-                             double *mem_ratio, double *link_util, double *balance, int *feasible, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_new(arranged, n_cores, g->n_ops, &p, err);
-  if (st != MP_OK) return st;
-  sim_result res;
-  memset(&res, 0, sizeof res);
-  double *buf = NULL;
-  st = sim_evaluate(s, g, p, &res, err);
-  if (st != MP_OK) goto cleanup;
-  if (!(res.period_s > 0) || !isfinite(res.period_s)) {
-    st = err_set(err, MP_RUN, "rl: the simulator gave a period of %g s for a plan", res.period_s);
-    goto cleanup;
-  }
-  buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf);
-  if (!buf) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  const chip *c = sim_chip(s);
-  double m = 0;
-  for (int i = 0; i < res.n_stages; i++) {
-    const sim_stage_result *sr = &res.stages[i];
-    double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
-    buf[i] = busy / res.microbatches;
-    uint64_t sram = c->cores[sr->first_core].sram_bytes;
-    for (int k = sr->first_core; k < sr->first_core + sr->n_cores; k++)
-      sram = c->cores[k].sram_bytes < sram ? c->cores[k].sram_bytes : sram;
-    buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
-    m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;
-  }
-  double u = 0;
-  for (int l = 0; l < res.n_links; l++) u = res.links[l].utilisation > u ? res.links[l].utilisation : u;
-  *period = res.period_s;
-  *mem_ratio = m;
-  *link_util = u;
-  *feasible = res.feasible;
-  *balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
-cleanup:
-  free(buf);
-  sim_result_clear(&res);
-  plan_free(p);
-  return st;
-}
-
-mp_status rl_sim_reward_init(rl_sim_reward *r, sim *s, const graph *g, const int *ref, const rl_reward_weights *w,
-                             mp_error *err) {
-  memset(r, 0, sizeof *r);
-  r->sim = s;
-  r->g = g;
-  r->n_cores = sim_chip(s)->n_cores;
-  if (w)
-    r->w = *w;
-  else
-    rl_reward_weights_default(&r->w, 1);
-  double mem, util, balance;
-  int feasible;
-  return sim_figures(s, g, r->n_cores, ref, 0.0, &r->ref_period_s, &mem, &util, &balance, &feasible, err);
-}
-
-/* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
- * (about 2e-13 relative) with the engine's clock, i.e. with how many evaluations ran before, so a
- * run resumed in a fresh process would see slightly different rewards than the uninterrupted run
- * and drift apart bit by bit.  Rewards are O(1) (periods relative to the initial plan's), so a grid
- * of 1e-6 keeps every real difference and makes a jitter-induced flip about a one-in-a-million
- * event per evaluation. */
-static double snap(double x) { return round(x * 1e6) / 1e6; }
-
-/* The figure (samples/s) to 9 significant digits, for the same reason: so that the best plan's figure
- * is the same whichever process, with whatever history, simulated it (resumed runs, MPI ranks). */
-static double snap_figure(double x) {
-  if (!(x > 0) || !isfinite(x)) return x;
-  double scale = pow(10.0, 8 - floor(log10(x)));
-  return round(x * scale) / scale;
-}
-
-mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
-  rl_sim_reward *r = ctx;
-  double period, mem, util, balance;
-  int feasible;
-  mp_status st =
-      sim_figures(r->sim, r->g, r->n_cores, arranged, r->ref_period_s, &period, &mem, &util, &balance, &feasible, err);
-  if (st != MP_OK) return st;
-  out->reward = snap(rl_reward_combine(&r->w, period, r->ref_period_s, mem, util));
-  out->balance = snap(balance);
-  out->figure = snap_figure(1.0 / period);
-  out->feasible = feasible;
-  return MP_OK;
-}
-
-/* ---- the method ---- */
-
-static sim *process_sim; /* borrowed: set by rl_method_use_sim */
-
-void rl_method_use_sim(sim *s) { process_sim = s; }
-
-sim *rl_method_sim(void) { return process_sim; }
 
 /* Beyond 64 cores every simulation and every move costs more (more stages, more rows), so the
  * defaults shrink in proportion to keep a run's time near the 8x8 one. */
@@ -146,10 +44,10 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
  * many moves away through far worse plans; model evaluations cost about a microsecond. */
 static mp_status model_search(rl_trainer *w, mp_error *err) {
-  mp_status st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_trainer_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
-  if (st == MP_OK) st = rl_trainer_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_trainer_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+  mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
+  if (st == MP_OK) st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
   return st;
 }
 
@@ -177,7 +75,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_method_config(&cfg, c->n_cores, o->seed);
   if (o->episodes >= 0) cfg.episodes = o->episodes;
   uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
-  rl_cost_reward creward;
+  rl_reward creward;
   rl_instance win;
   rl_train_config wcfg = cfg;
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
@@ -185,9 +83,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
     st = cost_model_new(g, c, &model, err);
     if (st != MP_OK) goto cleanup;
-    st = rl_cost_reward_init(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+    st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
     if (st != MP_OK) goto cleanup;
-    win = (rl_instance){env, init->arranged, rl_cost_reward_fn, &creward, key ^ 1};
+    win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
     while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
@@ -195,10 +93,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
-  rl_sim_reward reward;
-  st = rl_sim_reward_init(&reward, s, g, init->arranged, NULL, err);
+  rl_reward reward;
+  st = rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
   if (st != MP_OK) goto cleanup;
-  rl_instance in = {env, init->arranged, rl_sim_reward_fn, &reward, key};
+  rl_instance in = {env, init->arranged, rl_reward_eval, &reward, key};
   sim_stats before, after;
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
@@ -223,7 +121,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
-  if (st == MP_OK) st = rl_trainer_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
+  if (st == MP_OK) st = rl_search_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
   if (st != MP_OK) goto cleanup;
   rl_eval best, start;
   memcpy(best_out, rl_trainer_best(t, 0, &best), (size_t)c->n_cores * sizeof *best_out);
@@ -256,74 +154,47 @@ cleanup:
   return st;
 }
 
-/* What a search child sends back through its pipe. */
-typedef struct child_answer {
-  mp_error err;
+/* A search in a child process: its inputs (borrowed) and the plan it fills. */
+typedef struct search_job {
+  const graph *g;
+  const chip *c;
+  const method_options *o;
+  int *best; /* n_cores entries */
+} search_job;
+
+/* The child's work (a proc_fn): the search on an engine of its own; the answer is the best plan, one
+ * u32 per core, then the report's notes. */
+static mp_status search_child(void *ctx, strbuf *answer, mp_error *err) {
+  const search_job *j = ctx;
   method_report rep;
-} child_answer;
-
-static int write_all(int fd, const void *buf, size_t n) {
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w, n -= (size_t)w;
+  memset(&rep, 0, sizeof rep);
+  sim *s = NULL;
+  mp_status st = sim_new(j->c, NULL, &s, err);
+  if (st == MP_OK) st = search(s, j->g, j->c, j->o, j->best, &rep, err);
+  if (st == MP_OK) {
+    for (int k = 0; k < j->c->n_cores; k++) bytes_put_u32(answer, (uint32_t)j->best[k]);
+    strbuf_append(answer, rep.notes, strlen(rep.notes));
   }
-  return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r, n -= (size_t)r;
-  }
-  return 0;
+  sim_free(s);
+  return st;
 }
 
 /* Runs the search in a child process with its own SimGrid engine, so the caller's process can still
  * start its own simulator afterwards (SimGrid allows one engine per process). */
 static mp_status search_in_child(const graph *g, const chip *c, const method_options *o, int *best,
                                  method_report *rep, mp_error *err) {
-  int fds[2];
-  if (pipe(fds) != 0) return err_set(err, MP_RUN, "rl: cannot create a pipe: %s", strerror(errno));
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return err_set(err, MP_RUN, "rl: cannot fork the search process: %s", strerror(errno));
+  search_job job = {g, c, o, best};
+  strbuf answer = {0};
+  mp_status st = proc_run_child(search_child, &job, &answer, err);
+  if (st == MP_OK) {
+    bytes_reader r = bytes_reader_of(answer.s, answer.len);
+    for (int k = 0; k < c->n_cores; k++) best[k] = (int)bytes_get_u32(&r);
+    if (r.short_read)
+      st = err_set(err, MP_RUN, "rl: the search process's answer was cut short");
+    else
+      snprintf(rep->notes, sizeof rep->notes, "%.*s", (int)bytes_left(&r), (const char *)r.data + r.pos);
   }
-  if (pid == 0) { /* the child: search, answer, and leave without running the parent's atexit work */
-    close(fds[0]);
-    child_answer ans;
-    memset(&ans, 0, sizeof ans);
-    err_clear(&ans.err);
-    sim *s = NULL;
-    if (sim_new(c, NULL, &s, &ans.err) == MP_OK) search(s, g, c, o, best, &ans.rep, &ans.err);
-    int ok = write_all(fds[1], &ans, sizeof ans) == 0 &&
-             (ans.err.status != MP_OK || write_all(fds[1], best, (size_t)c->n_cores * sizeof *best) == 0);
-    sim_free(s);
-    close(fds[1]);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  child_answer ans;
-  mp_status st = MP_OK;
-  if (read_all(fds[0], &ans, sizeof ans) != 0)
-    st = err_set(err, MP_RUN, "rl: the search process ended without an answer");
-  else if (ans.err.status != MP_OK)
-    st = err_set(err, ans.err.status, "%s", ans.err.msg);
-  else if (read_all(fds[0], best, (size_t)c->n_cores * sizeof *best) != 0)
-    st = err_set(err, MP_RUN, "rl: the search process's answer was cut short");
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (st == MP_OK) memcpy(rep->notes, ans.rep.notes, sizeof rep->notes);
+  strbuf_clear(&answer);
   return st;
 }
 
@@ -336,12 +207,12 @@ mp_status method_rl(const graph *g, const chip *c, const method_options *o, plan
   int *best = malloc((size_t)c->n_cores * sizeof *best);
   if (!best) return err_nomem(err);
   mp_status st;
-  if (process_sim) {
-    if (sim_chip(process_sim)->hash != c->hash)
+  if (o->sim) {
+    if (sim_chip(o->sim)->hash != c->hash)
       st = err_set(err, MP_RUN, "rl: the simulator given to the rl method runs chip '%s', not '%s'",
-                   sim_chip(process_sim)->name, c->name);
+                   sim_chip(o->sim)->name, c->name);
     else
-      st = search(process_sim, g, c, o, best, rep, err);
+      st = search(o->sim, g, c, o, best, rep, err);
   } else {
     st = search_in_child(g, c, o, best, rep, err);
   }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "fileio.h"
 
 #define ACT_TANH 1u
@@ -288,36 +289,6 @@ double rl_policy_adam_step(rl_policy *p, double *grad, double clip_norm) {
 
 /* ---- file image: little-endian fields, see partitioner/README.md ---- */
 
-static unsigned char *put_u32(unsigned char *b, uint32_t v) {
-  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-  return b + 4;
-}
-static unsigned char *put_u64(unsigned char *b, uint64_t v) {
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-  return b + 8;
-}
-static unsigned char *put_f64(unsigned char *b, double d) {
-  uint64_t v;
-  memcpy(&v, &d, sizeof v);
-  return put_u64(b, v);
-}
-static uint32_t get_u32(const unsigned char *b) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)b[i] << (8 * i);
-  return v;
-}
-static uint64_t get_u64(const unsigned char *b) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
-  return v;
-}
-static double get_f64(const unsigned char *b) {
-  uint64_t v = get_u64(b);
-  double d;
-  memcpy(&d, &v, sizeof d);
-  return d;
-}
-
 #define HEADER_BYTES (8 + 4 * 7 + 8)
 
 static size_t image_size(size_t n_params, int with_optimizer) {
@@ -326,35 +297,30 @@ static size_t image_size(size_t n_params, int with_optimizer) {
   return n + 8;
 }
 
-mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, unsigned char **out, size_t *len,
-                             mp_error *err) {
-  size_t n = image_size(p->n_params, with_optimizer);
-  unsigned char *buf = malloc(n), *b = buf;
-  if (!buf) return err_nomem(err);
-  memcpy(b, RL_POLICY_MAGIC, 8);
-  b += 8;
-  b = put_u32(b, RL_POLICY_VERSION);
-  b = put_u32(b, (uint32_t)p->n_in);
-  b = put_u32(b, (uint32_t)p->n_out);
-  b = put_u32(b, (uint32_t)p->n_hidden);
-  b = put_u32(b, (uint32_t)p->hidden);
-  b = put_u32(b, ACT_TANH);
-  b = put_u32(b, with_optimizer ? FLAG_OPTIMIZER : 0u);
-  b = put_u64(b, p->n_params);
-  for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->params[i]);
+mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, strbuf *out, mp_error *err) {
+  size_t start = out->len;
+  strbuf_append(out, RL_POLICY_MAGIC, 8);
+  bytes_put_u32(out, RL_POLICY_VERSION);
+  bytes_put_u32(out, (uint32_t)p->n_in);
+  bytes_put_u32(out, (uint32_t)p->n_out);
+  bytes_put_u32(out, (uint32_t)p->n_hidden);
+  bytes_put_u32(out, (uint32_t)p->hidden);
+  bytes_put_u32(out, ACT_TANH);
+  bytes_put_u32(out, with_optimizer ? FLAG_OPTIMIZER : 0u);
+  bytes_put_u64(out, p->n_params);
+  for (size_t i = 0; i < p->n_params; i++) bytes_put_f64(out, p->params[i]);
   if (with_optimizer) {
-    b = put_f64(b, p->adam.lr);
-    b = put_f64(b, p->adam.beta1);
-    b = put_f64(b, p->adam.beta2);
-    b = put_f64(b, p->adam.eps);
-    b = put_u64(b, p->adam.t);
-    for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->m[i]);
-    for (size_t i = 0; i < p->n_params; i++) b = put_f64(b, p->v[i]);
+    bytes_put_f64(out, p->adam.lr);
+    bytes_put_f64(out, p->adam.beta1);
+    bytes_put_f64(out, p->adam.beta2);
+    bytes_put_f64(out, p->adam.eps);
+    bytes_put_u64(out, p->adam.t);
+    for (size_t i = 0; i < p->n_params; i++) bytes_put_f64(out, p->m[i]);
+    for (size_t i = 0; i < p->n_params; i++) bytes_put_f64(out, p->v[i]);
   }
-  b = put_u64(b, fileio_hash(FILEIO_HASH_INIT, buf, (size_t)(b - buf)));
-  *out = buf;
-  *len = n;
-  return MP_OK;
+  if (out->oom) return err_nomem(err);
+  bytes_put_u64(out, fileio_hash(FILEIO_HASH_INIT, out->s + start, out->len - start));
+  return out->oom ? err_nomem(err) : MP_OK;
 }
 
 mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char *file, rl_policy **out,
@@ -362,13 +328,15 @@ mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char
   *out = NULL;
   if (len < HEADER_BYTES + 8 || memcmp(data, RL_POLICY_MAGIC, 8) != 0)
     return err_at(err, MP_INPUT, file, NULL, "not a meshpipe RL policy (no %s header)", RL_POLICY_MAGIC);
-  uint32_t version = get_u32(data + 8);
+  bytes_reader r = bytes_reader_of(data, len); /* the header fits: len was checked */
+  r.pos = 8;
+  uint32_t version = bytes_get_u32(&r);
   if (version != RL_POLICY_VERSION)
     return err_at(err, MP_INPUT, file, "version", "policy format version %u, this meshpipe reads %d", version,
                   RL_POLICY_VERSION);
-  uint32_t n_in = get_u32(data + 12), n_out = get_u32(data + 16), n_hidden = get_u32(data + 20),
-           hidden = get_u32(data + 24), activation = get_u32(data + 28), flags = get_u32(data + 32);
-  uint64_t n_params = get_u64(data + 36);
+  uint32_t n_in = bytes_get_u32(&r), n_out = bytes_get_u32(&r), n_hidden = bytes_get_u32(&r),
+           hidden = bytes_get_u32(&r), activation = bytes_get_u32(&r), flags = bytes_get_u32(&r);
+  uint64_t n_params = bytes_get_u64(&r);
   if (activation != ACT_TANH)
     return err_at(err, MP_INPUT, file, "activation", "unknown activation %u (1 = tanh)", activation);
   if (flags & ~FLAG_OPTIMIZER) return err_at(err, MP_INPUT, file, "flags", "unknown flags 0x%x", flags);
@@ -396,22 +364,20 @@ mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char
     st = err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes, the header announces %zu", len, need);
     goto cleanup;
   }
-  uint64_t sum = get_u64(data + need - 8);
-  if (sum != fileio_hash(FILEIO_HASH_INIT, data, need - 8)) {
+  bytes_reader sum = bytes_reader_of(data + need - 8, 8);
+  if (bytes_get_u64(&sum) != fileio_hash(FILEIO_HASH_INIT, data, need - 8)) {
     st = err_at(err, MP_INPUT, file, "checksum", "checksum mismatch: the file is damaged");
     goto cleanup;
   }
-  const unsigned char *b = data + HEADER_BYTES;
-  for (size_t i = 0; i < p->n_params; i++, b += 8) p->params[i] = get_f64(b);
+  for (size_t i = 0; i < p->n_params; i++) p->params[i] = bytes_get_f64(&r);
   if (with_opt) {
-    p->adam.lr = get_f64(b);
-    p->adam.beta1 = get_f64(b + 8);
-    p->adam.beta2 = get_f64(b + 16);
-    p->adam.eps = get_f64(b + 24);
-    p->adam.t = get_u64(b + 32);
-    b += 40;
-    for (size_t i = 0; i < p->n_params; i++, b += 8) p->m[i] = get_f64(b);
-    for (size_t i = 0; i < p->n_params; i++, b += 8) p->v[i] = get_f64(b);
+    p->adam.lr = bytes_get_f64(&r);
+    p->adam.beta1 = bytes_get_f64(&r);
+    p->adam.beta2 = bytes_get_f64(&r);
+    p->adam.eps = bytes_get_f64(&r);
+    p->adam.t = bytes_get_u64(&r);
+    for (size_t i = 0; i < p->n_params; i++) p->m[i] = bytes_get_f64(&r);
+    for (size_t i = 0; i < p->n_params; i++) p->v[i] = bytes_get_f64(&r);
   }
   for (size_t i = 0; i < p->n_params; i++)
     if (!isfinite(p->params[i])) {
@@ -427,11 +393,10 @@ cleanup:
 }
 
 mp_status rl_policy_save(const rl_policy *p, int with_optimizer, const char *path, mp_error *err) {
-  unsigned char *buf = NULL;
-  size_t len = 0;
-  mp_status st = rl_policy_to_bytes(p, with_optimizer, &buf, &len, err);
-  if (st == MP_OK) st = fileio_write_atomic(path, buf, len, err);
-  free(buf);
+  strbuf b = {0};
+  mp_status st = rl_policy_to_bytes(p, with_optimizer, &b, err);
+  if (st == MP_OK) st = fileio_write_atomic(path, b.s, b.len, err);
+  strbuf_clear(&b);
   return st;
 }
 

@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "rng.h"
+#include "strbuf.h"
 
 #define RL_POLICY_MAGIC "MPRLPOL1"
 #define RL_POLICY_VERSION 1
@@ -88,10 +89,9 @@ mp_status rl_policy_loss_grad(rl_policy *p, int T, int rows, const double *X, co
  * (clip_norm <= 0: no clipping).  grad is modified (scaled).  Returns the norm before clipping. */
 double rl_policy_adam_step(rl_policy *p, double *grad, double clip_norm);
 
-/* The file image: header, parameters and (with_optimizer) Adam's state, then a checksum.  *out is
- * owned by the caller (free()).  MP_NOMEM only. */
-mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, unsigned char **out, size_t *len,
-                             mp_error *err);
+/* Appends the file image to out (caller-owned): header, parameters and (with_optimizer) Adam's state,
+ * then a checksum.  MP_NOMEM only. */
+mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, strbuf *out, mp_error *err);
 
 /* Parses a file image (borrowed); file labels messages.  *used (if not NULL) gets the number of
  * bytes the image took.  Bad magic, version, shapes, sizes or checksum are MP_INPUT. */

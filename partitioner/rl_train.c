@@ -19,98 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
-#include "fileio.h"
-
-/* ---- rewards ---- */
-
-void rl_reward_weights_default(rl_reward_weights *w, int simulated) {
-  w->period = 1.0;
-  w->memory = simulated ? 0.0 : 1.0;
-  w->storage = 0.0;
-  w->routing = 0.0;
-}
-
-double rl_reward_combine(const rl_reward_weights *w, double period, double ref, double mem_ratio, double link_util) {
-  double over = mem_ratio > 1.0 ? mem_ratio - 1.0 : 0.0;
-  return -w->period * (period / ref) - w->memory * over - w->storage * mem_ratio - w->routing * link_util;
-}
-
-double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s) {
-  double worst = 0;
-  for (int i = 0; i < n_stages; i++) worst = stage_s[i] > worst ? stage_s[i] : worst;
-  double ss = 0, over = 0;
-  for (int i = 0; i < n_stages; i++) {
-    double q = worst > 0 ? stage_s[i] / worst : 0;
-    q *= q, q *= q, q *= q;
-    ss += q;
-    if (stage_mem_ratio && stage_mem_ratio[i] > 1) over += stage_mem_ratio[i] - 1;
-  }
-  return -(worst * pow(ss, 1.0 / 8)) / ref_period_s - over;
-}
-
-/* Evaluates arranged on the model: period, balance (against ref, or 0 when ref <= 0), memory. */
-static mp_status cost_figures(const rl_cost_reward *r, const int *arranged, double ref, double *period,
-                              double *balance, double *mem, int *feasible, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
-  if (st != MP_OK) return st;
-  double *buf = malloc(2 * (size_t)p->n_stages * sizeof *buf);
-  if (!buf) {
-    plan_free(p);
-    return err_nomem(err);
-  }
-  double worst = 0, mem_max = 0;
-  int fits = 1;
-  for (int i = 0; i < p->n_stages; i++) {
-    cost_stage cs;
-    const plan_stage *ps = &p->stages[i];
-    cost_model_stage(r->model, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
-    buf[i] = cs.time_s;
-    buf[p->n_stages + i] = cs.mem_bytes / (cs.sram_bytes * r->mem_limit);
-    worst = cs.time_s > worst ? cs.time_s : worst;
-    mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
-    fits &= r->mem_limit == 1.0 ? cs.fits : buf[p->n_stages + i] <= 1.0;
-  }
-  *period = worst;
-  *mem = mem_max;
-  *feasible = fits;
-  *balance = ref > 0 ? rl_reward_balance(buf, buf + p->n_stages, p->n_stages, ref) : 0.0;
-  free(buf);
-  plan_free(p);
-  if (!(*period > 0) || !isfinite(*period))
-    return err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", *period);
-  return MP_OK;
-}
-
-mp_status rl_cost_reward_init(rl_cost_reward *r, const cost_model *m, int n_cores, int n_layers, const int *ref,
-                              const rl_reward_weights *w, mp_error *err) {
-  memset(r, 0, sizeof *r);
-  r->model = m;
-  r->n_cores = n_cores;
-  r->n_layers = n_layers;
-  r->mem_limit = 1.0;
-  if (w)
-    r->w = *w;
-  else
-    rl_reward_weights_default(&r->w, 0);
-  double mem, balance;
-  int feasible;
-  return cost_figures(r, ref, 0.0, &r->ref_period_s, &balance, &mem, &feasible, err);
-}
-
-mp_status rl_cost_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
-  rl_cost_reward *r = ctx;
-  double period, mem, balance;
-  int feasible;
-  mp_status st = cost_figures(r, arranged, r->ref_period_s, &period, &balance, &mem, &feasible, err);
-  if (st != MP_OK) return st;
-  out->reward = rl_reward_combine(&r->w, period, r->ref_period_s, mem, 0.0);
-  out->balance = balance;
-  out->figure = 1.0 / period;
-  out->feasible = feasible;
-  return MP_OK;
-}
+#include "rl_train_int.h"
 
 /* ---- configuration ---- */
 
@@ -155,48 +64,6 @@ mp_status rl_train_config_check(const rl_train_config *c, mp_error *err) {
 
 /* ---- the trainer ---- */
 
-typedef struct inst_state {
-  rl_instance in;
-  rl_eval init_eval, best_eval;
-  int *best; /* owned, n_cores entries */
-} inst_state;
-
-struct rl_trainer {
-  rl_train_config cfg;
-  int n_inst, n_cores, n_in, n_out; /* n_in, n_out: numbers per state (all rows), actions per state */
-  int rows;                          /* policy rows per state (neighbour pairs) */
-  inst_state *inst;
-  rl_policy *policy;
-  rng rng;
-  long episodes_done, iterations, evaluations, steps;
-  double mean_final, entropy, grad_norm;
-  /* batch buffers, grown on demand */
-  int cap_rows, n_rows;
-  double *X, *rew, *ret, *adv;
-  unsigned char *masks;
-  int *act, *ep_start;
-  double *base_sum;
-  int *base_cnt;
-  int *cur, *next, *cand;
-  double *probs;
-  rl_policy_ws ws, pws; /* training passes; single-state passes */
-  double *grad;
-  /* the batch's draws and start plans, fixed before any episode is played */
-  unsigned char *ep_from_best; /* batch: 1 when episode e starts from the best plan */
-  rng *ep_rng;                 /* batch: episode e's own stream */
-  int *snap_best;              /* n_inst x n_cores: the best plans when the batch began */
-  rl_eval *snap_eval;          /* n_inst */
-  /* episode records: this process's, and where each episode's starts in the gathered bytes */
-  unsigned char *rec;
-  size_t rec_len, rec_cap;
-  const unsigned char **ep_rec; /* batch */
-  double *px;                   /* n_in: one state's features while playing */
-  unsigned char *pmask;         /* n_out */
-  int rank, ranks;
-  rl_gather_fn gather;
-  void *gather_ctx;
-};
-
 /* One proposal of a played episode: its action and its plan's evaluation.  An episode's record is an
  * ep_head followed by n_steps x samples of these, in the order they were drawn. */
 typedef struct ep_move {
@@ -208,7 +75,7 @@ typedef struct ep_head {
   int32_t episode, n_steps;
 } ep_head;
 
-static int better(const rl_trainer *t, const rl_eval *a, const rl_eval *b) {
+int rl_trainer_better(const rl_trainer *t, const rl_eval *a, const rl_eval *b) {
   if (t->cfg.feasible_first && a->feasible != b->feasible) return a->feasible > b->feasible;
   if (a->reward != b->reward) return a->reward > b->reward;
   return a->balance > b->balance;
@@ -218,7 +85,7 @@ static double signal(const rl_trainer *t, const rl_eval *e) { return e->reward +
 
 /* Asks instance i's reward callback about a plan. */
 static mp_status score(const rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
-  const inst_state *s = &t->inst[i];
+  const rl_inst_state *s = &t->inst[i];
   mp_status st = s->in.reward(s->in.ctx, arranged, ev, err);
   if (st != MP_OK) return st;
   if (!isfinite(ev->reward) || !isfinite(ev->balance))
@@ -228,15 +95,15 @@ static mp_status score(const rl_trainer *t, int i, const int *arranged, rl_eval 
 
 /* Counts an evaluated plan of instance i and keeps it when it beats the best. */
 static void keep(rl_trainer *t, int i, const int *arranged, const rl_eval *ev) {
-  inst_state *s = &t->inst[i];
+  rl_inst_state *s = &t->inst[i];
   t->evaluations++;
-  if (better(t, ev, &s->best_eval)) {
+  if (rl_trainer_better(t, ev, &s->best_eval)) {
     s->best_eval = *ev;
     memcpy(s->best, arranged, (size_t)t->n_cores * sizeof *s->best);
   }
 }
 
-static mp_status evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
+mp_status rl_trainer_evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err) {
   mp_status st = score(t, i, arranged, ev, err);
   if (st == MP_OK) keep(t, i, arranged, ev);
   return st;
@@ -268,7 +135,7 @@ void rl_trainer_free(rl_trainer *t) {
   free(t->ep_rng);
   free(t->snap_best);
   free(t->snap_eval);
-  free(t->rec);
+  strbuf_clear(&t->rec);
   free(t->ep_rec);
   free(t->px);
   free(t->pmask);
@@ -369,7 +236,7 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
                     err);
   if (st != MP_OK) goto cleanup;
   for (int i = 0; i < n_inst; i++) {
-    inst_state *s = &t->inst[i];
+    rl_inst_state *s = &t->inst[i];
     s->in = inst[i];
     s->best = malloc((size_t)n_cores * sizeof *s->best);
     if (!s->best) {
@@ -378,7 +245,7 @@ mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, in
     }
     memcpy(s->best, inst[i].init, (size_t)n_cores * sizeof *s->best);
     s->best_eval = (rl_eval){.reward = -INFINITY, .balance = -INFINITY, .figure = 0, .feasible = 0};
-    st = evaluate(t, i, inst[i].init, &s->init_eval, err);
+    st = rl_trainer_evaluate(t, i, inst[i].init, &s->init_eval, err);
     if (st != MP_OK) goto cleanup;
   }
   *out = t;
@@ -388,18 +255,10 @@ cleanup:
   return st;
 }
 
+/* Appends to this process's episode records. */
 static mp_status rec_put(rl_trainer *t, const void *p, size_t n, mp_error *err) {
-  if (t->rec_len + n > t->rec_cap) {
-    size_t cap = t->rec_cap ? t->rec_cap : 4096;
-    while (cap < t->rec_len + n) cap *= 2;
-    unsigned char *b = realloc(t->rec, cap);
-    if (!b) return err_nomem(err);
-    t->rec = b;
-    t->rec_cap = cap;
-  }
-  memcpy(t->rec + t->rec_len, p, n);
-  t->rec_len += n;
-  return MP_OK;
+  strbuf_append(&t->rec, p, n);
+  return t->rec.oom ? err_nomem(err) : MP_OK;
 }
 
 /* Episode e of the batch, on instance i: its start plan and the evaluation of it. */
@@ -430,7 +289,7 @@ static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
   const int K = t->cfg.samples;
   const rl_eval *from;
   memcpy(t->cur, episode_start(t, e, i, &from), (size_t)t->n_cores * sizeof *t->cur);
-  size_t head_at = t->rec_len;
+  size_t head_at = t->rec.len;
   ep_head h = {e, 0};
   mp_status st = rec_put(t, &h, sizeof h, err);
   for (int step = 0; st == MP_OK && step < t->cfg.max_steps; step++) {
@@ -453,7 +312,7 @@ static mp_status play_episode(rl_trainer *t, int e, int i, mp_error *err) {
     memcpy(t->cur, t->cand, (size_t)t->n_cores * sizeof *t->cur);
     if (step_final >= t->cfg.target_reward) break;
   }
-  if (st == MP_OK) memcpy(t->rec + head_at, &h, sizeof h);
+  if (st == MP_OK) memcpy(t->rec.s + head_at, &h, sizeof h);
   return st;
 }
 
@@ -547,16 +406,16 @@ mp_status rl_trainer_iterate(rl_trainer *t, mp_error *err) {
     memcpy(t->snap_best + (size_t)i * (size_t)t->n_cores, t->inst[i].best, (size_t)t->n_cores * sizeof *t->snap_best);
     t->snap_eval[i] = t->inst[i].best_eval;
   }
-  t->rec_len = 0;
+  strbuf_clear(&t->rec);
   mp_status st = MP_OK;
   for (int e = t->rank; st == MP_OK && e < B; e += t->ranks)
     st = play_episode(t, e, (int)((t->episodes_done + e) % t->n_inst), err);
   if (st != MP_OK) return st;
   void *gathered = NULL;
-  const unsigned char *all = t->rec;
-  size_t all_len = t->rec_len;
+  const unsigned char *all = (const unsigned char *)t->rec.s;
+  size_t all_len = t->rec.len;
   if (t->ranks > 1) {
-    st = t->gather(t->gather_ctx, t->rec, t->rec_len, &gathered, &all_len, err);
+    st = t->gather(t->gather_ctx, t->rec.s, t->rec.len, &gathered, &all_len, err);
     if (st != MP_OK) return st;
     all = gathered;
   }
@@ -648,11 +507,11 @@ mp_status rl_trainer_offer(rl_trainer *t, int i, const int *arranged, mp_error *
   if (!rl_env_valid_state(t->inst[i].in.env, arranged))
     return err_set(err, MP_INPUT, "rl: the plan offered for instance %d is not a valid arranged_core list", i);
   rl_eval ev;
-  return evaluate(t, i, arranged, &ev, err);
+  return rl_trainer_evaluate(t, i, arranged, &ev, err);
 }
 
 mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err) {
-  inst_state *s = &t->inst[i];
+  rl_inst_state *s = &t->inst[i];
   double *x = malloc((size_t)t->n_in * sizeof *x);
   unsigned char *mask = malloc((size_t)t->n_out);
   int *cur = malloc((size_t)t->n_cores * sizeof *cur);
@@ -671,408 +530,12 @@ mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err) {
     }
     rl_env_apply(s->in.env, cur, rl_policy_argmax(t->probs, t->n_out), cur);
     rl_eval ev;
-    st = evaluate(t, i, cur, &ev, err);
+    st = rl_trainer_evaluate(t, i, cur, &ev, err);
     if (st != MP_OK) break;
   }
 cleanup:
   free(x);
   free(mask);
   free(cur);
-  return st;
-}
-
-mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err) {
-  inst_state *s = &t->inst[i];
-  int *from = malloc((size_t)t->n_cores * sizeof *from), *cand = malloc((size_t)t->n_cores * sizeof *cand);
-  mp_status st = MP_OK;
-  if (!from || !cand) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  for (int round = 0; round < max_rounds; round++) {
-    memcpy(from, s->best, (size_t)t->n_cores * sizeof *from);
-    rl_eval before = s->best_eval;
-    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-      rl_eval ev;
-      if (rl_env_apply(s->in.env, from, a, cand)) st = evaluate(t, i, cand, &ev, err);
-    }
-    if (st != MP_OK || !better(t, &s->best_eval, &before)) break;
-  }
-cleanup:
-  free(from);
-  free(cand);
-  return st;
-}
-
-mp_status rl_trainer_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err) {
-  inst_state *s = &t->inst[i];
-  size_t bytes = (size_t)t->n_cores * sizeof(int);
-  int *from = malloc(bytes), *mid = malloc(bytes), *cand = malloc(bytes);
-  mp_status st = MP_OK;
-  if (!from || !mid || !cand) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  for (int round = 0; round < max_rounds; round++) {
-    memcpy(from, s->best, bytes);
-    rl_eval before = s->best_eval;
-    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-      rl_eval ev;
-      if (!rl_env_apply(s->in.env, from, a, mid)) continue;
-      st = evaluate(t, i, mid, &ev, err);
-      /* the second move: every allowed action from mid, except the one that undoes the first */
-      for (int b = 0; b < t->n_out && st == MP_OK; b++)
-        if (rl_env_apply(s->in.env, mid, b, cand) && memcmp(cand, from, bytes) != 0)
-          st = evaluate(t, i, cand, &ev, err);
-    }
-    if (st != MP_OK || !better(t, &s->best_eval, &before)) break;
-  }
-cleanup:
-  free(from);
-  free(mid);
-  free(cand);
-  return st;
-}
-
-mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err) {
-  inst_state *s = &t->inst[i];
-  size_t bytes = (size_t)t->n_cores * sizeof(int);
-  int *cur = malloc(bytes), *cand = malloc(bytes), *pick = malloc(bytes);
-  unsigned char *mask = malloc((size_t)t->n_out);
-  mp_status st = MP_OK;
-  if (!cur || !cand || !pick || !mask) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  for (int k = 0; k < kicks && st == MP_OK; k++) {
-    memcpy(cur, s->best, bytes);
-    int moves = 1 + (int)rng_below(&t->rng, (uint64_t)(kick_moves > 1 ? kick_moves : 1));
-    for (int m = 0; m < moves; m++) { /* the kick: 1..kick_moves random allowed moves */
-      int n = rl_env_mask(s->in.env, cur, mask);
-      if (n == 0) break;
-      int r = (int)rng_below(&t->rng, (uint64_t)n);
-      for (int a = 0; a < t->n_out; a++)
-        if (mask[a] && r-- == 0) {
-          rl_env_apply(s->in.env, cur, a, cur);
-          break;
-        }
-    }
-    rl_eval cur_ev;
-    st = evaluate(t, i, cur, &cur_ev, err);
-    for (int improved = 1; improved && st == MP_OK;) { /* steepest ascent from the kicked plan */
-      improved = 0;
-      rl_eval pick_ev = cur_ev;
-      for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-        rl_eval ev;
-        if (!rl_env_apply(s->in.env, cur, a, cand)) continue;
-        st = evaluate(t, i, cand, &ev, err);
-        if (st == MP_OK && better(t, &ev, &pick_ev)) {
-          pick_ev = ev;
-          memcpy(pick, cand, bytes);
-          improved = 1;
-        }
-      }
-      if (improved) {
-        memcpy(cur, pick, bytes);
-        cur_ev = pick_ev;
-      }
-    }
-  }
-cleanup:
-  free(cur);
-  free(cand);
-  free(pick);
-  free(mask);
-  return st;
-}
-
-/* Evaluates every way of laying the cores a..b and their layers (n_layers, ending at core b) out as
- * one group or two (every split of cores and layers), on a copy of from. */
-static mp_status regroup_span(rl_trainer *t, int i, const int *from, int a, int b, int n_layers, int *cand,
-                              mp_error *err) {
-  size_t bytes = (size_t)t->n_cores * sizeof(int);
-  mp_status st = MP_OK;
-  rl_eval ev;
-  memcpy(cand, from, bytes);
-  for (int k = a; k <= b; k++) cand[k] = 0;
-  cand[b] = n_layers;
-  st = evaluate(t, i, cand, &ev, err);
-  for (int c = a; c < b && st == MP_OK; c++) /* the first group ends at core c with l layers */
-    for (int l = 1; l < n_layers && st == MP_OK; l++) {
-      cand[c] = l;
-      cand[b] = n_layers - l;
-      st = evaluate(t, i, cand, &ev, err);
-      cand[c] = 0;
-    }
-  return st;
-}
-
-mp_status rl_trainer_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err) {
-  inst_state *s = &t->inst[i];
-  size_t bytes = (size_t)t->n_cores * sizeof(int);
-  int *from = malloc(bytes), *cand = malloc(bytes), *ends = malloc(bytes);
-  mp_status st = MP_OK;
-  if (!from || !cand || !ends) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  for (int round = 0; round < max_rounds && st == MP_OK; round++) {
-    memcpy(from, s->best, bytes);
-    rl_eval before = s->best_eval;
-    int n_groups = 0;
-    for (int c = 0; c < t->n_cores; c++)
-      if (from[c] > 0) ends[n_groups++] = c;
-    for (int g = 0; g < n_groups && st == MP_OK; g++) {
-      int a = g > 0 ? ends[g - 1] + 1 : 0;
-      /* the group alone (split in two), then the group with the next one (merged or re-split) */
-      st = regroup_span(t, i, from, a, ends[g], from[ends[g]], cand, err);
-      if (st == MP_OK && g + 1 < n_groups)
-        st = regroup_span(t, i, from, a, ends[g + 1], from[ends[g]] + from[ends[g + 1]], cand, err);
-    }
-    if (st != MP_OK || !better(t, &s->best_eval, &before)) break;
-  }
-cleanup:
-  free(from);
-  free(cand);
-  free(ends);
-  return st;
-}
-
-/* ---- checkpoints: little-endian fields, see partitioner/README.md ---- */
-
-#define CKPT_MAGIC "MPRLCKP1"
-#define CKPT_VERSION 2
-
-typedef struct wbuf {
-  unsigned char *b;
-  size_t len, cap;
-  int oom;
-} wbuf;
-
-static void put_bytes(wbuf *w, const void *p, size_t n) {
-  if (w->oom) return;
-  if (w->len + n > w->cap) {
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->len + n) cap *= 2;
-    unsigned char *nb = realloc(w->b, cap);
-    if (!nb) {
-      w->oom = 1;
-      return;
-    }
-    w->b = nb;
-    w->cap = cap;
-  }
-  memcpy(w->b + w->len, p, n);
-  w->len += n;
-}
-static void put_u64(wbuf *w, uint64_t v) {
-  unsigned char b[8];
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-  put_bytes(w, b, 8);
-}
-static void put_u32(wbuf *w, uint32_t v) {
-  unsigned char b[4];
-  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-  put_bytes(w, b, 4);
-}
-static void put_f64(wbuf *w, double d) {
-  uint64_t v;
-  memcpy(&v, &d, 8);
-  put_u64(w, v);
-}
-
-typedef struct rbuf {
-  const unsigned char *b;
-  size_t len, pos;
-  int short_read;
-} rbuf;
-
-static uint64_t get_u64(rbuf *r) {
-  if (r->pos + 8 > r->len) {
-    r->short_read = 1;
-    return 0;
-  }
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)r->b[r->pos + i] << (8 * i);
-  r->pos += 8;
-  return v;
-}
-static uint32_t get_u32(rbuf *r) {
-  if (r->pos + 4 > r->len) {
-    r->short_read = 1;
-    return 0;
-  }
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)r->b[r->pos + i] << (8 * i);
-  r->pos += 4;
-  return v;
-}
-static double get_f64(rbuf *r) {
-  uint64_t v = get_u64(r);
-  double d;
-  memcpy(&d, &v, 8);
-  return d;
-}
-
-/* The configuration fields a resumed run must share with the checkpoint, in file order. */
-static void put_config(wbuf *w, const rl_train_config *c) {
-  put_u64(w, c->seed);
-  put_u32(w, (uint32_t)c->batch);
-  put_u32(w, (uint32_t)c->max_steps);
-  put_u32(w, (uint32_t)c->hidden);
-  put_u32(w, (uint32_t)c->n_hidden);
-  put_u32(w, (uint32_t)c->samples);
-  put_u32(w, (uint32_t)c->feasible_first);
-  put_f64(w, c->lr);
-  put_f64(w, c->entropy);
-  put_f64(w, c->gamma);
-  put_f64(w, c->clip_norm);
-  put_f64(w, c->restart_best);
-  put_f64(w, c->balance_weight);
-  put_f64(w, c->target_reward);
-}
-
-mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err) {
-  wbuf w = {0};
-  put_bytes(&w, CKPT_MAGIC, 8);
-  put_u32(&w, CKPT_VERSION);
-  put_config(&w, &t->cfg);
-  put_u32(&w, (uint32_t)t->n_inst);
-  put_u32(&w, (uint32_t)t->n_cores);
-  for (int i = 0; i < t->n_inst; i++) {
-    const inst_state *s = &t->inst[i];
-    put_u64(&w, s->in.key);
-    put_u32(&w, (uint32_t)s->in.env->n_layers);
-    for (int c = 0; c < t->n_cores; c++) put_u32(&w, (uint32_t)s->best[c]);
-    put_f64(&w, s->best_eval.reward);
-    put_f64(&w, s->best_eval.balance);
-    put_f64(&w, s->best_eval.figure);
-    put_u32(&w, (uint32_t)s->best_eval.feasible);
-  }
-  for (int k = 0; k < 4; k++) put_u64(&w, t->rng.s[k]);
-  put_u64(&w, (uint64_t)t->episodes_done);
-  put_u64(&w, (uint64_t)t->iterations);
-  put_u64(&w, (uint64_t)t->evaluations);
-  put_u64(&w, (uint64_t)t->steps);
-  put_f64(&w, t->mean_final);
-  put_f64(&w, t->entropy);
-  put_f64(&w, t->grad_norm);
-  unsigned char *img = NULL;
-  size_t img_len = 0;
-  mp_status st = rl_policy_to_bytes(t->policy, 1, &img, &img_len, err);
-  if (st != MP_OK) {
-    free(w.b);
-    return st;
-  }
-  put_u64(&w, img_len);
-  put_bytes(&w, img, img_len);
-  free(img);
-  if (!w.oom) put_u64(&w, fileio_hash(FILEIO_HASH_INIT, w.b, w.len));
-  if (w.oom) {
-    free(w.b);
-    return err_nomem(err);
-  }
-  st = fileio_write_atomic(path, w.b, w.len, err);
-  free(w.b);
-  return st;
-}
-
-mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
-                            rl_trainer **out, mp_error *err) {
-  *out = NULL;
-  char *data = NULL;
-  size_t len = 0;
-  mp_status st = fileio_read_all(path, &data, &len, err);
-  if (st != MP_OK) return st;
-  rl_trainer *t = NULL;
-  rl_policy *pol = NULL;
-  rbuf r = {(const unsigned char *)data, len, 0, 0};
-  if (len < 8 + 4 + 8 || memcmp(data, CKPT_MAGIC, 8) != 0) {
-    st = err_at(err, MP_INPUT, path, NULL, "not a meshpipe RL checkpoint (no %s header)", CKPT_MAGIC);
-    goto cleanup;
-  }
-  if (get_u64(&(rbuf){r.b + len - 8, 8, 0, 0}) != fileio_hash(FILEIO_HASH_INIT, r.b, len - 8)) {
-    st = err_at(err, MP_INPUT, path, "checksum", "checksum mismatch: the checkpoint is damaged");
-    goto cleanup;
-  }
-  r.len = len - 8;
-  r.pos = 8;
-  uint32_t version = get_u32(&r);
-  if (version != CKPT_VERSION) {
-    st = err_at(err, MP_INPUT, path, "version", "checkpoint format version %u, this meshpipe reads %d", version,
-                CKPT_VERSION);
-    goto cleanup;
-  }
-  wbuf want = {0};
-  put_config(&want, cfg);
-  if (want.oom) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  int same = r.pos + want.len <= r.len && memcmp(r.b + r.pos, want.b, want.len) == 0;
-  r.pos += want.len;
-  free(want.b);
-  if (!same) {
-    st = err_at(err, MP_INPUT, path, "config",
-                "the checkpoint was written with another configuration (seed, batch, steps, policy shape or rates); "
-                "resume with the options of the interrupted run");
-    goto cleanup;
-  }
-  st = rl_trainer_new(cfg, inst, n_inst, NULL, &t, err);
-  if (st != MP_OK) goto cleanup;
-  uint32_t ni = get_u32(&r), nc = get_u32(&r);
-  if (r.short_read || ni != (uint32_t)n_inst || nc != (uint32_t)t->n_cores) {
-    st = err_at(err, MP_INPUT, path, "instances", "the checkpoint is of %u graphs on %u cores, not %d on %d", ni, nc,
-                n_inst, t->n_cores);
-    goto cleanup;
-  }
-  for (int i = 0; i < n_inst; i++) {
-    inst_state *s = &t->inst[i];
-    uint64_t key = get_u64(&r);
-    uint32_t layers = get_u32(&r);
-    if (r.short_read || key != s->in.key || layers != (uint32_t)s->in.env->n_layers) {
-      st = err_at(err, MP_INPUT, path, "instances", "graph %d differs from the one the checkpoint was trained on", i);
-      goto cleanup;
-    }
-    for (int c = 0; c < t->n_cores; c++) s->best[c] = (int)get_u32(&r);
-    s->best_eval.reward = get_f64(&r);
-    s->best_eval.balance = get_f64(&r);
-    s->best_eval.figure = get_f64(&r);
-    s->best_eval.feasible = (int)get_u32(&r);
-    if (!r.short_read && !rl_env_valid_state(s->in.env, s->best)) {
-      st = err_at(err, MP_INPUT, path, "instances", "the best plan of graph %d is not a valid arranged_core list", i);
-      goto cleanup;
-    }
-  }
-  for (int k = 0; k < 4; k++) t->rng.s[k] = get_u64(&r);
-  t->episodes_done = (long)get_u64(&r);
-  t->iterations = (long)get_u64(&r);
-  t->evaluations = (long)get_u64(&r);
-  t->steps = (long)get_u64(&r);
-  t->mean_final = get_f64(&r);
-  t->entropy = get_f64(&r);
-  t->grad_norm = get_f64(&r);
-  uint64_t img_len = get_u64(&r);
-  if (r.short_read || img_len > r.len - r.pos) {
-    st = err_at(err, MP_INPUT, path, NULL, "truncated checkpoint");
-    goto cleanup;
-  }
-  size_t used = 0;
-  st = rl_policy_from_bytes(r.b + r.pos, (size_t)img_len, path, &pol, &used, err);
-  if (st != MP_OK) goto cleanup;
-  if (used != img_len || r.pos + img_len != r.len || pol->n_params != t->policy->n_params ||
-      pol->n_in != RL_PAIR_FEATURES || pol->n_out != RL_PAIR_ACTIONS) {
-    st = err_at(err, MP_INPUT, path, "policy", "the policy in the checkpoint does not fit this run");
-    goto cleanup;
-  }
-  rl_policy_free(t->policy);
-  t->policy = pol;
-  pol = NULL;
-  *out = t;
-  t = NULL;
-cleanup:
-  rl_policy_free(pol);
-  rl_trainer_free(t);
-  free(data);
   return st;
 }

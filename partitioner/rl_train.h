@@ -1,5 +1,7 @@
 /* rl_train: REINFORCE training of the RL partitioner's policy, as init / iterate / test steps over a
- * caller-owned trainer, so the caller owns logging, checkpoints and stopping.
+ * caller-owned trainer, so the caller owns logging, checkpoints (rl_ckpt.h) and stopping.  The local
+ * searches that improve a trainer's best plans without learning are in rl_search.h, the rewards in
+ * rl_reward.h.
  *
  * An instance is one graph to play on: its rl_env, an initial plan (arranged_core) and a reward
  * callback that scores a plan (higher is better).  One iteration plays `batch` episodes (episode e on
@@ -30,85 +32,13 @@
 #ifndef MESHPIPE_RL_TRAIN_H
 #define MESHPIPE_RL_TRAIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "chip.h"
 #include "err.h"
-#include "graph.h"
-#include "method.h"
-#include "plan.h"
 #include "rl_env.h"
 #include "rl_policy.h"
-#include "rng.h"
-
-struct sim;
-struct cost_model;
-
-/* ---- rewards ---- */
-
-/* What a reward callback says about one plan. */
-typedef struct rl_eval {
-  double reward;  /* higher is better */
-  double balance; /* tie-break, higher is better: rl_reward_balance; 0 if the reward has none */
-  double figure;  /* what users want to see, e.g. simulated samples/s (higher is better) */
-  int feasible;   /* 1 when the plan fits memory */
-} rl_eval;
-
-/* Scores arranged (a valid state, n_cores entries, borrowed) into *out; ctx is the callback's. */
-typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
-
-/* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
- * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
- * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
- * period 1, storage 0, routing 0, and memory 0 for the simulator (it already charges an over-full
- * core the DRAM streaming of its excess weights, so a penalty would count it twice) but 1 for the
- * analytical model (which has no streaming: the penalty is the only price of not fitting). */
-typedef struct rl_reward_weights {
-  double period, memory, storage, routing;
-} rl_reward_weights;
-
-void rl_reward_weights_default(rl_reward_weights *w, int simulated);
-
-/* The tie-break of rl_eval.balance: −‖t‖₈ / T_ref − Σ_i max(0, m_i − 1), the 8-norm of the stage
- * times (close to the largest, but lowered by easing any near-largest stage) and the memory excess of
- * every stage (not only the worst).  stage_mem_ratio may be NULL. */
-double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s);
-
-/* R of the formula above from its figures. */
-double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref_period_s, double mem_ratio,
-                         double link_util);
-
-/* Reward from the SimGrid simulator (figure = simulated samples/s; in rl_method.c).  Fields are borrowed. */
-typedef struct rl_sim_reward {
-  struct sim *sim;
-  const graph *g;
-  int n_cores;
-  rl_reward_weights w;
-  double ref_period_s; /* T_ref, set by rl_sim_reward_init */
-} rl_sim_reward;
-
-/* Prepares r for g on sim's chip with reference plan ref (evaluated once for T_ref). */
-mp_status rl_sim_reward_init(rl_sim_reward *r, struct sim *s, const graph *g, const int *ref,
-                             const rl_reward_weights *w, mp_error *err);
-mp_status rl_sim_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
-
-/* Reward from the analytical cost model (figure = 1 / bottleneck, samples/s; no routing term). */
-typedef struct rl_cost_reward {
-  const struct cost_model *model;
-  int n_cores, n_layers;
-  rl_reward_weights w;
-  double ref_period_s;
-  /* share of a core's SRAM a plan may use to count as fitting (1 after rl_cost_reward_init; the rl
-   * method lowers it when the simulator, which needs a little more memory than the model, finds the
-   * model's best plan does not fit) */
-  double mem_limit;
-} rl_cost_reward;
-
-mp_status rl_cost_reward_init(rl_cost_reward *r, const struct cost_model *m, int n_cores, int n_layers,
-                              const int *ref, const rl_reward_weights *w, mp_error *err);
-mp_status rl_cost_reward_fn(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
-
-/* ---- training ---- */
+#include "rl_reward.h"
 
 typedef struct rl_train_config {
   uint64_t seed;
@@ -153,8 +83,8 @@ typedef struct rl_trainer rl_trainer;
 
 /* Init: a trainer over n_inst >= 1 instances sharing one core count (all borrowed).  policy (borrowed,
  * copied; may be NULL) is the starting policy — any policy of RL_PAIR_FEATURES inputs and
- * RL_PAIR_ACTIONS outputs, trained on any core count; NULL creates one of cfg's shape from the seed.  Evaluates each initial plan.  *out is owned
- * (rl_trainer_free). */
+ * RL_PAIR_ACTIONS outputs, trained on any core count; NULL creates one of cfg's shape from the seed.
+ * Evaluates each initial plan.  *out is owned (rl_trainer_free). */
 mp_status rl_trainer_new(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const rl_policy *policy,
                          rl_trainer **out, mp_error *err);
 
@@ -188,32 +118,6 @@ mp_status rl_trainer_offer(rl_trainer *t, int i, const int *arranged, mp_error *
  * Does not change the policy or the rng.  Used to apply a trained policy without training. */
 mp_status rl_trainer_greedy(rl_trainer *t, int i, int steps, mp_error *err);
 
-/* Steepest-ascent polish of instance i's best plan: evaluates every allowed action from it, moves to
- * the best improvement, and repeats up to max_rounds times or until none improves. */
-mp_status rl_trainer_polish(rl_trainer *t, int i, int max_rounds, mp_error *err);
-
-/* The same over pairs of consecutive actions: each round evaluates every allowed action from the
- * best plan and every allowed action after it (about (4(n-1))^2 plans: meant for a cheap reward such
- * as the analytical model), moves to the best plan seen, and repeats up to max_rounds times or until
- * no pair improves.  A pair reaches plans a single-move polish cannot: e.g. a core moved to the
- * neighbouring group together with a layer, where either move alone makes the bottleneck worse. */
-mp_status rl_trainer_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err);
-
-/* Kick and polish from instance i's best plan, `kicks` times: 1..kick_moves (uniform) random allowed
- * actions (from the trainer's rng), then steepest ascent to a local optimum; every plan evaluated is a
- * candidate for the best, so each kick restarts from the best so far.  Reaches plans that are many
- * coordinated moves away.  Deterministic for a seed; meant for a cheap reward. */
-mp_status rl_trainer_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err);
-
-/* Regrouping polish of instance i's best plan: each round evaluates, for every group, every split of
- * it into two groups (of its cores and layers), and for every two neighbouring groups, their merge
- * and every other split of their cores and layers into two; moves to the best plan seen and repeats
- * up to max_rounds times or until nothing improves.  Each such plan is a sequence of the decision
- * process's actions whose intermediate plans are far worse (splitting a group one layer at a time
- * starts with one core holding all but one layer), which single, paired or random moves do not
- * cross.  About (cores · layers) evaluations per group: meant for a cheap reward. */
-mp_status rl_trainer_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err);
-
 /* Spreading a batch over processes (MPI ranks, say).  A gather callback is called once per
  * iteration by every process, like MPI_Allgatherv: given this process's bytes (mine, len, borrowed)
  * it returns in *all a malloc'd concatenation of every process's bytes, in any order (the trainer
@@ -227,47 +131,5 @@ typedef mp_status (*rl_gather_fn)(void *ctx, const void *mine, size_t len, void 
  * policy, best plans and counters of one process that played every episode (provided the reward
  * callbacks give the same values everywhere).  A new trainer is rank 0 of 1 and needs no gather. */
 void rl_trainer_distribute(rl_trainer *t, int rank, int ranks, rl_gather_fn gather, void *ctx);
-
-/* Checkpoint: the whole trainer state (configuration, rng, counters, policy with Adam's state, best
- * plans), written atomically.  The format is in partitioner/README.md. */
-mp_status rl_trainer_save(const rl_trainer *t, const char *path, mp_error *err);
-
-/* Resume: builds a trainer like rl_trainer_new (same cfg and instances) and restores the state saved
- * at path.  A checkpoint of another configuration (seed, batch, steps, shape, rates) or other
- * instances is MP_INPUT; cfg.episodes may differ (to extend a run). */
-mp_status rl_trainer_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
-                            rl_trainer **out, mp_error *err);
-
-/* ---- the `rl` partitioner (method_rl itself is declared with the table's methods, method_int.h) ---- */
-
-/* Defaults of the rl method (chosen so a plain `-m rl` meets the targets in partitioner/README.md):
- * episodes on up to 16 cores / more, and the polish rounds that end every run. */
-#define RL_METHOD_EPISODES_SMALL 64
-#define RL_METHOD_EPISODES 64
-#define RL_METHOD_POLISH_ROUNDS 4
-/* Rounds of the pair polish (rl_trainer_polish_pairs) on the analytical model after the warm-up. */
-#define RL_METHOD_MODEL_PAIR_ROUNDS 64
-/* The model-side search after the warm-up: regrouping rounds (rl_trainer_regroup), then kicks of
- * up to RL_METHOD_MODEL_KICK_MOVES random moves each (rl_trainer_kick), then regrouping again. */
-#define RL_METHOD_MODEL_REGROUP_ROUNDS 100
-#define RL_METHOD_MODEL_KICKS 5000
-#define RL_METHOD_MODEL_KICK_MOVES 16
-/* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
- * the simulator episodes' length). */
-#define RL_METHOD_WARMUP_EPISODES 400
-/* The simulator's and the warm-up's default episodes for a core count: the figures above up to 64
- * cores, scaled by 64 / n_cores beyond (at least 8 and 50). */
-long rl_method_default_episodes(int n_cores);
-long rl_method_warmup_episodes(int n_cores);
-
-/* The training configuration the rl method and `meshpipe train` start from. */
-void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed);
-
-/* The simulator the rl method uses: set one (borrowed; NULL to unset) before method_rl when the
- * caller owns the process's sim; when none is set, method_rl runs its search in a forked child
- * process with an engine of its own (SimGrid allows one per process), so callers that start their
- * own sim afterwards keep working.  rl_method_sim returns the one set. */
-void rl_method_use_sim(struct sim *s);
-struct sim *rl_method_sim(void);
 
 #endif

@@ -5,7 +5,6 @@
  * definition; the fast uniform DP against the position-aware DP on larger instances; the lower
  * bounds. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "method.h"
 #include "method_int.h"
 #include "plan.h"
+#include "strbuf.h"
 #include "testutil.h"
 
 static uint64_t rng_state;
@@ -30,97 +30,76 @@ static uint64_t next_u64(void) { /* xorshift64* */
 
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
 
-/* Appends printf output to a growing buffer. */
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if ((size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    b->cap = b->cap * 2 + (size_t)n + 64;
-    b->s = realloc(b->s, b->cap);
-  }
-}
-
 /* A random DAG of n layers: layer j reads the previous layer's first output and, with probability
  * 1/2, an output of a random earlier layer (a skip connection); some layers have two outputs, and
  * the graph input is sometimes read again later. */
 static graph *random_graph(int n, int zero_work) {
-  buf b = {malloc(256), 0, 256};
-  b.s[0] = '\0';
-  put(&b, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\",\"inputs\":[{\"name\":\"in\",\"bytes\":%d}],\"ops\":[",
-      1 + below(5000));
+  strbuf b = {0};
+  strbuf_printf(&b, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\","
+                    "\"inputs\":[{\"name\":\"in\",\"bytes\":%d}],\"ops\":[",
+                1 + below(5000));
   int n_out[16];
   for (int j = 0; j < n; j++) {
     n_out[j] = 1 + (below(4) == 0);
     uint64_t macs = zero_work ? 0 : (uint64_t)below(1000000);
     uint64_t flops = 2 * macs + (uint64_t)below(1000);
-    put(&b, "%s{\"name\":\"op%d\",\"type\":\"X\",\"inputs\":[", j ? "," : "", j);
+    strbuf_printf(&b, "%s{\"name\":\"op%d\",\"type\":\"X\",\"inputs\":[", j ? "," : "", j);
     if (j == 0)
-      put(&b, "\"in\"");
+      strbuf_printf(&b, "\"in\"");
     else
-      put(&b, "\"t%d_0\"", j - 1);
+      strbuf_printf(&b, "\"t%d_0\"", j - 1);
     if (j >= 2 && below(2)) {
       int src = below(j - 1);
-      put(&b, ",\"t%d_%d\"", src, below(n_out[src]));
+      strbuf_printf(&b, ",\"t%d_%d\"", src, below(n_out[src]));
     } else if (j >= 1 && below(5) == 0) {
-      put(&b, ",\"in\"");
+      strbuf_printf(&b, ",\"in\"");
     }
-    put(&b, "],\"outputs\":[");
-    for (int k = 0; k < n_out[j]; k++) put(&b, "%s{\"name\":\"t%d_%d\",\"bytes\":%d}", k ? "," : "", j, k, below(40000));
-    put(&b, "],\"macs\":%llu,\"flops\":%llu,\"weight_bytes\":%d}", (unsigned long long)macs,
-        (unsigned long long)flops, below(200000));
+    strbuf_printf(&b, "],\"outputs\":[");
+    for (int k = 0; k < n_out[j]; k++)
+      strbuf_printf(&b, "%s{\"name\":\"t%d_%d\",\"bytes\":%d}", k ? "," : "", j, k, below(40000));
+    strbuf_printf(&b, "],\"macs\":%llu,\"flops\":%llu,\"weight_bytes\":%d}", (unsigned long long)macs,
+                  (unsigned long long)flops, below(200000));
   }
-  put(&b, "]}");
+  strbuf_printf(&b, "]}");
   cJSON *root = NULL;
   mp_error err;
   graph *g = NULL;
   if (jsonio_parse("random", b.s, b.len, &root, &err) == MP_OK) graph_from_json(root, "random", &g, &err);
   if (!g) fprintf(stderr, "random graph refused: %s\n%s\n", err.msg, b.s);
   cJSON_Delete(root);
-  free(b.s);
+  strbuf_clear(&b);
   return g;
 }
 
 /* A random chip of w x h cores; heterogeneous chips override some cores' figures; sram_scale makes
  * memory tight (small) or plentiful (large). */
 static chip *random_chip(int w, int h, int hetero, double sram_scale) {
-  buf b = {malloc(256), 0, 256};
-  b.s[0] = '\0';
-  put(&b,
+  strbuf b = {0};
+  strbuf_printf(&b,
       "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":%d},"
       "\"core\":{\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g},\"noc\":{\"bandwidth\":%g,\"latency\":1e-9}",
       w, h, 1e9 * (1 + below(8)), (unsigned long long)(sram_scale * (1 + below(100000))), 1.0 + below(2),
       1e8 * (1 + below(20)));
   if (hetero) {
-    put(&b, ",\"overrides\":[");
+    strbuf_printf(&b, ",\"overrides\":[");
     int n = w * h, first = 1;
     for (int i = 0; i < n; i++)
       if (below(2) || i == n - 1) {
-        put(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}", first ? "" : ",", i,
-            1e9 * (1 + below(8)), (unsigned long long)(sram_scale * (1 + below(100000))), 1.0 + below(3));
+        strbuf_printf(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}",
+                      first ? "" : ",", i, 1e9 * (1 + below(8)), (unsigned long long)(sram_scale * (1 + below(100000))),
+                      1.0 + below(3));
         first = 0;
       }
-    put(&b, "]");
+    strbuf_printf(&b, "]");
   }
-  put(&b, "}");
+  strbuf_printf(&b, "}");
   cJSON *root = NULL;
   mp_error err;
   chip *c = NULL;
   if (jsonio_parse("random", b.s, b.len, &root, &err) == MP_OK) chip_from_json(root, "random", &c, &err);
   if (!c) fprintf(stderr, "random chip refused: %s\n%s\n", err.msg, b.s);
   cJSON_Delete(root);
-  free(b.s);
+  strbuf_clear(&b);
   return c;
 }
 

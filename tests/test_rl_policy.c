@@ -324,13 +324,12 @@ static void a_saved_policy_should_load_back_bit_for_bit(void) {
     CU_ASSERT_EQUAL_FATAL(rl_policy_load(path, &q, &err), MP_OK);
     CU_ASSERT_TRUE(rl_policy_identical(p, q, 0));
     CU_ASSERT_EQUAL(rl_policy_identical(p, q, 1), with_opt);
-    unsigned char *a = NULL, *b = NULL;
-    size_t la, lb;
-    rl_policy_to_bytes(p, with_opt, &a, &la, &err);
-    rl_policy_to_bytes(q, with_opt, &b, &lb, &err);
-    CU_ASSERT_TRUE(la == lb && memcmp(a, b, la) == 0);
-    free(a);
-    free(b);
+    strbuf a = {0}, b = {0};
+    CU_ASSERT_EQUAL(rl_policy_to_bytes(p, with_opt, &a, &err), MP_OK);
+    CU_ASSERT_EQUAL(rl_policy_to_bytes(q, with_opt, &b, &err), MP_OK);
+    CU_ASSERT_TRUE(a.len == b.len && memcmp(a.s, b.s, a.len) == 0);
+    strbuf_clear(&a);
+    strbuf_clear(&b);
     rl_policy_free(q);
   }
   rl_policy *c = rl_policy_clone(p);
@@ -359,10 +358,11 @@ static void expect_reject(const unsigned char *b, size_t len, const char *what) 
 
 static void loading_should_reject_damaged_or_foreign_files(void) {
   rl_policy *p = make_policy(3, 4, 1, 5, 51);
-  unsigned char *img = NULL;
-  size_t len;
+  strbuf image = {0};
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(rl_policy_to_bytes(p, 1, &img, &len, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_policy_to_bytes(p, 1, &image, &err), MP_OK);
+  const unsigned char *img = (const unsigned char *)image.s;
+  size_t len = image.len;
   unsigned char *b = malloc(len + 8);
   memcpy(b, img, len);
   b[0] = 'X';
@@ -409,7 +409,7 @@ static void loading_should_reject_damaged_or_foreign_files(void) {
   CU_ASSERT_PTR_NULL(q);
   CU_ASSERT_EQUAL(rl_policy_save(p, 0, "/nonexistent-dir/p.pol", &err), MP_OUTPUT);
   free(b);
-  free(img);
+  strbuf_clear(&image);
   rl_policy_free(p);
 }
 

@@ -1,0 +1,22 @@
+/* rl_ckpt: checkpoints of an RL trainer — the whole trainer state (configuration, rng, counters,
+ * policy with Adam's state, best plans) in one little-endian binary file, written atomically and
+ * sealed with a checksum.  The format is in partitioner/README.md ("RL policy and checkpoint files").
+ * A trainer resumed from a checkpoint taken between iterations continues exactly as the trainer that
+ * wrote it would have. */
+#ifndef MESHPIPE_RL_CKPT_H
+#define MESHPIPE_RL_CKPT_H
+
+#include "err.h"
+#include "rl_train.h"
+
+/* Writes t's state (t borrowed) to path.  MP_NOMEM or MP_OUTPUT. */
+mp_status rl_ckpt_save(const rl_trainer *t, const char *path, mp_error *err);
+
+/* Resume: builds a trainer like rl_trainer_new (same cfg and instances, borrowed) and restores the
+ * state saved at path.  A checkpoint of another configuration (seed, batch, steps, shape, rates) or
+ * other instances is MP_INPUT; cfg.episodes may differ (to extend a run).  *out is owned
+ * (rl_trainer_free). */
+mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
+                         rl_trainer **out, mp_error *err);
+
+#endif

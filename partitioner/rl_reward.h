@@ -1,0 +1,82 @@
+/* rl_reward: what the RL trainer maximises — a plan's reward, its tie-break and the figure users see —
+ * from one of two backends, the SimGrid simulator or the analytical cost model.
+ *
+ * An rl_reward is filled by one init per backend (rl_reward_init_sim, rl_reward_init_model), which
+ * evaluates the reference plan once for T_ref; rl_reward_eval then scores any plan of the same graph
+ * and chip with the same formula and weights.  The simulator's figures are snapped to a grid so that
+ * the same plan scores the same whatever the engine simulated before (see rl_reward.c). */
+#ifndef MESHPIPE_RL_REWARD_H
+#define MESHPIPE_RL_REWARD_H
+
+#include "err.h"
+#include "graph.h"
+
+struct sim;
+struct cost_model;
+
+/* What a reward callback says about one plan. */
+typedef struct rl_eval {
+  double reward;  /* higher is better */
+  double balance; /* tie-break, higher is better: rl_reward_balance; 0 if the reward has none */
+  double figure;  /* what users want to see, e.g. simulated samples/s (higher is better) */
+  int feasible;   /* 1 when the plan fits memory */
+} rl_eval;
+
+/* Scores arranged (a valid state, n_cores entries, borrowed) into *out; ctx is the callback's. */
+typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
+
+/* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
+ * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
+ * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
+ * period 1, storage 0, routing 0, and memory 0 for the simulator (it already charges an over-full
+ * core the DRAM streaming of its excess weights, so a penalty would count it twice) but 1 for the
+ * analytical model (which has no streaming: the penalty is the only price of not fitting). */
+typedef struct rl_reward_weights {
+  double period, memory, storage, routing;
+} rl_reward_weights;
+
+void rl_reward_weights_default(rl_reward_weights *w, int simulated);
+
+/* The tie-break of rl_eval.balance: −‖t‖₈ / T_ref − Σ_i max(0, m_i − 1), the 8-norm of the stage
+ * times (close to the largest, but lowered by easing any near-largest stage) and the memory excess of
+ * every stage (not only the worst).  stage_mem_ratio may be NULL. */
+double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s);
+
+/* R of the formula above from its figures. */
+double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref_period_s, double mem_ratio,
+                         double link_util);
+
+typedef enum rl_reward_backend {
+  RL_REWARD_SIM,  /* figure = simulated samples/s */
+  RL_REWARD_MODEL /* figure = 1 / analytical bottleneck, samples/s; no routing term */
+} rl_reward_backend;
+
+/* A reward of one graph on one chip.  Pointers are borrowed and must outlive it. */
+typedef struct rl_reward {
+  rl_reward_backend backend;
+  struct sim *sim;                /* RL_REWARD_SIM: the simulator, of the plan's chip */
+  const graph *g;                 /* RL_REWARD_SIM: the graph */
+  const struct cost_model *model; /* RL_REWARD_MODEL: the model of the graph on the chip */
+  int n_cores, n_layers;
+  rl_reward_weights w;
+  double ref_period_s; /* T_ref, set by the init */
+  /* RL_REWARD_MODEL: share of a core's SRAM a plan may use to count as fitting (1 after the init; the
+   * rl method lowers it when the simulator, which needs a little more memory than the model, finds
+   * the model's best plan does not fit) */
+  double mem_limit;
+} rl_reward;
+
+/* Prepares r for g on sim's chip with reference plan ref (borrowed; evaluated once for T_ref).  w
+ * (borrowed) may be NULL for the simulator's defaults. */
+mp_status rl_reward_init_sim(rl_reward *r, struct sim *s, const graph *g, const int *ref, const rl_reward_weights *w,
+                             mp_error *err);
+
+/* Prepares r for the model m of a graph of n_layers layers on n_cores cores with reference plan ref
+ * (borrowed); w (borrowed) may be NULL for the model's defaults. */
+mp_status rl_reward_init_model(rl_reward *r, const struct cost_model *m, int n_cores, int n_layers, const int *ref,
+                               const rl_reward_weights *w, mp_error *err);
+
+/* The rl_reward_fn of either backend: ctx is an initialised rl_reward. */
+mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
+
+#endif

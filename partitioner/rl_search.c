@@ -1,0 +1,167 @@
+/* rl_search: steepest ascent, pair moves, kicks and regrouping around a trainer's best plans.  See
+ * rl_search.h.  Every plan is scored through rl_trainer_evaluate, which keeps the best, so a search
+ * only decides which plans to try, each round or kick from the best plan so far. */
+#include "rl_search.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_train_int.h"
+
+mp_status rl_search_polish(rl_trainer *t, int i, int max_rounds, mp_error *err) {
+  rl_inst_state *s = &t->inst[i];
+  int *from = malloc((size_t)t->n_cores * sizeof *from), *cand = malloc((size_t)t->n_cores * sizeof *cand);
+  mp_status st = MP_OK;
+  if (!from || !cand) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int round = 0; round < max_rounds; round++) {
+    memcpy(from, s->best, (size_t)t->n_cores * sizeof *from);
+    rl_eval before = s->best_eval;
+    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
+      rl_eval ev;
+      if (rl_env_apply(s->in.env, from, a, cand)) st = rl_trainer_evaluate(t, i, cand, &ev, err);
+    }
+    if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
+  }
+cleanup:
+  free(from);
+  free(cand);
+  return st;
+}
+
+mp_status rl_search_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err) {
+  rl_inst_state *s = &t->inst[i];
+  size_t bytes = (size_t)t->n_cores * sizeof(int);
+  int *from = malloc(bytes), *mid = malloc(bytes), *cand = malloc(bytes);
+  mp_status st = MP_OK;
+  if (!from || !mid || !cand) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int round = 0; round < max_rounds; round++) {
+    memcpy(from, s->best, bytes);
+    rl_eval before = s->best_eval;
+    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
+      rl_eval ev;
+      if (!rl_env_apply(s->in.env, from, a, mid)) continue;
+      st = rl_trainer_evaluate(t, i, mid, &ev, err);
+      /* the second move: every allowed action from mid, except the one that undoes the first */
+      for (int b = 0; b < t->n_out && st == MP_OK; b++)
+        if (rl_env_apply(s->in.env, mid, b, cand) && memcmp(cand, from, bytes) != 0)
+          st = rl_trainer_evaluate(t, i, cand, &ev, err);
+    }
+    if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
+  }
+cleanup:
+  free(from);
+  free(mid);
+  free(cand);
+  return st;
+}
+
+mp_status rl_search_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err) {
+  rl_inst_state *s = &t->inst[i];
+  size_t bytes = (size_t)t->n_cores * sizeof(int);
+  int *cur = malloc(bytes), *cand = malloc(bytes), *pick = malloc(bytes);
+  unsigned char *mask = malloc((size_t)t->n_out);
+  mp_status st = MP_OK;
+  if (!cur || !cand || !pick || !mask) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int k = 0; k < kicks && st == MP_OK; k++) {
+    memcpy(cur, s->best, bytes);
+    int moves = 1 + (int)rng_below(&t->rng, (uint64_t)(kick_moves > 1 ? kick_moves : 1));
+    for (int m = 0; m < moves; m++) { /* the kick: 1..kick_moves random allowed moves */
+      int n = rl_env_mask(s->in.env, cur, mask);
+      if (n == 0) break;
+      int r = (int)rng_below(&t->rng, (uint64_t)n);
+      for (int a = 0; a < t->n_out; a++)
+        if (mask[a] && r-- == 0) {
+          rl_env_apply(s->in.env, cur, a, cur);
+          break;
+        }
+    }
+    rl_eval cur_ev;
+    st = rl_trainer_evaluate(t, i, cur, &cur_ev, err);
+    for (int improved = 1; improved && st == MP_OK;) { /* steepest ascent from the kicked plan */
+      improved = 0;
+      rl_eval pick_ev = cur_ev;
+      for (int a = 0; a < t->n_out && st == MP_OK; a++) {
+        rl_eval ev;
+        if (!rl_env_apply(s->in.env, cur, a, cand)) continue;
+        st = rl_trainer_evaluate(t, i, cand, &ev, err);
+        if (st == MP_OK && rl_trainer_better(t, &ev, &pick_ev)) {
+          pick_ev = ev;
+          memcpy(pick, cand, bytes);
+          improved = 1;
+        }
+      }
+      if (improved) {
+        memcpy(cur, pick, bytes);
+        cur_ev = pick_ev;
+      }
+    }
+  }
+cleanup:
+  free(cur);
+  free(cand);
+  free(pick);
+  free(mask);
+  return st;
+}
+
+/* Evaluates every way of laying the cores a..b and their layers (n_layers, ending at core b) out as
+ * one group or two (every split of cores and layers), on a copy of from. */
+static mp_status regroup_span(rl_trainer *t, int i, const int *from, int a, int b, int n_layers, int *cand,
+                              mp_error *err) {
+  size_t bytes = (size_t)t->n_cores * sizeof(int);
+  mp_status st = MP_OK;
+  rl_eval ev;
+  memcpy(cand, from, bytes);
+  for (int k = a; k <= b; k++) cand[k] = 0;
+  cand[b] = n_layers;
+  st = rl_trainer_evaluate(t, i, cand, &ev, err);
+  for (int c = a; c < b && st == MP_OK; c++) /* the first group ends at core c with l layers */
+    for (int l = 1; l < n_layers && st == MP_OK; l++) {
+      cand[c] = l;
+      cand[b] = n_layers - l;
+      st = rl_trainer_evaluate(t, i, cand, &ev, err);
+      cand[c] = 0;
+    }
+  return st;
+}
+
+mp_status rl_search_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err) {
+  rl_inst_state *s = &t->inst[i];
+  size_t bytes = (size_t)t->n_cores * sizeof(int);
+  int *from = malloc(bytes), *cand = malloc(bytes), *ends = malloc(bytes);
+  mp_status st = MP_OK;
+  if (!from || !cand || !ends) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  for (int round = 0; round < max_rounds && st == MP_OK; round++) {
+    memcpy(from, s->best, bytes);
+    rl_eval before = s->best_eval;
+    int n_groups = 0;
+    for (int c = 0; c < t->n_cores; c++)
+      if (from[c] > 0) ends[n_groups++] = c;
+    for (int g = 0; g < n_groups && st == MP_OK; g++) {
+      int a = g > 0 ? ends[g - 1] + 1 : 0;
+      /* the group alone (split in two), then the group with the next one (merged or re-split) */
+      st = regroup_span(t, i, from, a, ends[g], from[ends[g]], cand, err);
+      if (st == MP_OK && g + 1 < n_groups)
+        st = regroup_span(t, i, from, a, ends[g + 1], from[ends[g]] + from[ends[g + 1]], cand, err);
+    }
+    if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
+  }
+cleanup:
+  free(from);
+  free(cand);
+  free(ends);
+  return st;
+}

@@ -1,0 +1,286 @@
+/* Tests of rl_method: the rl partitioner on the simulator (never worse than its start, the same plan
+ * for the same seed, bad options, a lent simulator), and `meshpipe train`, the trainer's front end
+ * (a resumed run and one under mpirun write what one uninterrupted process writes; bad usage).
+ * MESHPIPE_TEST_LABELS: simgrid */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "chip.h"
+#include "fileio.h"
+#include "graph.h"
+#include "method.h"
+#include "sim.h"
+#include "testutil.h"
+
+typedef struct rl_run {
+  const char *init, *policy, *chip;
+  int episodes;
+  uint64_t seed;
+  sim *sim; /* lent to the method, or NULL */
+  mp_status st;
+  plan *p;
+  method_report rep;
+  mp_error err;
+} rl_run;
+
+/* Runs the rl method on tiny_resnet: r->st, r->err, r->p and r->rep say how it ended.  Returns 0 when
+ * the inputs do not load or the method returns an invalid plan, so that it also serves in a child
+ * process, where a failed CUnit assertion would go unseen. */
+static int run_rl(rl_run *r) {
+  graph *g = NULL;
+  chip *c = NULL;
+  r->p = NULL;
+  int ok = graph_load(testutil_src("traces/tiny_resnet.json"), &g, &r->err) == MP_OK &&
+           chip_load(testutil_src(r->chip ? r->chip : "platforms/mesh4x4.json"), &c, &r->err) == MP_OK;
+  if (ok) {
+    method_options o;
+    method_options_default(&o);
+    o.seed = r->seed ? r->seed : 1;
+    o.init = r->init;
+    o.policy = r->policy;
+    o.episodes = r->episodes;
+    o.sim = r->sim;
+    r->st = method_run("rl", g, c, &o, &r->p, &r->rep, &r->err);
+    mp_error verr;
+    if (r->st == MP_OK) ok = plan_validate(r->p->arranged, c->n_cores, g->n_ops, "x", &verr) == MP_OK;
+  }
+  chip_free(c);
+  graph_free(g);
+  return ok;
+}
+
+/* The "best simulated B ... against S" figures of the method's note. */
+static int note_figures(const method_report *rep, double *best, double *start) {
+  const char *at = strstr(rep->notes, "best simulated ");
+  return at && sscanf(at, "best simulated %lf samples/s against %lf", best, start) == 2;
+}
+
+static void the_rl_method_should_never_return_worse_than_its_initial_plan(void) {
+  const char *inits[2] = {NULL, "optimal"};
+  for (int k = 0; k < 2; k++) {
+    rl_run r = {.init = inits[k], .episodes = 8};
+    CU_ASSERT_TRUE_FATAL(run_rl(&r));
+    CU_ASSERT_EQUAL_FATAL(r.st, MP_OK);
+    double best = 0, start = 0;
+    CU_ASSERT_TRUE(note_figures(&r.rep, &best, &start));
+    CU_ASSERT(best >= start && start > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.rep.notes, k ? "from optimal's plan" : "from even's plan"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.rep.notes, "from the simulator's cache"));
+    plan_free(r.p);
+  }
+}
+
+static void the_rl_method_should_give_the_same_plan_for_the_same_seed(void) {
+  rl_run a = {.episodes = 8, .seed = 3}, b = {.episodes = 8, .seed = 3};
+  CU_ASSERT_TRUE_FATAL(run_rl(&a));
+  CU_ASSERT_TRUE_FATAL(run_rl(&b));
+  CU_ASSERT_EQUAL_FATAL(a.st, MP_OK);
+  CU_ASSERT_EQUAL_FATAL(b.st, MP_OK);
+  CU_ASSERT_TRUE(plan_equal(a.p, b.p));
+  CU_ASSERT_STRING_EQUAL(a.rep.notes, b.rep.notes);
+  plan_free(a.p);
+  plan_free(b.p);
+}
+
+static void the_rl_method_should_reject_bad_options(void) {
+  rl_run r = {.init = "rl", .episodes = 4};
+  CU_ASSERT_TRUE_FATAL(run_rl(&r));
+  CU_ASSERT_EQUAL(r.st, MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "cannot come from rl"));
+  rl_run u = {.init = "nonsense", .episodes = 4};
+  CU_ASSERT_TRUE_FATAL(run_rl(&u));
+  CU_ASSERT_EQUAL(u.st, MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(u.err.msg, "no method 'nonsense'"));
+  rl_run m = {.policy = testutil_temp_path("missing.pol"), .episodes = 4};
+  CU_ASSERT_TRUE_FATAL(run_rl(&m));
+  CU_ASSERT_EQUAL(m.st, MP_INPUT); /* the child's error comes back through the pipe */
+  CU_ASSERT_PTR_NOT_NULL(strstr(m.err.msg, "missing.pol"));
+}
+
+/* In a child process (every failed check is a non-zero exit status): a lent simulator is used
+ * in-process, and one of another chip is refused. */
+static int lent_sim_child(void *arg) {
+  (void)arg;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  if (chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
+    return 10;
+  rl_run ok = {.episodes = 4, .sim = s};
+  if (!run_rl(&ok)) return 11;
+  sim_stats st;
+  sim_get_stats(s, &st);
+  if (ok.st != MP_OK || st.evaluations < 4) return 12; /* the search ran on the lent engine */
+  plan_free(ok.p);
+  rl_run other = {.episodes = 4, .chip = "platforms/mesh8x8.json", .sim = s};
+  if (!run_rl(&other)) return 13;
+  if (other.st != MP_RUN || !strstr(other.err.msg, "runs chip")) return 14;
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(lent_sim_child, NULL), 0);
+}
+
+static char *slurp_file(const char *path, size_t *len) {
+  char *data = NULL;
+  mp_error err;
+  if (fileio_read_all(path, &data, len, &err) != MP_OK) return NULL;
+  return data;
+}
+
+static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte(void) {
+  /* Copies: testutil's path buffers rotate, and testutil_meshpipe uses some of them. */
+  char args[4096], *out = NULL, *errout = NULL, g[1024], c[1024], whole[1024], part[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(whole, sizeof whole, "%s", testutil_temp_path("whole.pol"));
+  snprintf(part, sizeof part, "%s", testutil_temp_path("part.pol"));
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' --episodes 24 --checkpoint-every 8 -o '%s'", g, c, whole);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy written to"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "arranged_core ["));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "from the simulator's cache"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "train: episode 24/24 (100%)")); /* the progress line, not a tty */
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -q -g '%s' -c '%s' --episodes 8 --checkpoint-every 8 -o '%s'", g, c, part);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_STRING_EQUAL(errout, ""); /* --quiet */
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -q -g '%s' -c '%s' --episodes 24 --checkpoint-every 8 --resume -o '%s' --json", g,
+           c, part);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cache_hit_rate\""));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"best_per_s\""));
+  free(out), free(errout);
+  size_t la = 0, lb = 0;
+  char *a = slurp_file(whole, &la), *b = slurp_file(part, &lb);
+  CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+  free(a), free(b);
+  /* The trained policy applies without training (--episodes 0) through the partition command. */
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --policy '%s' --episodes 0", g, c, whole);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "fine-tuning the given policy"));
+  free(out), free(errout);
+}
+
+/* mpirun -np 3: the same policy file, checkpoint and summary as one process with the same seed. */
+static void train_under_mpirun_should_write_what_one_process_writes(void) {
+  const char *why = NULL;
+  if (!testutil_mpi_available(&why)) {
+    printf("\n  SKIPPED: %s\n", why);
+    return;
+  }
+  char args[4096], cmd[8192], *out = NULL, *errout = NULL, g[1024], c[1024], one[1024], three[1024], log[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(one, sizeof one, "%s", testutil_temp_path("one.pol"));
+  snprintf(three, sizeof three, "%s", testutil_temp_path("three.pol"));
+  snprintf(log, sizeof log, "%s", testutil_temp_path("mpirun.json"));
+  /* --isolate: simulated figures that do not depend on what else each process simulated before */
+  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  snprintf(cmd, sizeof cmd,
+           "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' train -q --json --isolate -g '%s' -c '%s' "
+           "--episodes 20 -o '%s' >'%s' 2>&1",
+           MESHPIPE_BINARY, g, c, three, log);
+  int rc = system(cmd);
+  size_t ll = 0;
+  char *printed = slurp_file(log, &ll);
+  if (!(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)) printf("\n  mpirun failed:\n%s\n", printed ? printed : "");
+  CU_ASSERT_FATAL(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+  for (int k = 0; k < 2; k++) { /* the policy, then the checkpoint */
+    char pa[1100], pb[1100];
+    snprintf(pa, sizeof pa, "%s%s", one, k ? ".ckpt" : "");
+    snprintf(pb, sizeof pb, "%s%s", three, k ? ".ckpt" : "");
+    size_t la = 0, lb = 0;
+    char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
+    CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a), free(b);
+  }
+  /* One summary, from rank 0, with the same plans and figures. */
+  cJSON *ra = cJSON_Parse(out), *rb = printed ? cJSON_Parse(printed) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+  char *ga = cJSON_PrintUnformatted(cJSON_GetObjectItem(ra, "graphs"));
+  char *gb = cJSON_PrintUnformatted(cJSON_GetObjectItem(rb, "graphs"));
+  CU_ASSERT_STRING_EQUAL(ga, gb);
+  CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(ra, "evaluations")),
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(rb, "evaluations")));
+  free(ga), free(gb);
+  cJSON_Delete(ra);
+  cJSON_Delete(rb);
+  free(printed);
+  free(out), free(errout);
+}
+
+static void train_should_reject_bad_usage_with_exit_status_2(void) {
+  char g[1024], c[1024], pol[1024], nograph[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(pol, sizeof pol, "%s", testutil_temp_path("u.pol"));
+  snprintf(nograph, sizeof nograph, "%s", testutil_temp_path("nograph.json"));
+  struct {
+    int with_graph, with_output;
+    const char *extra, *want;
+  } cases[] = {
+      {0, 1, "", "needs at least one graph"},
+      {1, 0, "", "needs a file for the policy"},
+      {1, 1, "--reward magic", "--reward must be"},
+      {1, 1, "--init rl", "cannot be rl"},
+      {1, 1, "--init nothing", "no method 'nothing'"},
+      {1, 1, "--resume", "no checkpoint"},
+      {1, 1, "--batch 1", "--batch"},
+      {1, 1, "--episodes -3", "--episodes"},
+      {1, 1, "extra", "unexpected argument"},
+      {1, 1, "--bogus", "unknown option"},
+      {1, 1, "-g", "needs a value"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char args[4096], gpart[1100] = "", opart[1100] = "", *out = NULL, *errout = NULL;
+    if (cases[k].with_graph) snprintf(gpart, sizeof gpart, "-g '%s'", g);
+    if (cases[k].with_output) snprintf(opart, sizeof opart, "-o '%s'", pol);
+    snprintf(args, sizeof args, "train %s -c '%s' %s %s", gpart, c, opart, cases[k].extra);
+    CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(errout, cases[k].want));
+    if (!strstr(errout, cases[k].want)) fprintf(stderr, "\n  %s -> %s", args, errout);
+    free(out), free(errout);
+  }
+  char args[4096], *out = NULL, *errout = NULL;
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' -o '%s'", nograph, c, pol);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "nograph.json"));
+  free(out), free(errout);
+  snprintf(args, sizeof args, "train -g '%s' -c '%s' -o /nonexistent-dir/p.pol --episodes 8", g, c);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 1);
+  /* refused before any training: no progress line */
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "/nonexistent-dir/p.pol: cannot write the policy there"));
+  CU_ASSERT_PTR_NULL(strstr(errout, "train: episode"));
+  free(out), free(errout);
+  CU_ASSERT_FALSE(testutil_exists(pol));
+}
+
+static CU_TestInfo tests[] = {
+    {"the_rl_method_should_never_return_worse_than_its_initial_plan",
+     the_rl_method_should_never_return_worse_than_its_initial_plan},
+    {"the_rl_method_should_give_the_same_plan_for_the_same_seed",
+     the_rl_method_should_give_the_same_plan_for_the_same_seed},
+    {"the_rl_method_should_reject_bad_options", the_rl_method_should_reject_bad_options},
+    {"the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only",
+     the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
+    {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
+     train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
+    {"train_under_mpirun_should_write_what_one_process_writes",
+     train_under_mpirun_should_write_what_one_process_writes},
+    {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},
+    CU_TEST_INFO_NULL,
+};
+
+int main(int argc, char **argv) { return testutil_run("rl_method", tests, argc, argv); }
