@@ -130,6 +130,10 @@ int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so) {
     if (cli_parse_int(cmd, "--microbatches", arg, 1, 1000000L, &v)) return 2;
     so->microbatches = (int)v;
     return 0;
+  case CLI_OPT_MAX_MICRO:
+    if (cli_parse_int(cmd, "--max-microbatches", arg, 4, 1000000L, &v)) return 2;
+    so->max_microbatches = (int)v;
+    return 0;
   case 'l':
     if (cli_parse_int(cmd, "--links", arg, 0, 100000L, &v)) return 2;
     so->top_links = (int)v;

@@ -46,6 +46,7 @@ typedef struct cli_graph_opts {
 enum {
   CLI_OPT_DTYPE = 1000, CLI_OPT_BATCH, CLI_OPT_NO_FUSE,
   CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT,
+  CLI_OPT_MAX_MICRO,
   CLI_OPT_FIRST_FREE /* a command's own long-only options start here */
 };
 #define CLI_GRAPH_OPTIONS                                                                                  \
@@ -68,19 +69,24 @@ enum {
   case CLI_OPT_POLICY:          \
   case CLI_OPT_INIT
 
-/* Options of the commands that run the simulator: -M/--microbatches, -l/--links, -f/--fast-gather,
- * -v/--verbose (short letters in CLI_SIM_SHORT for the getopt string). */
+/* Options of the commands that run the simulator: -M/--microbatches, --max-microbatches, -l/--links,
+ * -f/--fast-gather, -v/--verbose (short letters in CLI_SIM_SHORT for the getopt string). */
 #define CLI_SIM_SHORT "M:l:fv"
 #define CLI_SIM_OPTIONS                                                                                    \
-  {"microbatches", required_argument, NULL, 'M'}, {"links", required_argument, NULL, 'l'},                 \
-      {"fast-gather", no_argument, NULL, 'f'}, {"verbose", no_argument, NULL, 'v'}
+  {"microbatches", required_argument, NULL, 'M'}, {"max-microbatches", required_argument, NULL, CLI_OPT_MAX_MICRO}, \
+      {"links", required_argument, NULL, 'l'}, {"fast-gather", no_argument, NULL, 'f'},                    \
+      {"verbose", no_argument, NULL, 'v'}
 #define CLI_SIM_OPTION_CASES \
   case 'M':                  \
+  case CLI_OPT_MAX_MICRO:    \
   case 'l':                  \
   case 'f':                  \
   case 'v'
 #define CLI_SIM_HELP                                                                                       \
-  "  -M, --microbatches M    micro-batches the simulator streams through the plan (default 8)\n"          \
+  "  -M, --microbatches M    stream exactly M micro-batches through the plan; by default the simulator\n"   \
+  "                          runs until the pipeline is in steady state (its completions periodic)\n"     \
+  "      --max-microbatches N  give up looking for the steady state after N micro-batches (default 4p + 32\n" \
+  "                          for p stages) and report the mean interval of the second half\n"             \
   "  -l, --links N           busiest NoC links to list (default 8)\n"                                     \
   "  -f, --fast-gather       all-gathers load only their chain's two busiest links: the same times\n"     \
   "                          without contention, 1.3-3.5x faster evaluations, less contention detail\n"    \

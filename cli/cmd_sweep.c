@@ -50,7 +50,7 @@ static const char usage_text[] =
     "  -o, --output FILE     the CSV to create or resume (required)\n"
     "  -j, --jobs N          cases run at once, each in its own process (default: the number of CPUs;\n"
     "                        1 per rank under mpirun)\n"
-    "  -M, --microbatches M  micro-batches per simulation (default 8)\n"
+    "  -M, --microbatches M  micro-batches per simulation (default: until steady state)\n"
     "      --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        method options, the same for every case: as for 'meshpipe partition'\n"
     "      --dtype T, --batch N, --no-fuse\n"
@@ -196,7 +196,7 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
       {0}};
   memset(a, 0, sizeof *a);
   a->chip = CLI_DEFAULT_CHIP;
-  a->micro = 8;
+  a->micro = 0; /* steady state */
   method_options_default(&a->mo);
   a->go = (cli_graph_opts)CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;

@@ -47,7 +47,7 @@ static const char usage[] =
     "  --checkpoint-every K   episodes between checkpoints (default 64; 0: only at the end)\n"
     "  --resume               continue from POLICY.ckpt (same options as the interrupted run)\n"
     "  --reward KIND          sim (default): the SimGrid simulator; model: the analytical model (fast)\n"
-    "  -M, --microbatches M   micro-batches per simulation (default 8)\n"
+    "  -M, --microbatches M   micro-batches per simulation (default: until steady state)\n"
     "  --batch B              episodes per policy update (default 8)\n"
     "  --steps T              moves per episode (default min(2 x cores, 16))\n"
     "  --samples K            proposals simulated per move (default 8)\n"

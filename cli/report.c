@@ -19,12 +19,28 @@ static char *fmt_s(double s, char *buf, size_t n) {
 
 void report_print(const char *graph_name, const chip *c, const sim_result *r, const optimes *ot) {
   char a[32], b[32], d[32], e[32], f[32];
-  printf("%s on %s: %d stage%s, %d micro-batches\n", graph_name, c->name, r->n_stages, r->n_stages == 1 ? "" : "s",
-         r->microbatches);
+  printf("%s on %s: %d stage%s, %d micro-batch%s simulated\n", graph_name, c->name, r->n_stages,
+         r->n_stages == 1 ? "" : "s", r->microbatches, r->microbatches == 1 ? "" : "es");
   printf("throughput   %.6g samples/s (period %s between micro-batch completions)\n", r->throughput_per_s,
          fmt_s(r->period_s, a, sizeof a));
-  printf("latency      %s per sample\n", fmt_s(r->latency_s, a, sizeof a));
-  printf("makespan     %s for %d micro-batches\n", fmt_s(r->makespan_s, a, sizeof a), r->microbatches);
+  switch (r->period_kind) {
+  case SIM_PERIOD_STEADY:
+    printf("steady state reached after a warm-up of %d micro-batch%s (completions repeat every %d)\n",
+           r->warmup_microbatches, r->warmup_microbatches == 1 ? "" : "es", r->cycle);
+    break;
+  case SIM_PERIOD_UNSETTLED:
+    printf("NOT SETTLED   the completions were not periodic within %d micro-batches: the period is the mean of the\n"
+           "             second half after the warm-up (raise --max-microbatches to look further)\n",
+           r->microbatches);
+    break;
+  case SIM_PERIOD_FIXED:
+    printf("fixed run    %d micro-batch%s (-M): the period includes the pipeline's start-up\n", r->microbatches,
+           r->microbatches == 1 ? "" : "es");
+    break;
+  }
+  printf("latency      %s per sample through the empty pipeline\n", fmt_s(r->latency_s, a, sizeof a));
+  printf("makespan     %s for the %d micro-batch%s\n", fmt_s(r->makespan_s, a, sizeof a), r->microbatches,
+         r->microbatches == 1 ? "" : "es");
   printf("analytical   bottleneck %s (%.6g samples/s)\n", fmt_s(r->analytical_bottleneck_s, a, sizeof a),
          r->analytical_bottleneck_s > 0 ? 1 / r->analytical_bottleneck_s : 0.0);
   printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s\n", "stage", "layers", "cores", "compute", "comm", "dram",
@@ -39,16 +55,17 @@ void report_print(const char *graph_name, const chip *c, const sim_result *r, co
            fmt_s(s->comm_s, d, sizeof d), fmt_s(s->dram_s, e, sizeof e), fmt_s(s->idle_s, f, sizeof f),
            fmt_s(s->analytical_t_s, b, sizeof b), mem, i == r->bottleneck_stage ? "  <- bottleneck" : "");
   }
-  printf("(stage times are totals over the %d micro-batches; model t_i is per micro-batch)\n", r->microbatches);
+  printf("(stage times are per micro-batch%s; idle = period - compute - dram)\n",
+         r->period_kind == SIM_PERIOD_FIXED ? ", averaged over the run" : ", averaged after the warm-up");
   int over = 0;
   for (int k = 0; k < r->n_cores; k++) over += !r->cores[k].fits;
   if (r->feasible)
     printf("\nmemory       every core's SRAM holds its share\n");
   else
-    printf("\nmemory       DOES NOT FIT on %d core%s: %s of weights streamed from DRAM\n", over, over == 1 ? "" : "s",
+    printf("\nmemory       DOES NOT FIT on %d core%s: %s streamed from DRAM per micro-batch\n", over, over == 1 ? "" : "s",
            cli_fmt_bytes((double)r->dram_bytes, a, sizeof a));
   if (r->n_links > 0) {
-    printf("\nbusiest links (bytes over the run, utilisation of the makespan):\n");
+    printf("\nbusiest links (bytes per micro-batch, utilisation of the period):\n");
     for (int k = 0; k < r->n_links; k++)
       printf("  %-22s %12s  %5.1f%%\n", r->links[k].name, cli_fmt_bytes((double)r->links[k].bytes, a, sizeof a),
              100 * r->links[k].utilisation);

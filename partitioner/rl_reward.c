@@ -105,7 +105,7 @@ static mp_status sim_figures(const rl_reward *r, const int *arranged, double ref
   for (int i = 0; i < res.n_stages; i++) {
     const sim_stage_result *sr = &res.stages[i];
     double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
-    buf[i] = busy / res.microbatches;
+    buf[i] = busy; /* per micro-batch */
     uint64_t sram = chip_group_of(c, sr->first_core, sr->n_cores).sram_bytes;
     buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
     m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;

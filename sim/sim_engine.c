@@ -166,23 +166,39 @@ static int same_interval(const job *j, int m, int q) {
   return fabs(a - b) <= SIM_STEADY_TOLERANCE * fmax(fabs(a), fabs(b));
 }
 
-/* After completion n_complete - 1 = L of a steady-state run: stops the run once its completions are
- * periodic (see sim_int.h): the last max(2q, SIM_STEADY_MIN_INTERVALS) intervals after the warm-up
- * each equal the one q earlier. */
+/* The cycle q of the completions at L after the warm-up, or 0: every interval over the last `span`
+ * (at least 2q and SIM_STEADY_MIN_INTERVALS) equals the one q earlier. */
+static int periodic(const job *j, int L, int span) {
+  for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
+    int need = span > 2 * q ? span : 2 * q;
+    if (need < SIM_STEADY_MIN_INTERVALS) need = SIM_STEADY_MIN_INTERVALS;
+    if (L < j->warmup + need + q) return 0;
+    int ok = 1;
+    for (int m = L - need + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
+    if (ok) return q;
+  }
+  return 0;
+}
+
+/* After completion n_complete - 1 = L of a steady-state run (see sim_int.h): stops the run once its
+ * completions are periodic over a span that covers the micro-batches in flight and as many micro-batches
+ * start as end; when they are periodic while the first stages still start them faster, the window is
+ * closed to the micro-batches in flight so that from now on one starts as one ends. */
 static void check_steady(job *j) {
   int L = j->n_complete - 1;
   if (j->warmup < 0) j->warmup = find_warmup(j);
   if (j->warmup < 0) return;
-  for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
-    int span = 2 * q > SIM_STEADY_MIN_INTERVALS ? 2 * q : SIM_STEADY_MIN_INTERVALS;
-    if (L < j->warmup + span + q) break;
-    int ok = 1;
-    for (int m = L - span + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
-    if (ok) {
-      j->cycle = q;
-      j->limit = L + 1;
-      return;
-    }
+  int started = L + 1;
+  while (started < j->M && j->start_t[started] >= 0) started++;
+  int in_flight = started - (L + 1), q = periodic(j, L, in_flight);
+  if (q == 0) return;
+  double out = j->c[L] - j->c[L - q], in = j->start_t[started - 1] - j->start_t[started - 1 - q];
+  if (fabs(out - in) <= SIM_STEADY_TOLERANCE * fmax(out, in)) {
+    j->cycle = q;
+    j->limit = L + 1;
+  } else if (j->closed_at == 0) {
+    j->window = in_flight;
+    j->closed_at = L;
   }
 }
 
@@ -190,10 +206,11 @@ static void check_steady(job *j) {
 static void group_done(job *j, int mb, double t) {
   if (++j->groups_done[mb] < j->n_groups) return;
   j->c[mb] = t;
-  while (j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
+  while (j->n_complete < j->cap && j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
     j->n_complete++;
     if (!j->fixed) check_steady(j);
   }
+  if (j->n_complete == j->cap) j->limit = j->cap; /* the cap: stop here, settled or not */
   /* the window may have opened for a waiting group, or the run may have ended */
   for (int g = 0; g < j->n_groups; g++)
     if (j->groups[g].waiting) {
@@ -303,7 +320,6 @@ static void measure(job *j) {
   r->warmup = j->fixed ? 0 : j->warmup;
   r->cycle = j->cycle;
   r->settled = !j->fixed && j->cycle > 0;
-  while (r->started < j->M && j->start_t[r->started] >= 0) r->started++;
   if (n < 1) return; /* nothing completed: the engine stopped (reported as a failed run) */
   int L = n - 1, from; /* per-micro-batch figures average micro-batches from+1 .. L */
   if (j->fixed || n == 1) {
@@ -314,6 +330,7 @@ static void measure(job *j) {
     r->period_s = (j->c[L] - j->c[L - j->cycle]) / (double)j->cycle;
   } else { /* the cap was hit: the mean interval of the last half of the run after the warm-up */
     from = L / 2 > j->warmup ? L / 2 : j->warmup;
+    if (from < j->closed_at) from = j->closed_at;
     if (from >= L) from = L - 1;
     r->period_s = (j->c[L] - j->c[from]) / (double)(L - from);
   }
@@ -401,7 +418,6 @@ static mp_status run_in_child(void *ctx, strbuf *answer, mp_error *err) {
   bytes_put_f64(answer, j->t0);
   bytes_put_f64(answer, j->t_end);
   bytes_put_u32(answer, (uint32_t)r->microbatches);
-  bytes_put_u32(answer, (uint32_t)r->started);
   bytes_put_u32(answer, (uint32_t)(r->warmup + 1));
   bytes_put_u32(answer, (uint32_t)r->cycle);
   bytes_put_u32(answer, (uint32_t)r->settled);
@@ -431,7 +447,6 @@ static void run_eval_isolated(sim *s, job *j) {
   j->t0 = bytes_get_f64(&r);
   j->t_end = bytes_get_f64(&r);
   run->microbatches = (int)bytes_get_u32(&r);
-  run->started = (int)bytes_get_u32(&r);
   run->warmup = (int)bytes_get_u32(&r) - 1;
   run->cycle = (int)bytes_get_u32(&r);
   run->settled = (int)bytes_get_u32(&r);

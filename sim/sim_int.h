@@ -140,20 +140,26 @@ typedef struct jgroup {
   long acts;
 } jgroup;
 
-/* Steady state (a run of sim_options.microbatches == 0).  The host keeps at most `window` = 2p + 2
- * micro-batches of a p-stage pipeline in flight (micro-batch m starts once m - window is complete):
- * p groups and p - 1 senders each hold at most one at a time in steady state, so the window never
- * slows the steady state, while it bounds how far the first stages run ahead of a slower one.  The
- * pipeline is full once the first micro-batch completes; the warm-up ends with the first micro-batch
- * that starts after that (W).  The run stops at completion L once the completions are periodic: the
- * last max(2q, SIM_STEADY_MIN_INTERVALS) intervals c[m] - c[m-1] after W each equal the one q earlier,
- * for a cycle q <= SIM_STEADY_MAX_CYCLE, within SIM_STEADY_TOLERANCE (relative).  The steady period is
- * the mean interval of the last cycle, (c[L] - c[L-q]) / q.  (Stages ahead of the bottleneck that are
- * faster than it may still be filling the window then, as they would with unbounded buffers: the
- * completions already run at the bottleneck's rate.)  Several intervals are required because an
- * irregular run (many groups sharing a DRAM port, say) can end two or three micro-batches exactly one
- * transfer apart by chance.  A run that has not settled when its M micro-batches (the cap) are
- * complete reports the mean interval of the second half after the warm-up, and says so. */
+/* Steady state (a run of sim_options.microbatches == 0).  The host keeps at most `window` micro-batches
+ * in flight (micro-batch m starts once m - window is complete), first 2p + 2 for p stages: p groups and
+ * p - 1 senders each hold at most one at a time in steady state, so that window never slows the
+ * steady state.  The pipeline is full once the first micro-batch completes; the warm-up ends with the
+ * first micro-batch that starts after that (W).  From then on, at each completion L:
+ *  - the completions are periodic when, for a cycle q <= SIM_STEADY_MAX_CYCLE, every interval
+ *    c[m] - c[m-1] over the last `span` equals the one q earlier within SIM_STEADY_TOLERANCE (relative);
+ *    the span is at least 2q and SIM_STEADY_MIN_INTERVALS, and at least the number of micro-batches in
+ *    flight at L, so that every micro-batch whose progress makes the pipeline's state then started within
+ *    the periodic stretch (a shorter stretch says little: groups streaming from one DRAM port complete
+ *    mostly one stream apart, with a longer interval now and then);
+ *  - periodic completions are the steady state when the last q micro-batches also started as far apart
+ *    as the last q completed: as many enter the pipeline as leave it.  Otherwise the first stages, faster
+ *    than the bottleneck, are still filling the window, and their extra traffic may still slow it
+ *    (DRAM ports, shared links): the window is then closed to the micro-batches in flight, which the
+ *    bottleneck's queue keeps busy, so that from now on a micro-batch starts as one ends, and the run
+ *    goes on to the next periodic stretch.
+ * The steady period is the mean interval of the last cycle, (c[L] - c[L-q]) / q.  A run that has not
+ * settled when its M micro-batches (the cap) are complete reports the mean interval of the second half
+ * after the warm-up and the window's closing, and says so. */
 #define SIM_STEADY_TOLERANCE 1e-6
 #define SIM_STEADY_MIN_INTERVALS 6
 #define SIM_STEADY_MAX_CYCLE 8
@@ -161,7 +167,6 @@ typedef struct jgroup {
 /* What a run measured (absolute seconds of the engine's clock turned into durations). */
 typedef struct job_run {
   int microbatches; /* completions counted: L + 1 */
-  int started;      /* micro-batches that had started when the run stopped */
   int warmup;       /* steady runs: W; fixed runs: 0 */
   int cycle;        /* q of a settled run, else 0 */
   int settled;      /* 1: a steady run found its period; 0: fixed, or the cap was hit */
@@ -171,7 +176,9 @@ typedef struct job_run {
 } job_run;
 
 typedef struct job {
-  int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap */
+  int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap plus its
+                 window (so that the last micro-batches it counts are not in a draining pipeline) */
+  int cap;    /* micro-batches counted at most: M in a fixed run */
   int fixed;  /* 1: run exactly M micro-batches; 0: until steady (above) */
   int window; /* micro-batches in flight at most */
   int n_groups;
@@ -182,13 +189,14 @@ typedef struct job {
   int failed;    /* set by the engine thread: the evaluation could not run (out of memory, fork) */
   double t0, t_end;
   /* run state (engine thread) */
-  int limit;        /* micro-batches that count: M, lowered to L + 1 when the run has settled */
+  int limit;        /* micro-batches the groups run: M, lowered to L + 1 when the run has ended at L */
   int *groups_done; /* per micro-batch: groups that finished it */
   double *c;        /* per micro-batch: completion (absolute) */
   double *start_t;  /* per micro-batch: its first activity (absolute), -1 before */
   int n_complete;   /* micro-batches 0 .. n_complete - 1 are complete */
   int warmup, cycle;
-  job_run run; /* filled when the run ends */
+  int closed_at; /* the completion at which the window was closed, or 0 */
+  job_run run;   /* filled when the run ends */
 } job;
 
 /* The job of plan p of graph g (both borrowed) on the sim's chip: M > 0 micro-batches, or M == 0 for

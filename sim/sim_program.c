@@ -99,8 +99,9 @@ static int setup_dram(const sim *s, jgroup *gr) {
 static int prepare_run(const sim *s, job *j, int M, int fixed) {
   int p = j->n_groups;
   j->fixed = fixed;
-  j->M = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
   j->window = 2 * p + 2;
+  j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
+  j->M = fixed ? j->cap : j->cap + j->window; /* a steady run keeps the pipeline full up to its cap */
   j->limit = j->M;
   j->warmup = -1;
   size_t n = (size_t)j->M;

@@ -6,9 +6,9 @@
  * posts (tensor bytes before the transfer factor), and per group the analytical model's sums.
  * Replaying compiles the same job from those actions (sim_job_from_trace) with the replay chip's
  * speeds, transfer factors and DRAM ports, so on the chip it was recorded on it is the very job
- * sim_evaluate ran and the figures are identical.  A steady-state recording holds the micro-batches
- * the steady run started before it settled, and is marked steady: its replay looks for the steady
- * state among them by the same rule, and on the recording chip stops at the same completion. */
+ * sim_evaluate ran and the figures are identical.  A steady-state recording is marked steady and holds
+ * as many micro-batches as the run's cap: its replay looks for the steady state within them by the same
+ * rule, and on the recording chip stops at the same completion. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +28,8 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
   trace *t = NULL;
   int steady = M == 0;
   mp_status st = sim_check_op_times(s, g, err);
-  if (st == MP_OK && steady) { /* the micro-batches a steady run starts before it settles */
-    st = sim_job_from_plan(s, g, p, 0, &j, err);
-    if (st == MP_OK) st = sim_engine_run(s, j, err);
-    if (st == MP_OK) M = j->run.started;
-    sim_job_free(j);
-    j = NULL;
-  }
   if (st == MP_OK) st = sim_job_from_plan(s, g, p, M, &j, err);
+  if (st == MP_OK) M = j->cap; /* a steady run's cap: its replay looks for the steady state within as many */
   if (st == MP_OK)
     st = trace_new(MESHPIPE_VERSION, g->name, g->hash, g->n_ops, p->arranged, p->n_cores, plan_hash(p), c->name,
                    c->hash, c->width, c->height, M, &t, err);

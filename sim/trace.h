@@ -73,8 +73,8 @@ typedef struct trace {
   int *plan;         /* owned */
   int width, height; /* the recorded chip's mesh */
   int microbatches;
-  int steady; /* 1: recorded from a steady-state run; a replay looks for the steady state among the
-                 micro-batches (sim.h) */
+  int steady; /* 1: recorded from a steady-state run whose cap was `microbatches`; a replay looks for
+                 the steady state within as many (sim.h) */
   int n_groups;
   trace_group *groups; /* owned */
   int n_names;

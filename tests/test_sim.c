@@ -742,11 +742,11 @@ static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) 
  *   stage 2: 1e6 / 1e12 = 1 us (y is a graph output: no send)
  * As a line of 5 stages: sum = 6.803 us, max = 4 us; M = 4: makespan = 6.803 + 3 * 4 = 18.803 us,
  * latency 6.803 us, period 4 us: 250000 samples/s, bottleneck stage 1.
- * Totals over 4 micro-batches: compute 4.804 / 16 / 4 us; comm 1.604 / 0.804 / 0 us; idle =
- * makespan - compute = 13.999 / 2.803 / 14.803 us.  Model: t = 1.2 / 4 / 1 us (no latency).
+ * Per micro-batch: compute 1.201 / 4 / 1 us; comm 0.401 / 0.201 / 0 us; idle = period - compute =
+ * 2.799 / 0 / 3 us.  Model: t = 1.2 / 4 / 1 us (no latency).
  * SRAM per core: 1000/2 + 4000 = 4500, 2000 + 2000 = 4000, 0 + 100 = 100 bytes.
- * Links over the run: x1y0>x1y1 16000 bytes (4 x ta), then 8000 each, by link number: x0y0>x1y0,
- * x1y0>x0y0, x1y1>x0y1; utilisation of the first 16000 / (1e10 * 18.803e-6) = 0.0850928...
+ * Links per micro-batch: x1y0>x1y1 4000 bytes (ta), then 2000 each, by link number: x0y0>x1y0,
+ * x1y0>x0y0, x1y1>x0y1; utilisation of the first 4000 / (1e10 * 4e-6) = 0.1 of the period.
  * Activities: per micro-batch 2 + 1 (stage 0), 1 + 1 (stage 1), 1 (stage 2): 24. */
 static const char golden_graph[] =
     "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"golden\",\"inputs\":[{\"name\":\"x\",\"bytes\":1000}],"
@@ -815,9 +815,83 @@ static void sim_golden_output_should_match_the_hand_derived_figures(void) {
   rc = testutil_meshpipe(args, &out, &errout);
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "250000 samples/s"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "18.803 us for 4 micro-batches"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "18.803 us for the 4 micro-batches"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "fixed run    4 micro-batches (-M)"));
   free(out);
   free(errout);
+}
+
+/* ---- steady state -------------------------------------------------------------------------------- */
+
+/* A steady run stops once its completions are periodic.  Its period must be the long-run interval:
+ * with fixed runs of N < N' micro-batches, both past the start-up, c[N'-1] - c[N-1] = (N' - N) T, and
+ * c[N-1] = c[0] + (N - 1) P(N), so T = ((N' - 1) P(N') - (N - 1) P(N)) / (N' - N). */
+static void sim_steady_state_should_equal_the_long_run_interval(void) {
+  /* a chain without contention; two transfers sharing a link; the golden three-stage pipeline */
+  static const struct {
+    const char *graph, *chip;
+    int arranged[8], n_cores;
+  } runs[] = {{chain_graph, line4_chip, {1, 1, 1, 1}, 4},
+              {shared_graph, line3_chip, {1, 1, 1}, 3},
+              {golden_graph, golden_chip, {0, 1, 1, 1}, 4},
+              {chain_graph, mesh24_chip, {0, 1, 1, 0, 0, 1, 0, 1}, 8}};
+  for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+    sim_case cs[3];
+    for (int i = 0; i < 3; i++) {
+      memset(&cs[i], 0, sizeof cs[i]);
+      cs[i].graph = runs[k].graph;
+      cs[i].n_cores = runs[k].n_cores;
+      memcpy(cs[i].arranged, runs[k].arranged, sizeof runs[k].arranged);
+    }
+    cs[0].M = 0; /* steady */
+    cs[1].M = 200;
+    cs[2].M = 400;
+    cJSON *res = eval_cases(runs[k].chip, cs, 3, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    const cJSON *st = cJSON_GetArrayItem(res, 0), *a = cJSON_GetArrayItem(res, 1), *b = cJSON_GetArrayItem(res, 2);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(st, "period_kind")->valuestring, "steady");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(a, "period_kind")->valuestring, "fixed");
+    double T = (399 * num(b, "period_s") - 199 * num(a, "period_s")) / 200;
+    CU_ASSERT(close_rel(num(st, "period_s"), T, 1e-8));
+    /* it stopped early: a warm-up, then the periodic intervals it needs */
+    int W = (int)num(st, "warmup_microbatches"), n = (int)num(st, "microbatches"), q = (int)num(st, "cycle");
+    CU_ASSERT(q >= 1 && W >= 1 && n >= W + SIM_STEADY_MIN_INTERVALS + q && n < 40);
+    CU_ASSERT_EQUAL(num(st, "latency_s"), num(a, "latency_s")); /* the same fill */
+    cJSON_Delete(res);
+  }
+}
+
+/* A steady run that cannot settle within its cap says so and reports the mean of the second half. */
+static int capped_run(void *arg) {
+  (void)arg;
+  chip *c = NULL;
+  graph *g = NULL;
+  plan *p = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  o.max_microbatches = 5;
+  int arranged[4] = {1, 1, 1, 1};
+  if (load_chip(line4_chip, &c, &err) != MP_OK || load_graph(chain_graph, &g, &err) != MP_OK ||
+      plan_new(arranged, 4, 4, &p, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
+    return 10;
+  sim_result r, f;
+  if (sim_evaluate(s, g, p, &r, &err) != MP_OK || sim_evaluate_m(s, g, p, 5, &f, &err) != MP_OK) return 11;
+  if (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != 5 || r.cycle != 0) return 1;
+  /* a chain is periodic from the start: the mean of any stretch of intervals is the fixed run's */
+  if (fabs(r.period_s - f.period_s) > 1e-9 * f.period_s || f.period_kind != SIM_PERIOD_FIXED) return 2;
+  sim_result_clear(&r);
+  sim_result_clear(&f);
+  sim_free(s);
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+  return 0;
+}
+
+static void sim_steady_run_should_report_an_unsettled_period_at_its_cap(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(capped_run, NULL), 0);
 }
 
 /* ---- bad input ------------------------------------------------------------------------------------ */
@@ -953,6 +1027,9 @@ static void sim_platform_write_should_fail_cleanly_on_an_unwritable_path(void) {
 }
 
 static CU_TestInfo tests[] = {
+    {"sim_steady_state_should_equal_the_long_run_interval", sim_steady_state_should_equal_the_long_run_interval},
+    {"sim_steady_run_should_report_an_unsettled_period_at_its_cap",
+     sim_steady_run_should_report_an_unsettled_period_at_its_cap},
     {"sim_chain_makespan_should_match_the_closed_form", sim_chain_makespan_should_match_the_closed_form},
     {"sim_period_should_equal_the_analytical_bottleneck_without_latency",
      sim_period_should_equal_the_analytical_bottleneck_without_latency},
