@@ -19,7 +19,7 @@ static const char usage_text[] =
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
-    "records the simulated throughput, the analytical bottleneck and its gap to the optimal method's,\n"
+    "records the simulated throughput, the analytical model's period and its gap to the optimal method's,\n"
     "the method's solve time and the simulator's uncached evaluations per second, with the machine\n"
     "and the meshpipe version, in BENCH.json.\n"
     "\n"
@@ -73,7 +73,7 @@ static mp_status job(void *ctx, int item, char *line, size_t cap, mp_error *err)
   mp_status st = sweep_run_one(b->graphs[c->graph], b->chips[c->chip], c->method, &mo, NULL, b->speed_s, &row, err);
   if (st != MP_OK) return st;
   snprintf(line, cap, "%d %d %.17g %.17g %.17g %.17g %.17g %016llx\n", row.feasible, row.n_stages,
-           row.throughput_per_s, row.bottleneck_s, row.latency_s, row.solve_s, row.evals_per_s,
+           row.throughput_per_s, row.model_period_s, row.latency_s, row.solve_s, row.evals_per_s,
            (unsigned long long)row.plan_hash);
   return MP_OK;
 }
@@ -85,7 +85,7 @@ static mp_status done(void *ctx, int item, const char *line, const mp_error *fai
   unsigned long long hash = 0;
   b->done++;
   if (line && sscanf(line, "%d %d %lg %lg %lg %lg %lg %llx", &e->feasible, &e->stages, &e->throughput_per_s,
-                     &e->bottleneck_s, &e->latency_s, &e->solve_s, &e->evals_per_s, &hash) == 8) {
+                     &e->model_period_s, &e->latency_s, &e->solve_s, &e->evals_per_s, &hash) == 8) {
     e->plan_hash = hash;
     c->finished = 1;
   } else {

@@ -15,10 +15,11 @@
 static const char usage[] =
     "usage: meshpipe compare -g GRAPH [-c CHIP] [--methods a,b,...] [--json] [options]\n"
     "\n"
-    "Runs partitioners on the same graph and chip and prints one row each: the analytical bottleneck,\n"
-    "its gap to the optimum (the exact minimum of the analytical model), whether the plan fits memory,\n"
-    "the simulated throughput (SimGrid), its speed-up over the 'even' split, and the solve time.  The\n"
-    "optimum, the lower bound and the even split are computed even when not listed.\n"
+    "Runs partitioners on the same graph and chip and prints one row each: the period of its plan in the\n"
+    "analytical model and its gap to optimal's (the least the model knows), what limits it, whether the\n"
+    "plan fits memory, the simulated steady-state throughput (SimGrid), its speed-up over the 'even'\n"
+    "split, and the solve time.  Optimal, the lower bound and the even split are computed even when not\n"
+    "listed.\n"
     "\n"
     "  -g, --graph GRAPH     workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP       chip file (default: platforms/mesh8x8.json)\n"
@@ -194,7 +195,7 @@ static int run(int argc, char **argv) {
   }
   cost_bound lb;
   cost_lower_bound(g, c, &lb);
-  double opt_s = best.r->bottleneck_s;
+  double opt_s = best.r->period_s;
   if (json) {
     char hex[17];
     cJSON *root = cJSON_CreateObject(), *arr = NULL;
@@ -211,8 +212,9 @@ static int run(int argc, char **argv) {
       const row *r = &rows[i];
       cJSON *e = cJSON_CreateObject(), *ac = NULL;
       ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "method", r->method) &&
-           cJSON_AddNumberToObject(e, "bottleneck_s", r->r->bottleneck_s) &&
-           cJSON_AddNumberToObject(e, "gap_to_optimum_pct", gap_pct(r->r->bottleneck_s, opt_s)) &&
+           cJSON_AddNumberToObject(e, "model_period_s", r->r->period_s) &&
+           cJSON_AddStringToObject(e, "binding", cost_binding_name(r->r->binding)) &&
+           cJSON_AddNumberToObject(e, "gap_to_optimum_pct", gap_pct(r->r->period_s, opt_s)) &&
            cJSON_AddBoolToObject(e, "feasible", r->r->feasible) &&
            cJSON_AddNumberToObject(e, "mem_ratio", r->r->mem_ratio) &&
            cJSON_AddNumberToObject(e, "n_stages", r->r->n_stages) && cJSON_AddNumberToObject(e, "solve_s", r->rep.solve_s) &&
@@ -229,11 +231,11 @@ static int run(int argc, char **argv) {
     cJSON_Delete(root);
   } else {
     char a[32], b[32];
-    printf("%s (%d layers) on %s (%d cores): optimum %s%s, lower bound %s\n\n", g->name, g->n_ops, c->name, c->n_cores,
-           fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (no plan fits memory: least-infeasible)",
+    printf("%s (%d layers) on %s (%d cores): optimal's model period %s%s, lower bound %s\n\n", g->name, g->n_ops,
+           c->name, c->n_cores, fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (streaming from DRAM)",
            fmt_s(lb.bound_s, b, sizeof b));
-    printf("%-11s %12s %9s %7s %8s %14s %9s %11s\n", "method", "bottleneck", "gap", "stages", "memory", "simulated/s",
-           "vs even", "solve");
+    printf("%-11s %12s %9s %-8s %7s %8s %14s %9s %11s\n", "method", "model period", "gap", "limit", "stages", "memory",
+           "simulated/s", "vs even", "solve");
     for (int i = 0; i < n; i++) {
       const row *r = &rows[i];
       char mem[16] = "fits";
@@ -243,11 +245,13 @@ static int run(int argc, char **argv) {
         snprintf(thr, sizeof thr, "%.4g", r->throughput_per_s);
         snprintf(speedup, sizeof speedup, "%.2fx", r->throughput_per_s / even.throughput_per_s);
       }
-      printf("%-11s %12s %8.1f%% %7d %8s %14s %9s %11s\n", r->method, fmt_s(r->r->bottleneck_s, a, sizeof a),
-             gap_pct(r->r->bottleneck_s, opt_s), r->r->n_stages, mem, thr, speedup, fmt_s(r->rep.solve_s, b, sizeof b));
+      printf("%-11s %12s %8.1f%% %-8s %7d %8s %14s %9s %11s\n", r->method, fmt_s(r->r->period_s, a, sizeof a),
+             gap_pct(r->r->period_s, opt_s), cost_binding_name(r->r->binding), r->r->n_stages, mem, thr, speedup,
+             fmt_s(r->rep.solve_s, b, sizeof b));
     }
-    printf("\n(gap: bottleneck over the optimum's; memory: 'fits' or the largest per-core need over SRAM.  The optimum\n"
-           " puts memory first, so a plan that does not fit can show a negative gap.)\n");
+    printf("\n(gap: model period over optimal's; limit: what sets the period in the model - a stage's compute,\n"
+           " DRAM streams or Sends, or the load of a NoC link or DRAM port; memory: 'fits' or the largest per-core\n"
+           " need over SRAM, the excess streamed from DRAM every micro-batch.)\n");
   }
 cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);

@@ -16,18 +16,21 @@ static const char usage[] =
     "usage: meshpipe partition -g GRAPH [-c CHIP] [-m METHOD] [-o PLAN.json] [--json] [options]\n"
     "\n"
     "Splits the graph's layers into contiguous pipeline stages on contiguous (snake-ordered) core groups\n"
-    "with one partitioner and prints the plan: per stage its layers (first and last op), its cores, its\n"
-    "time t_i and per-core memory s_i of the analytical model (partitioner/README.md); the analytical\n"
-    "bottleneck, a lower bound on any plan's bottleneck and the gap to it, and - by running the\n"
-    "SimGrid simulator on the plan - the simulated throughput, period and latency.\n"
+    "with one partitioner and prints the plan: per stage its layers (first and last op), its cores, and in\n"
+    "the analytical model (partitioner/README.md) its compute (work and all-gathers), DRAM streams, Sends\n"
+    "(one per tensor per destination group), time t_i, what limits it and its per-core memory s_i; the\n"
+    "model's period (the slowest stage, or the busiest NoC link or DRAM port when that is slower) and\n"
+    "what sets it, a lower bound on any plan's period and the gap to it, and - by running the SimGrid\n"
+    "simulator on the plan - the simulated steady-state throughput, period and fill latency.\n"
     "\n"
     "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
     "  -m, --method NAME    partitioner (default optimal):\n"
     "%s"
     "  -o, --output FILE    also write the plan (arranged_core and its stages), atomically\n"
-    "  -j, --json           print one JSON object: method, arranged_core, stages, bottleneck_s,\n"
-    "                       lower_bound_s, feasible, solve_s, notes, ...\n"
+    "  -j, --json           print one JSON object: method, arranged_core, stages (with their limiter),\n"
+    "                       period_s, binding, bottleneck_s, link_bound_s, busiest_link, lower_bound_s,\n"
+    "                       feasible, solve_s, notes, simulated, ...\n"
     "  --seed S             seed for methods that draw random numbers (default 1)\n"
     "  --tau T              seed-split: split_compare's threshold on the standard deviation, seconds\n"
     "                       (default 1e-6)\n"
@@ -54,12 +57,25 @@ static char *fmt_s(double s, char *buf, size_t n) {
   return buf;
 }
 
+/* What sets the model's period, in words: "stage 4's compute", "link x3y0>x4y0 (12.5 MiB per micro-batch)". */
+static void binding_text(const cost_result *r, const chip *c, char *buf, size_t n) {
+  char link[48], b[32];
+  if (r->binding == COST_BIND_LINK || r->binding == COST_BIND_PORT) {
+    chip_link_name(c, r->busiest_link, link, sizeof link);
+    snprintf(buf, n, "%s %s (%s per micro-batch)", r->binding == COST_BIND_PORT ? "DRAM port link" : "NoC link", link,
+             cli_fmt_bytes(r->link_bytes[r->busiest_link], b, sizeof b));
+  } else {
+    snprintf(buf, n, "stage %d's %s", r->bottleneck_stage, cost_stage_limiter(&r->stages[r->bottleneck_stage]));
+  }
+}
+
 static void print_text(const char *method, const graph *g, const chip *c, const plan *p, const cost_result *r,
                        const cost_bound *lb, const method_report *rep, const sim_result *sr) {
-  char a[32], b[32], d[32];
+  char a[32], b[32], d[32], e[32], f[32], why[160];
   printf("%s on %s (%d layers) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, c->name,
          c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
-  printf("\n%5s  %-11s %-48s %-11s %10s %10s %21s\n", "stage", "layers", "ops", "cores", "t_i", "send", "s_i / SRAM");
+  printf("\n%5s  %-11s %-48s %-11s %10s %10s %10s %6s %10s %-8s %21s\n", "stage", "layers", "ops", "cores", "compute",
+         "dram", "send", "sends", "t_i", "limiter", "s_i / SRAM");
   for (int i = 0; i < r->n_stages; i++) {
     const cost_stage *s = &r->stages[i];
     char layers[32], cores[32], ops[128], mem[48];
@@ -69,24 +85,39 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
              g->ops[s->first_layer + s->n_layers - 1].name);
     snprintf(mem, sizeof mem, "%s / %s%s", cli_fmt_bytes(s->mem_bytes, a, sizeof a),
              cli_fmt_bytes(s->sram_bytes, b, sizeof b), s->fits ? "" : " !");
-    printf("%5d  %-11s %-48s %-11s %10s %10s %21s%s\n", i, layers, ops, cores, fmt_s(s->time_s, a, sizeof a),
-           fmt_s(s->send_s, d, sizeof d), mem, i == r->bottleneck_stage ? "  <- bottleneck" : "");
+    printf("%5d  %-11s %-48s %-11s %10s %10s %10s %6d %10s %-8s %21s%s\n", i, layers, ops, cores,
+           fmt_s(s->compute_s, d, sizeof d), fmt_s(s->dram_s, e, sizeof e), fmt_s(s->send_s, f, sizeof f),
+           s->n_transfers, fmt_s(s->time_s, a, sizeof a), cost_stage_limiter(s), mem,
+           i == r->bottleneck_stage ? "  <- slowest" : "");
   }
-  printf("\nanalytical bottleneck  %s at stage %d (%.4g samples/s)\n", fmt_s(r->bottleneck_s, a, sizeof a),
-         r->bottleneck_stage, r->bottleneck_s > 0 ? 1 / r->bottleneck_s : 0.0);
+  binding_text(r, c, why, sizeof why);
+  printf("\nmodel period           %s (%.4g samples/s), set by %s\n", fmt_s(r->period_s, a, sizeof a),
+         r->period_s > 0 ? 1 / r->period_s : 0.0, why);
+  printf("                       slowest stage %s (stage %d), busiest link %s\n", fmt_s(r->bottleneck_s, a, sizeof a),
+         r->bottleneck_stage, fmt_s(r->link_bound_s, b, sizeof b));
   printf("lower bound            %s (%s: total flops / total speed %s, costliest layer %d on its best group %s); "
          "gap %.1f%%\n",
          fmt_s(lb->bound_s, a, sizeof a), lb->flops_s >= lb->layer_s ? "flops" : "layer", fmt_s(lb->flops_s, b, sizeof b),
-         lb->layer, fmt_s(lb->layer_s, d, sizeof d), lb->bound_s > 0 ? 100 * (r->bottleneck_s / lb->bound_s - 1) : 0.0);
-  if (r->feasible)
+         lb->layer, fmt_s(lb->layer_s, d, sizeof d), lb->bound_s > 0 ? 100 * (r->period_s / lb->bound_s - 1) : 0.0);
+  if (r->feasible) {
     printf("memory                 fits (largest per-core need %.0f%% of SRAM)\n", 100 * r->mem_ratio);
-  else
-    printf("memory                 DOES NOT FIT: largest per-core need %.3g x SRAM (stages marked !)\n", r->mem_ratio);
+  } else {
+    double in = 0, out = 0;
+    for (int i = 0; i < r->n_stages; i++) {
+      in += r->stages[i].dram_in_bytes;
+      out += r->stages[i].dram_out_bytes;
+    }
+    printf("memory                 DOES NOT FIT: largest per-core need %.3g x SRAM (stages marked !); per micro-batch "
+           "%s read from DRAM, %s of spilled activations written back\n",
+           r->mem_ratio, cli_fmt_bytes(in, a, sizeof a), cli_fmt_bytes(out, b, sizeof b));
+  }
   if (sr) {
-    printf("simulated              %.4g samples/s (period %s, latency %s, %d micro-batches); analytical / simulated "
-           "period %.3f\n",
-           sr->throughput_per_s, fmt_s(sr->period_s, a, sizeof a), fmt_s(sr->latency_s, b, sizeof b), sr->microbatches,
-           sr->period_s > 0 ? r->bottleneck_s / sr->period_s : 0.0);
+    printf("simulated              %.4g samples/s (period %s, %s; fill latency %s); model / simulated period %.4f\n",
+           sr->throughput_per_s, fmt_s(sr->period_s, a, sizeof a),
+           sr->period_kind == SIM_PERIOD_STEADY     ? "steady state"
+           : sr->period_kind == SIM_PERIOD_UNSETTLED ? "NOT SETTLED: mean of the second half"
+                                                     : "fixed run",
+           fmt_s(sr->latency_s, b, sizeof b), sr->period_s > 0 ? r->period_s / sr->period_s : 0.0);
   }
   if (rep->notes[0]) printf("notes                  %s\n", rep->notes);
 }
@@ -95,7 +126,7 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
 static cJSON *report_json(const char *method, const method_options *o, const graph *g, const chip *c, const plan *p,
                           const cost_result *r, const cost_bound *lb, const method_report *rep, const sim_result *sr) {
   char hex[17];
-  cJSON *root = cJSON_CreateObject(), *arr = NULL, *stages = cost_result_to_json(r), *bound = cost_bound_to_json(lb);
+  cJSON *root = cJSON_CreateObject(), *arr = NULL, *stages = cost_result_to_json(r, c), *bound = cost_bound_to_json(lb);
   int ok = root && stages && bound && cJSON_AddStringToObject(root, "method", method) &&
            cJSON_AddStringToObject(root, "graph", g->name) &&
            cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
@@ -110,9 +141,12 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
     ok = cJSON_AddStringToObject(s, "first_op", g->ops[cs->first_layer].name) &&
          cJSON_AddStringToObject(s, "last_op", g->ops[cs->first_layer + cs->n_layers - 1].name);
   }
+  const char *keys[] = {"period_s", "binding", "bottleneck_s", "bottleneck_stage", "link_bound_s", "busiest_link"};
+  for (size_t k = 0; ok && k < sizeof keys / sizeof *keys; k++) { /* the model's verdict, at the top level */
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(stages, keys[k]);
+    ok = v && cJSON_AddItemToObject(root, keys[k], cJSON_Duplicate(v, 1));
+  }
   ok = ok && cJSON_AddNumberToObject(root, "n_stages", r->n_stages) &&
-       cJSON_AddNumberToObject(root, "bottleneck_s", r->bottleneck_s) &&
-       cJSON_AddNumberToObject(root, "bottleneck_stage", r->bottleneck_stage) &&
        cJSON_AddNumberToObject(root, "lower_bound_s", lb->bound_s) && cJSON_AddBoolToObject(root, "feasible", r->feasible) &&
        cJSON_AddNumberToObject(root, "mem_ratio", r->mem_ratio) && cJSON_AddNumberToObject(root, "solve_s", rep->solve_s) &&
        cJSON_AddStringToObject(root, "notes", rep->notes) && list &&

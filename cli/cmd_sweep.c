@@ -40,7 +40,7 @@ static const char usage_text[] =
     "so a re-run tries it again; the exit status is then 1.\n"
     "\n"
     "Columns: case, one per --vary key, graph, method, feasible (plan fits SRAM: 1/0), stages,\n"
-    "bottleneck_s (analytical), throughput_per_s and latency_s (simulated), busiest_link and its\n"
+    "model_period_s (analytical), throughput_per_s and latency_s (simulated), busiest_link and its\n"
     "busiest_link_utilisation, total_sram_bytes, cores, solve_s.\n"
     "\n"
     "  -g, --graph LIST      graph files (.json or .onnx), comma-separated; their names must differ\n"

@@ -41,8 +41,9 @@ void report_print(const char *graph_name, const chip *c, const sim_result *r, co
   printf("latency      %s per sample through the empty pipeline\n", fmt_s(r->latency_s, a, sizeof a));
   printf("makespan     %s for the %d micro-batch%s\n", fmt_s(r->makespan_s, a, sizeof a), r->microbatches,
          r->microbatches == 1 ? "" : "es");
-  printf("analytical   bottleneck %s (%.6g samples/s)\n", fmt_s(r->analytical_bottleneck_s, a, sizeof a),
-         r->analytical_bottleneck_s > 0 ? 1 / r->analytical_bottleneck_s : 0.0);
+  printf("model        period %s (%.6g samples/s), set by %s; model / simulated %.4f\n",
+         fmt_s(r->model_period_s, a, sizeof a), r->model_period_s > 0 ? 1 / r->model_period_s : 0.0, r->model_binding,
+         r->period_s > 0 ? r->model_period_s / r->period_s : 0.0);
   printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s\n", "stage", "layers", "cores", "compute", "comm", "dram",
          "idle", "model t_i", "SRAM/core");
   for (int i = 0; i < r->n_stages; i++) {

@@ -85,8 +85,8 @@ void bench_fill_gaps(bench_report *r) {
     for (int j = 0; j < r->n; j++) {
       const bench_entry *o = &r->entries[j];
       if (strcmp(o->method, "optimal") == 0 && strcmp(o->graph, e->graph) == 0 && strcmp(o->chip, e->chip) == 0 &&
-          o->bottleneck_s > 0)
-        e->gap = e->bottleneck_s / o->bottleneck_s - 1;
+          o->model_period_s > 0)
+        e->gap = e->model_period_s / o->model_period_s - 1;
     }
   }
 }
@@ -118,7 +118,7 @@ cJSON *bench_to_json(const bench_report *r) {
         !cJSON_AddStringToObject(c, "chip", e->chip) || !cJSON_AddStringToObject(c, "method", e->method) ||
         !cJSON_AddBoolToObject(c, "feasible", e->feasible) || !cJSON_AddNumberToObject(c, "stages", e->stages) ||
         !cJSON_AddNumberToObject(c, "throughput_per_s", e->throughput_per_s) ||
-        !cJSON_AddNumberToObject(c, "bottleneck_s", e->bottleneck_s) ||
+        !cJSON_AddNumberToObject(c, "model_period_s", e->model_period_s) ||
         !cJSON_AddNumberToObject(c, "latency_s", e->latency_s) ||
         !(isnan(e->gap) ? cJSON_AddNullToObject(c, "gap_to_optimum") : cJSON_AddNumberToObject(c, "gap_to_optimum", e->gap)) ||
         !cJSON_AddNumberToObject(c, "solve_s", e->solve_s) ||
@@ -163,7 +163,7 @@ static mp_status get_bool(const jsonio_reader *in, const cJSON *obj, const char 
 
 static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry *e) {
   static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "throughput_per_s",
-                                     "bottleneck_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
+                                     "model_period_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
                                      "plan_hash", NULL};
   const unsigned positive = JSONIO_REQUIRED | JSONIO_LO_OPEN;
   memset(e, 0, sizeof *e);
@@ -176,7 +176,7 @@ static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry
   if (st == MP_OK) st = get_bool(in, c, "feasible", &e->feasible);
   if (st == MP_OK) st = jsonio_get_int(in, c, "stages", JSONIO_REQUIRED, 1, 1 << 20, &e->stages, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "throughput_per_s", positive, 0, INFINITY, &e->throughput_per_s, NULL);
-  if (st == MP_OK) st = jsonio_get_num(in, c, "bottleneck_s", positive, 0, INFINITY, &e->bottleneck_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "model_period_s", positive, 0, INFINITY, &e->model_period_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "latency_s", positive, 0, INFINITY, &e->latency_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "solve_s", JSONIO_REQUIRED, 0, INFINITY, &e->solve_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "sim_evals_per_s", JSONIO_REQUIRED, 0, INFINITY, &e->evals_per_s, NULL);

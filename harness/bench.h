@@ -2,7 +2,7 @@
  *
  * The suite is every bundled model on the bundled 4x4, 8x8 and 16x16 meshes with every method of the
  * table; the quick suite (for CI) is a fixed subset of it.  Each entry records what the method's plan
- * is worth (simulated throughput, analytical bottleneck, gap to the optimum's bottleneck on the same
+ * is worth (simulated throughput, the model's period, its gap to the optimum's period on the same
  * graph and chip) and how fast things ran (the method's solve time, uncached simulator evaluations
  * per second), with the machine and meshpipe version.  Plans are deterministic, so quality figures
  * compare exactly between machines, case by case.  Speed figures are compared only between runs on
@@ -39,8 +39,8 @@ typedef struct bench_entry {
   char key[160]; /* "graph|chip|method" with the graph's and chip's names */
   char graph[64], chip[64], method[32];
   int feasible, stages;
-  double throughput_per_s, bottleneck_s, latency_s;
-  double gap;         /* bottleneck_s / the optimal method's bottleneck_s - 1; NAN when not in the run */
+  double throughput_per_s, model_period_s, latency_s;
+  double gap;         /* model_period_s / the optimal method's model_period_s - 1; NAN when not in the run */
   double solve_s;     /* the method's wall-clock time */
   double evals_per_s; /* uncached simulations of the plan per second */
   uint64_t plan_hash;

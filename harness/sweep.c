@@ -459,7 +459,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   if (st != MP_OK) goto cleanup;
   row->feasible = cr->feasible;
   row->n_stages = p->n_stages;
-  row->bottleneck_s = cr->bottleneck_s;
+  row->model_period_s = cr->period_s;
   row->throughput_per_s = res.throughput_per_s;
   row->latency_s = res.latency_s;
   for (int i = 0; i < res.n_links; i++)
@@ -504,7 +504,7 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
 /* ---- CSV -------------------------------------------------------------------------------------- */
 
 #define ROW_COLUMNS                                                                                           \
-  "graph,method,feasible,stages,bottleneck_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
+  "graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
   "total_sram_bytes,cores,solve_s\n"
 
 /* Appends printf output to buf at *used; 0 when it does not fit. */
@@ -536,7 +536,7 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
   if (!put(buf, cap, &used, "%s,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%d,%.6g\n", s->graphs[c->graph]->name,
-           s->methods[c->method], r->feasible, r->n_stages, r->bottleneck_s, r->throughput_per_s, r->latency_s,
+           s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->throughput_per_s, r->latency_s,
            r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->cores, r->solve_s))
     return -1;
   return (int)used;

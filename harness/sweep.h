@@ -105,7 +105,7 @@ int sweep_find_case(const sweep *s, const char *key);
 typedef struct sweep_row {
   int feasible;              /* the plan fits every core's SRAM */
   int n_stages;
-  double bottleneck_s;       /* analytical bottleneck of the plan */
+  double model_period_s;     /* the analytical model's period of the plan */
   double throughput_per_s;   /* simulated, samples/s */
   double latency_s;          /* simulated, of one sample */
   double link_utilisation;   /* the busiest link's (NoC or DRAM port) */

@@ -279,6 +279,59 @@ int chip_nearest_dram(const chip *c, int core) {
   return best;
 }
 
+/* ---- links and routes ------------------------------------------------------------------------- */
+
+int chip_n_links(const chip *c) { return 4 * c->width * c->height + 2 * c->n_dram; }
+
+int chip_link_index(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
+
+int chip_port_link(const chip *c, int port, int up) { return 4 * c->width * c->height + 2 * port + (up ? 1 : 0); }
+
+double chip_link_bandwidth(const chip *c, int link) {
+  return link >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
+}
+
+void chip_link_name(const chip *c, int link, char *buf, size_t n) {
+  int noc = 4 * c->width * c->height;
+  if (link >= noc) {
+    int port = (link - noc) / 2, up = (link - noc) % 2;
+    const chip_dram *d = &c->dram[port];
+    if (up)
+      snprintf(buf, n, "x%dy%d>dram%d", d->x, d->y, port);
+    else
+      snprintf(buf, n, "dram%d>x%dy%d", port, d->x, d->y);
+    return;
+  }
+  int node = link / 4, dir = link % 4, x = node % c->width, y = node / c->width;
+  int nx = x + (dir == CHIP_XPLUS) - (dir == CHIP_XMINUS);
+  int ny = y + (dir == CHIP_YPLUS) - (dir == CHIP_YMINUS);
+  snprintf(buf, n, "x%dy%d>x%dy%d", x, y, nx, ny);
+}
+
+int chip_route(const chip *c, int from, int to, void (*visit)(void *ctx, int link), void *ctx) {
+  int x, y, tx, ty, hops = 0;
+  if (from < 0) {
+    const chip_dram *d = &c->dram[-1 - from];
+    visit(ctx, chip_port_link(c, -1 - from, 0));
+    x = d->x;
+    y = d->y;
+  } else {
+    x = c->cores[from].x;
+    y = c->cores[from].y;
+  }
+  if (to < 0) {
+    tx = c->dram[-1 - to].x;
+    ty = c->dram[-1 - to].y;
+  } else {
+    tx = c->cores[to].x;
+    ty = c->cores[to].y;
+  }
+  for (; x != tx; x += tx > x ? 1 : -1, hops++) visit(ctx, chip_link_index(c, x, y, tx > x ? CHIP_XPLUS : CHIP_XMINUS));
+  for (; y != ty; y += ty > y ? 1 : -1, hops++) visit(ctx, chip_link_index(c, x, y, ty > y ? CHIP_YPLUS : CHIP_YMINUS));
+  if (to < 0) visit(ctx, chip_port_link(c, -1 - to, 1));
+  return hops;
+}
+
 /* ---- figures ---------------------------------------------------------------------------------- */
 
 enum { FIELD_FLOPS, FIELD_SRAM, FIELD_GAMMA };

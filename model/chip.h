@@ -64,6 +64,25 @@ int chip_hops(const chip *c, int a, int b);
 /* Index (into c->dram) of the port with the fewest hops to core, ties to the lowest index; -1 if none. */
 int chip_nearest_dram(const chip *c, int core);
 
+/* Links.  NoC links are one per direction (full duplex): the link from (x, y) in direction d is
+ * (y * W + x) * 4 + d.  DRAM port i has a link down from the port into the core at its position,
+ * 4WH + 2i, and one up from that core into the port, 4WH + 2i + 1, each of the port's bandwidth.
+ * Names: "x0y0>x1y0", "dram0>x3y0" (down), "x3y0>dram0" (up). */
+enum { CHIP_XPLUS, CHIP_XMINUS, CHIP_YPLUS, CHIP_YMINUS };
+int chip_n_links(const chip *c);
+int chip_link_index(const chip *c, int x, int y, int dir);
+int chip_port_link(const chip *c, int port, int up);
+double chip_link_bandwidth(const chip *c, int link);
+void chip_link_name(const chip *c, int link, char *buf, size_t n);
+
+/* An end of a route: a core id (>= 0), or DRAM port i as CHIP_PORT(i). */
+#define CHIP_PORT(i) (-1 - (i))
+
+/* Calls visit(ctx, link) for every link of the XY route from `from` to `to` (ends as above, not both
+ * ports, from != to), in order: a port's down link first, its up link last.  Returns the number of
+ * NoC links (hops); a route between a core and its own port's position has none. */
+int chip_route(const chip *c, int from, int to, void (*visit)(void *ctx, int link), void *ctx);
+
 /* The figures most cores share: each field is its most common value over the cores, ties to the
  * value of the lowest core id (x and y are -1).  The canonical file writes it as "core", and the
  * cores that differ from it as "overrides"; so the canonical form depends only on the cores. */

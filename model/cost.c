@@ -3,15 +3,39 @@
  * Sums of flops and bytes are taken in uint64 and converted once, so a stage's figures do not
  * depend on the order in which its layers were added (the optimum's DP adds them incrementally and
  * must reproduce cost_model_stage bit for bit).  A group's speed, transfer factor and SRAM come
- * from chip_group_of, as in the simulator. */
+ * from chip_group_of, as in the simulator.  The plan terms are summed in the order of split.h's
+ * Sends (producer layer, then tensor, then destination), so cost_model_period and cost_evaluate (which
+ * goes through split_new, as the simulator does) give bit-identical figures. */
 #include "cost.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "split.h"
+
+/* Segment counts by stage range: open addressing on (first << 32 | n). */
+typedef struct seg_memo {
+  uint64_t *keys; /* 0: empty (no range has n == 0) */
+  int *counts;
+  size_t cap, used;
+} seg_memo;
 
 struct cost_model {
   const graph *g;
   const chip *c;
+  int n_links;
+  int *port_of;         /* per core: its nearest DRAM port, -1 on a chip without */
+  double *scratch;      /* per link: one stream's loads (left zeroed) */
+  int *touched;         /* links with a load in scratch */
+  double *plan_load;    /* per link: a plan's loads (cost_model_period) */
+  int *stage_of;        /* per layer: its stage in the plan being costed */
+  int *seg_of;          /* per layer of a stage: its segment (split_segments) */
+  unsigned char *has_a; /* per segment: it all-gathers bytes */
+  cost_transfer *xfer;  /* one stage's Sends */
+  int xfer_cap;
+  seg_memo memo;
 };
 
 double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth) {
@@ -24,22 +48,146 @@ double cost_mem_bytes(double weight_bytes, double max_act_bytes, int n_cores) {
   return weight_bytes / (double)n_cores + max_act_bytes;
 }
 
+void cost_core_dram(const cost_stage *s, double sram, double *in, double *out) {
+  double e = s->mem_bytes - sram, w = s->weight_bytes / (double)s->n_cores;
+  *in = e > 0 ? e : 0;
+  *out = e > w ? e - w : 0;
+}
+
+const char *cost_binding_name(cost_binding b) {
+  static const char *const names[] = {"compute", "dram", "send", "link", "port"};
+  return (unsigned)b < sizeof names / sizeof *names ? names[b] : "?";
+}
+
+const char *cost_stage_limiter(const cost_stage *s) {
+  if (s->send_s > s->compute_s + s->dram_s) return "send";
+  double work = s->flops / s->speed, gather = s->compute_s - work;
+  if (s->dram_s > work && s->dram_s >= gather) return "dram";
+  return gather > work ? "gather" : "compute";
+}
+
 mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_error *err) {
   *out = NULL;
   cost_model *m = calloc(1, sizeof *m);
   if (!m) return err_nomem(err);
   m->g = g;
   m->c = c;
+  m->n_links = chip_n_links(c);
+  int L = g ? g->n_ops : 0;
+  m->port_of = malloc((size_t)c->n_cores * sizeof *m->port_of);
+  m->scratch = calloc((size_t)m->n_links, sizeof *m->scratch);
+  m->touched = malloc((size_t)m->n_links * sizeof *m->touched);
+  m->plan_load = calloc((size_t)m->n_links, sizeof *m->plan_load);
+  m->stage_of = malloc(((size_t)L + 1) * sizeof *m->stage_of);
+  m->seg_of = malloc(((size_t)L + 1) * sizeof *m->seg_of);
+  m->has_a = malloc((size_t)L + 1);
+  if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->stage_of || !m->seg_of || !m->has_a) {
+    cost_model_free(m);
+    return err_nomem(err);
+  }
+  for (int k = 0; k < c->n_cores; k++) m->port_of[k] = chip_nearest_dram(c, k);
   *out = m;
   return MP_OK;
 }
 
-void cost_model_free(cost_model *m) { free(m); }
+void cost_model_free(cost_model *m) {
+  if (!m) return;
+  free(m->port_of);
+  free(m->scratch);
+  free(m->touched);
+  free(m->plan_load);
+  free(m->stage_of);
+  free(m->seg_of);
+  free(m->has_a);
+  free(m->xfer);
+  free(m->memo.keys);
+  free(m->memo.counts);
+  free(m);
+}
 
-void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int first_core, int n_cores,
-                      cost_stage *out) {
-  const graph *g = m->g;
+/* ---- link loads -------------------------------------------------------------------------------- */
+
+/* A route's visit: bytes onto every link of it. */
+typedef struct loading {
+  double *load;
+  double bytes;
+  int *touched, *n_touched; /* when not NULL: links whose load was 0, listed */
+} loading;
+
+static void add_load(void *ctx, int link) {
+  loading *x = ctx;
+  if (x->touched && x->load[link] == 0) x->touched[(*x->n_touched)++] = link;
+  x->load[link] += x->bytes;
+}
+
+/* Adds bytes on the route from `from` to `to` (chip_route's ends); returns its hops. */
+static int load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched) {
+  loading x = {load, bytes, touched, n_touched};
+  return chip_route(c, from, to, add_load, &x);
+}
+
+/* The time of one DRAM stream of stage s: every core's bytes (reads when up is 0, writes when 1) at
+ * once over its route: the largest load over its link's bandwidth, plus the longest route's latency.
+ * On a chip whose cores are alike every core streams the same e bytes, and the time is computed as
+ * e x max over links of (cores routed over it / bandwidth), the form optimal.c tabulates by position.
+ * Returns the bytes in *bytes. */
+static double stream_s(cost_model *m, const cost_stage *s, int up, double *bytes) {
   const chip *c = m->c;
+  int n = 0, hops = 0, alike = !c->heterogeneous;
+  double each = 0;
+  *bytes = 0;
+  for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
+    double in, out;
+    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
+    double b = up ? out : in;
+    if (!(b > 0)) continue;
+    int port = CHIP_PORT(m->port_of[k]);
+    double w = alike ? 1 : b;
+    int h = up ? load_route(c, m->scratch, k, port, w, m->touched, &n)
+               : load_route(c, m->scratch, port, k, w, m->touched, &n);
+    if (h > hops) hops = h;
+    *bytes += b;
+    each = b;
+  }
+  double worst = 0;
+  for (int i = 0; i < n; i++) {
+    int link = m->touched[i];
+    double t = m->scratch[link] / chip_link_bandwidth(c, link);
+    if (t > worst) worst = t;
+    m->scratch[link] = 0;
+  }
+  if (n == 0) return 0;
+  return (alike ? each * worst : worst) + (double)hops * c->noc_latency;
+}
+
+static void stage_times(cost_stage *s) {
+  double busy = s->compute_s + s->dram_s;
+  s->time_s = busy > s->send_s ? busy : s->send_s;
+}
+
+void cost_stage_complete(cost_model *m, cost_stage *s) {
+  const chip *c = m->c;
+  chip_group grp = chip_group_of(c, s->first_core, s->n_cores);
+  s->speed = grp.speed;
+  s->gamma = grp.gamma;
+  s->sram_bytes = (double)grp.sram_bytes;
+  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, s->n_cores, c->noc_bandwidth);
+  s->send_s = cost_send_s(s->send_bytes, s->gamma, c->noc_bandwidth);
+  s->mem_bytes = cost_mem_bytes(s->weight_bytes, s->max_act_bytes, s->n_cores);
+  s->fits = s->mem_bytes <= s->sram_bytes;
+  s->dram_in_bytes = s->dram_out_bytes = s->dram_in_s = s->dram_out_s = 0;
+  if (!s->fits && c->n_dram > 0) {
+    s->dram_in_s = stream_s(m, s, 0, &s->dram_in_bytes);
+    s->dram_out_s = stream_s(m, s, 1, &s->dram_out_bytes);
+  }
+  s->dram_s = s->dram_in_s + s->dram_out_s;
+  s->n_segments = s->n_transfers = s->send_hops = 0;
+  s->sent_bytes = 0;
+  stage_times(s);
+}
+
+void cost_model_stage(cost_model *m, int first_layer, int n_layers, int first_core, int n_cores, cost_stage *out) {
+  const graph *g = m->g;
   int last = first_layer + n_layers - 1;
   uint64_t flops = 0, weights = 0, gather = 0, max_act = 0, send = 0;
   for (int j = first_layer; j <= last; j++) {
@@ -53,6 +201,7 @@ void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int fi
       if (t->last_consumer > last) send += t->bytes;
     }
   }
+  memset(out, 0, sizeof *out);
   out->first_layer = first_layer;
   out->n_layers = n_layers;
   out->first_core = first_core;
@@ -62,32 +211,190 @@ void cost_model_stage(const cost_model *m, int first_layer, int n_layers, int fi
   out->gather_bytes = (double)gather;
   out->max_act_bytes = (double)max_act;
   out->send_bytes = (double)send;
-  cost_stage_complete(c, out);
+  cost_stage_complete(m, out);
 }
 
-void cost_stage_complete(const chip *c, cost_stage *s) {
-  chip_group grp = chip_group_of(c, s->first_core, s->n_cores);
-  s->speed = grp.speed;
-  s->gamma = grp.gamma;
-  s->sram_bytes = (double)grp.sram_bytes;
-  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, s->n_cores, c->noc_bandwidth);
-  s->send_s = cost_send_s(s->send_bytes, s->gamma, c->noc_bandwidth);
-  s->time_s = s->compute_s > s->send_s ? s->compute_s : s->send_s;
-  s->mem_bytes = cost_mem_bytes(s->weight_bytes, s->max_act_bytes, s->n_cores);
-  s->fits = s->mem_bytes <= s->sram_bytes;
+void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_transfer *sends, int n_sends,
+                     double *link_bytes) {
+  const chip *c = m->c;
+  int c_n = s->n_cores, last = s->first_core + c_n - 1;
+  double B = c->noc_bandwidth, lat = c->noc_latency;
+  s->n_segments = c_n > 1 ? n_segments : 0;
+  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, c_n, B) + (double)s->n_segments * lat;
+  s->send_s = 0;
+  s->n_transfers = n_sends;
+  s->sent_bytes = 0;
+  s->send_hops = 0;
+  for (int i = 0; i < n_sends; i++) {
+    if (!(sends[i].bytes > 0)) continue;
+    int hops = chip_hops(c, last, sends[i].dst_core);
+    s->send_s += cost_send_s(sends[i].bytes, s->gamma, B) + (double)hops * lat;
+    s->sent_bytes += sends[i].bytes;
+    s->send_hops += hops;
+  }
+  stage_times(s);
+  if (!link_bytes) return;
+  double A = s->gather_bytes;
+  for (int k = 0; k + 1 < c_n && A > 0; k++) {
+    int a = s->first_core + k;
+    load_route(c, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
+    load_route(c, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
+  }
+  for (int i = 0; i < n_sends; i++)
+    if (sends[i].bytes > 0) load_route(c, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
+  if (s->fits || c->n_dram == 0) return;
+  for (int k = s->first_core; k <= last; k++) {
+    double in, out;
+    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
+    if (in > 0) load_route(c, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);
+    if (out > 0) load_route(c, link_bytes, k, CHIP_PORT(m->port_of[k]), out, NULL, NULL);
+  }
 }
 
-double cost_model_bottleneck(const cost_model *m, const plan *p, int *feasible, double *mem_ratio) {
-  double worst = 0, ratio = 0;
+/* ---- plans ------------------------------------------------------------------------------------- */
+
+/* The all-gathers of stage [first, first + n) that carry bytes: its segments (split.h) with a layer
+ * whose outputs are not empty.  -1 when out of memory. */
+static int gathering_segments(cost_model *m, int first, int n, const int *seg_of) {
+  const graph *g = m->g;
+  int segs = 0;
+  for (int l = 0; l < n; l++)
+    if (seg_of[l] + 1 > segs) segs = seg_of[l] + 1;
+  memset(m->has_a, 0, (size_t)segs);
+  for (int l = 0; l < n; l++)
+    if (g->ops[first + l].out_bytes > 0) m->has_a[seg_of[l]] = 1;
+  int count = 0;
+  for (int k = 0; k < segs; k++) count += m->has_a[k];
+  return count;
+}
+
+static uint64_t memo_hash(uint64_t key) {
+  key ^= key >> 33;
+  key *= UINT64_C(0xff51afd7ed558ccd);
+  return key ^ (key >> 33);
+}
+
+/* The gathering segments of stage [first, first + n), computed once per range.  -1 when out of memory. */
+static int segments_of(cost_model *m, int first, int n) {
+  seg_memo *t = &m->memo;
+  uint64_t key = (uint64_t)first << 32 | (uint64_t)(unsigned)n;
+  if (t->cap) {
+    for (size_t i = memo_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+      if (t->keys[i] == key) return t->counts[i];
+      if (t->keys[i] == 0) break;
+    }
+  }
+  if (split_segments(m->g, first, n, m->seg_of) < 0) return -1;
+  int count = gathering_segments(m, first, n, m->seg_of);
+  if (2 * (t->used + 1) > t->cap) { /* grow to keep the table at most half full */
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    int *counts = malloc(cap * sizeof *counts);
+    if (!keys || !counts) {
+      free(keys);
+      free(counts);
+      return count; /* answered, just not kept */
+    }
+    for (size_t i = 0; i < t->cap; i++)
+      if (t->keys[i]) {
+        size_t j = memo_hash(t->keys[i]) & (cap - 1);
+        while (keys[j]) j = (j + 1) & (cap - 1);
+        keys[j] = t->keys[i];
+        counts[j] = t->counts[i];
+      }
+    free(t->keys);
+    free(t->counts);
+    t->keys = keys;
+    t->counts = counts;
+    t->cap = cap;
+  }
+  size_t i = memo_hash(key) & (t->cap - 1);
+  while (t->keys[i]) i = (i + 1) & (t->cap - 1);
+  t->keys[i] = key;
+  t->counts[i] = count;
+  t->used++;
+  return count;
+}
+
+/* The Sends of stage i of plan p, in split.h's order, into m->xfer; returns their number or -1 when
+ * out of memory.  m->stage_of must map the plan's layers to stages. */
+static int stage_sends(cost_model *m, const plan *p, int i) {
+  const graph *g = m->g;
+  const plan_stage *st = &p->stages[i];
+  int last = st->first_layer + st->n_layers - 1, n = 0;
+  for (int l = st->first_layer; l <= last; l++) {
+    const graph_op *op = &g->ops[l];
+    for (int k = 0; k < op->n_outputs; k++) {
+      const graph_tensor *t = &g->tensors[op->outputs[k]];
+      if (t->last_consumer <= last) continue;
+      int prev = i;
+      for (int q = 0; q < t->n_consumers; q++) {
+        int dst = m->stage_of[t->consumers[q]];
+        if (dst == prev) continue;
+        prev = dst;
+        if (n == m->xfer_cap) {
+          int cap = m->xfer_cap ? 2 * m->xfer_cap : 64;
+          cost_transfer *x = realloc(m->xfer, (size_t)cap * sizeof *x);
+          if (!x) return -1;
+          m->xfer = x;
+          m->xfer_cap = cap;
+        }
+        m->xfer[n++] = (cost_transfer){(double)t->bytes, p->stages[dst].first_core};
+      }
+    }
+  }
+  return n;
+}
+
+/* The period of stages with their plan terms and the loads they put on the links. */
+typedef struct verdict {
+  double bottleneck, bound;
+  int stage, link;
+} verdict;
+
+static verdict judge(const cost_model *m, const cost_stage *stages, int n, const double *load) {
+  verdict v = {0, 0, 0, -1};
+  for (int i = 0; i < n; i++)
+    if (i == 0 || stages[i].time_s > v.bottleneck) {
+      v.bottleneck = stages[i].time_s;
+      v.stage = i;
+    }
+  for (int k = 0; k < m->n_links; k++) {
+    double t = load[k] / chip_link_bandwidth(m->c, k);
+    if (t > v.bound) {
+      v.bound = t;
+      v.link = k;
+    }
+  }
+  return v;
+}
+
+double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *stage_mem, int *feasible,
+                         double *mem_ratio) {
+  double ratio = 0;
   int fits = 1;
+  memset(m->plan_load, 0, (size_t)m->n_links * sizeof *m->plan_load);
+  for (int i = 0; i < p->n_stages; i++)
+    for (int l = p->stages[i].first_layer; l < p->stages[i].first_layer + p->stages[i].n_layers; l++)
+      m->stage_of[l] = i;
+  double worst = 0;
   for (int i = 0; i < p->n_stages; i++) {
-    const plan_stage *st = &p->stages[i];
+    const plan_stage *ps = &p->stages[i];
     cost_stage cs;
-    cost_model_stage(m, st->first_layer, st->n_layers, st->first_core, st->n_cores, &cs);
+    cost_model_stage(m, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
+    int segs = segments_of(m, ps->first_layer, ps->n_layers), n = stage_sends(m, p, i);
+    if (segs < 0 || n < 0) return -1;
+    cost_stage_plan(m, &cs, segs, m->xfer, n, m->plan_load);
     if (cs.time_s > worst) worst = cs.time_s;
     if (!cs.fits) fits = 0;
     double r = cs.mem_bytes / cs.sram_bytes;
     if (r > ratio) ratio = r;
+    if (stage_s) stage_s[i] = cs.time_s;
+    if (stage_mem) stage_mem[i] = r;
+  }
+  for (int k = 0; k < m->n_links; k++) {
+    double t = m->plan_load[k] / chip_link_bandwidth(m->c, k);
+    if (t > worst) worst = t;
   }
   if (feasible) *feasible = fits;
   if (mem_ratio) *mem_ratio = ratio;
@@ -102,30 +409,59 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
                   p->n_cores, g->n_ops, c->n_cores);
   cost_result *r = calloc(1, sizeof *r);
   cost_model *m = NULL;
+  split *sp = NULL;
+  cost_transfer *xfer = NULL;
   mp_status st = MP_OK;
   if (!r) return err_nomem(err);
+  r->n_links = chip_n_links(c);
   r->stages = calloc((size_t)p->n_stages, sizeof *r->stages);
-  if (!r->stages) {
+  r->link_bytes = calloc((size_t)r->n_links, sizeof *r->link_bytes);
+  if (!r->stages || !r->link_bytes) {
     st = err_nomem(err);
     goto cleanup;
   }
   st = cost_model_new(g, c, &m, err);
+  if (st == MP_OK) st = split_new(g, p, &sp, err);
   if (st != MP_OK) goto cleanup;
   r->n_stages = p->n_stages;
   r->feasible = 1;
   for (int i = 0; i < p->n_stages; i++) {
-    const plan_stage *ps = &p->stages[i];
+    const split_group *sg = &sp->groups[i];
     cost_stage *cs = &r->stages[i];
-    cost_model_stage(m, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, cs);
-    if (i == 0 || cs->time_s > r->bottleneck_s) {
-      r->bottleneck_s = cs->time_s;
-      r->bottleneck_stage = i;
+    cost_model_stage(m, sg->first_layer, sg->n_layers, sg->first_core, sg->n_cores, cs);
+    free(xfer);
+    xfer = malloc(((size_t)sg->n_sends + 1) * sizeof *xfer);
+    if (!xfer) {
+      st = err_nomem(err);
+      goto cleanup;
     }
+    for (int k = 0; k < sg->n_sends; k++)
+      xfer[k] = (cost_transfer){(double)g->tensors[sg->sends[k].tensor].bytes,
+                                sp->groups[sg->sends[k].dst_group].first_core};
+    int segs = gathering_segments(m, sg->first_layer, sg->n_layers, sg->segment);
+    cost_stage_plan(m, cs, segs, xfer, sg->n_sends, r->link_bytes);
     if (!cs->fits) r->feasible = 0;
     double ratio = cs->mem_bytes / cs->sram_bytes;
     if (ratio > r->mem_ratio) r->mem_ratio = ratio;
   }
+  verdict v = judge(m, r->stages, r->n_stages, r->link_bytes);
+  r->bottleneck_s = v.bottleneck;
+  r->bottleneck_stage = v.stage;
+  r->link_bound_s = v.bound;
+  r->busiest_link = v.link;
+  if (v.bound > v.bottleneck) {
+    r->period_s = v.bound;
+    r->binding = v.link >= 4 * c->width * c->height ? COST_BIND_PORT : COST_BIND_LINK;
+  } else {
+    const cost_stage *b = &r->stages[v.stage];
+    r->period_s = v.bottleneck;
+    r->binding = b->send_s > b->compute_s + b->dram_s ? COST_BIND_SEND
+                 : b->dram_s > b->compute_s           ? COST_BIND_DRAM
+                                                      : COST_BIND_COMPUTE;
+  }
 cleanup:
+  free(xfer);
+  split_free(sp);
   cost_model_free(m);
   if (st != MP_OK) {
     cost_result_free(r);
@@ -138,6 +474,7 @@ cleanup:
 void cost_result_free(cost_result *r) {
   if (!r) return;
   free(r->stages);
+  free(r->link_bytes);
   free(r);
 }
 
@@ -181,30 +518,59 @@ void cost_lower_bound(const graph *g, const chip *c, cost_bound *out) {
   out->bound_s = out->flops_s > out->layer_s ? out->flops_s : out->layer_s;
 }
 
+/* ---- JSON ---------------------------------------------------------------------------------------- */
+
 static cJSON *stage_to_json(const cost_stage *s) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  int ok = cJSON_AddNumberToObject(o, "first_layer", s->first_layer) && cJSON_AddNumberToObject(o, "n_layers", s->n_layers) &&
-           cJSON_AddNumberToObject(o, "first_core", s->first_core) && cJSON_AddNumberToObject(o, "n_cores", s->n_cores) &&
-           cJSON_AddNumberToObject(o, "flops", s->flops) && cJSON_AddNumberToObject(o, "weight_bytes", s->weight_bytes) &&
-           cJSON_AddNumberToObject(o, "gather_bytes", s->gather_bytes) &&
-           cJSON_AddNumberToObject(o, "max_act_bytes", s->max_act_bytes) &&
-           cJSON_AddNumberToObject(o, "send_bytes", s->send_bytes) && cJSON_AddNumberToObject(o, "compute_s", s->compute_s) &&
-           cJSON_AddNumberToObject(o, "send_s", s->send_s) && cJSON_AddNumberToObject(o, "t_s", s->time_s) &&
-           cJSON_AddNumberToObject(o, "s_bytes", s->mem_bytes) && cJSON_AddNumberToObject(o, "sram_bytes", s->sram_bytes) &&
-           cJSON_AddBoolToObject(o, "fits", s->fits);
-  if (!ok) {
-    cJSON_Delete(o);
-    return NULL;
-  }
+  const struct {
+    const char *key;
+    double v;
+  } nums[] = {
+      {"first_layer", s->first_layer},
+      {"n_layers", s->n_layers},
+      {"first_core", s->first_core},
+      {"n_cores", s->n_cores},
+      {"flops", s->flops},
+      {"weight_bytes", s->weight_bytes},
+      {"gather_bytes", s->gather_bytes},
+      {"max_act_bytes", s->max_act_bytes},
+      {"send_bytes", s->send_bytes},
+      {"compute_s", s->compute_s},
+      {"dram_s", s->dram_s},
+      {"dram_in_bytes", s->dram_in_bytes},
+      {"dram_out_bytes", s->dram_out_bytes},
+      {"send_s", s->send_s},
+      {"transfers", s->n_transfers},
+      {"sent_bytes", s->sent_bytes},
+      {"send_hops", s->send_hops},
+      {"segments", s->n_segments},
+      {"t_s", s->time_s},
+      {"s_bytes", s->mem_bytes},
+      {"sram_bytes", s->sram_bytes},
+  };
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+    if (!cJSON_AddNumberToObject(o, nums[i].key, nums[i].v)) goto fail;
+  if (!cJSON_AddBoolToObject(o, "fits", s->fits) || !cJSON_AddStringToObject(o, "limiter", cost_stage_limiter(s)))
+    goto fail;
   return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
 }
 
-cJSON *cost_result_to_json(const cost_result *r) {
+cJSON *cost_result_to_json(const cost_result *r, const chip *c) {
+  char link[48] = "";
+  if (r->busiest_link >= 0) chip_link_name(c, r->busiest_link, link, sizeof link);
   cJSON *o = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(o, "stages");
-  if (!o || !arr || !cJSON_AddNumberToObject(o, "bottleneck_s", r->bottleneck_s) ||
+  if (!o || !arr || !cJSON_AddNumberToObject(o, "period_s", r->period_s) ||
+      !cJSON_AddStringToObject(o, "binding", cost_binding_name(r->binding)) ||
+      !cJSON_AddNumberToObject(o, "bottleneck_s", r->bottleneck_s) ||
       !cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) ||
+      !cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s) ||
+      !(r->busiest_link >= 0 ? cJSON_AddStringToObject(o, "busiest_link", link)
+                             : cJSON_AddNullToObject(o, "busiest_link")) ||
       !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio)) {
     cJSON_Delete(o);
     return NULL;

@@ -16,6 +16,7 @@ void split_free(split *s) {
     for (int r = 0; r < gr->n_recvs; r++) free(gr->recvs[r].consumers);
     free(gr->recvs);
     free(gr->sends);
+    free(gr->segment);
   }
   free(s->groups);
   free(s);
@@ -29,6 +30,51 @@ static int grow(void **arr, int n, int *cap, size_t size) {
   *arr = p;
   *cap = nc;
   return 0;
+}
+
+int split_segments(const graph *g, int first, int n, int *seg_of) {
+  int last = first + n - 1, n_recv = 0, words, segs = 0;
+  int *recv = NULL; /* the received tensors, in order of first reader */
+  uint64_t *R = NULL;
+  for (int l = first; l <= last; l++) n_recv += g->ops[l].n_inputs;
+  recv = malloc(((size_t)n_recv + 1) * sizeof *recv);
+  if (!recv) return -1;
+  n_recv = 0;
+  for (int l = first; l <= last; l++)
+    for (int k = 0; k < g->ops[l].n_inputs; k++) {
+      int t = g->ops[l].inputs[k], prod = g->tensors[t].producer, seen = 0;
+      if (prod < 0 || prod >= first) continue;
+      for (int q = 0; q < n_recv && !seen; q++) seen = recv[q] == t;
+      if (!seen) recv[n_recv++] = t;
+    }
+  words = (n_recv + 63) / 64 + 1;
+  R = calloc((size_t)n * (size_t)words, sizeof *R); /* per layer: the received tensors it waits for */
+  if (!R) {
+    free(recv);
+    return -1;
+  }
+  int posted = 0;
+  for (int l = first; l <= last; l++) {
+    uint64_t *mine = R + (size_t)(l - first) * (size_t)words;
+    const graph_op *op = &g->ops[l];
+    for (int k = 0; k < op->n_inputs; k++) {
+      int t = op->inputs[k], prod = g->tensors[t].producer;
+      if (prod >= first) {
+        for (int w = 0; w < words; w++) mine[w] |= R[(size_t)(prod - first) * (size_t)words + (size_t)w];
+      } else if (prod >= 0) {
+        int r = 0;
+        while (recv[r] != t) r++;
+        mine[r / 64] |= UINT64_C(1) << (r % 64);
+      }
+    }
+    if (l == first || posted || memcmp(mine, mine - words, (size_t)words * sizeof *mine) != 0) segs++;
+    if (seg_of) seg_of[l - first] = segs - 1;
+    posted = 0;
+    for (int k = 0; k < op->n_outputs; k++) posted |= g->tensors[op->outputs[k]].last_consumer > last;
+  }
+  free(R);
+  free(recv);
+  return segs;
 }
 
 static int recv_cmp(const void *a, const void *b) {
@@ -55,10 +101,16 @@ mp_status split_new(const graph *g, const plan *p, split **out, mp_error *err) {
     goto cleanup;
   }
   for (int i = 0; i < p->n_stages; i++) {
-    s->groups[i].first_layer = p->stages[i].first_layer;
-    s->groups[i].n_layers = p->stages[i].n_layers;
-    s->groups[i].first_core = p->stages[i].first_core;
-    s->groups[i].n_cores = p->stages[i].n_cores;
+    split_group *gr = &s->groups[i];
+    gr->first_layer = p->stages[i].first_layer;
+    gr->n_layers = p->stages[i].n_layers;
+    gr->first_core = p->stages[i].first_core;
+    gr->n_cores = p->stages[i].n_cores;
+    gr->segment = malloc((size_t)gr->n_layers * sizeof *gr->segment);
+    if (!gr->segment || (gr->n_segments = split_segments(g, gr->first_layer, gr->n_layers, gr->segment)) < 0) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
   }
   for (int t = g->n_inputs; t < g->n_tensors; t++) {
     const graph_tensor *ten = &g->tensors[t];

@@ -39,6 +39,8 @@ typedef struct split_send {
 
 typedef struct split_group {
   int first_layer, n_layers, first_core, n_cores; /* the plan's stage */
+  int n_segments;
+  int *segment; /* owned: per layer of the stage (index 0 = first_layer), its segment (split_segments) */
   int n_recvs;
   split_recv *recvs; /* owned; ordered by first consumer, then tensor index */
   int n_sends;
@@ -59,6 +61,14 @@ mp_status split_new(const graph *g, const plan *p, split **out, mp_error *err);
  * must be the ones the split was made from; c (may be NULL) adds the chip's name and core
  * positions.  Owned by the caller; NULL if out of memory. */
 cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *c);
+
+/* The segments of a stage of layers [first, first + n) of g: runs of consecutive layers that wait for
+ * the same received tensors (an input made before `first` by a layer, directly or through earlier
+ * layers of the stage; graph inputs are not received), cut after a layer with an output that a later
+ * stage reads.  Within a segment nothing waits, so the simulator runs it as one execution and one
+ * all-gather.  Writes each layer's segment (0, 1, ...) to seg_of[0 .. n) when it is not NULL and
+ * returns the number of segments, or -1 when out of memory.  Depends on the range only. */
+int split_segments(const graph *g, int first, int n, int *seg_of);
 
 /* Frees s; split_free(NULL) is a no-op. */
 void split_free(split *s);

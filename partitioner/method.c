@@ -77,7 +77,11 @@ mp_status method_run(const char *name, const graph *g, const chip *c, const meth
     plan_free(p);
     return st;
   }
-  cost_model_bottleneck(cm, p, &rep->feasible, NULL);
+  if (cost_model_period(cm, p, NULL, NULL, &rep->feasible, NULL) < 0) {
+    cost_model_free(cm);
+    plan_free(p);
+    return err_nomem(err);
+  }
   cost_model_free(cm);
   if (!rep->feasible && !strstr(rep->notes, "memory")) method_note(rep, "The plan does not fit memory.");
   *out = p;

@@ -1,45 +1,51 @@
-/* optimal: the exact minimum analytical bottleneck over all plans (partitioner/README.md, "optimal").
+/* optimal: the least period of the analytical model over all plans, with a certified lower bound
+ * (partitioner/README.md, "optimal").
  *
  * A plan cuts the layers 0..L-1 into consecutive stages and the snake-ordered cores 0..C-1 into as
- * many consecutive groups, stage i on group i, every core used.  Its bottleneck is the largest stage
- * time t (cost.h).  Memory comes first: if some plan fits SRAM, the optimum is over the plans that
- * fit; if none does, the least-infeasible plan is returned: with lambda* the least possible largest
- * per-core memory ratio rho = s_i / SRAM (over its stages), the plan with the least bottleneck among
- * those with rho <= lambda* (1 + OPTIMAL_MEM_SLACK) (method_int.h says why the slack).  Both are
- * bottleneck ("min of a max over stages") problems and are solved the same way.
+ * many consecutive groups, stage i on group i, every core used.  Its period in the model (cost.h) is
+ * the largest of its stage times and its links' loads over their bandwidth.  The terms are of two
+ * kinds.  Stage-local ones depend on a stage's layers l..r, its core count c and, for DRAM streams,
+ * where its cores sit: the compute (work and all-gathers), the DRAM reads and writes of a group whose
+ * share does not fit, the Sends of its tensors counted once.  Plan terms depend on the other stages
+ * too: one Send per destination group and its hops, a hop's latency per all-gather segment, the load
+ * of every NoC link and DRAM port.
  *
- * Uniform chips (every core alike).  A stage's figures depend on its layer range l..r and its core
- * count c only, not on where its cores sit.  With D = F/f - A/B,
- *     compute(c) = F/(c f) + ((c-1)/c) A/B = A/B + D/c
- * is monotone in c (decreasing when D > 0, increasing when D < 0), send does not depend on c, and
- * mem(c) = W/c + M decreases with c.  Hence, for a threshold T on the time and a bound lambda on
- * rho, the core counts that keep one stage within both form an interval [lo(l,r), hi(l,r)]
- * (found from a closed-form guess checked, and if need be bisected, on the exact float formulas, so
- * the DP and cost.c agree bit for bit).
- * Claim 1: a plan with bottleneck <= T and rho <= lambda exists iff C is in R(L), where R(0) = {0}
- *   and R(r+1) = union over l <= r of R(l) (+) [lo(l,r), hi(l,r)] (Minkowski sum).  Proof: by
- *   induction on r, R(r) is exactly the set of core totals of the ways to cut layers 0..r-1 into
- *   stages that each satisfy both bounds: the last stage l..r may have any count in its interval,
- *   and the rest is a way for the prefix 0..l-1; stages' constraints are independent of positions
- *   on a uniform chip, so only the totals matter.  R(r) is kept as a bitset over 0..C.
- * Claim 2: the feasibility of T is monotone (a plan within T is within every T' > T), and the
- *   optimum T* is one of the values t(l,r,c).  So T* is the least candidate value that is feasible.
- *   The search bisects on T, lowering the upper end to the actual bottleneck of each feasible plan
- *   it recovers, until no more than a few thousand candidates lie strictly between the ends; then it
- *   lists them and bisects over the sorted list.  The lower end is always infeasible and the upper
- *   end always the bottleneck of a recovered plan, so the answer is the exact minimum.
- * Claim 3 (pruning): for fixed l, compute and mem of every c grow with r (F, A, W, M only grow), so
- *   once the best c of l..r misses the bounds, so does every longer stage: the scan over r stops.
- * The same search with T = infinity finds the least lambda (the least-infeasible memory ratio).
- * Cost per threshold: O(pairs (l,r) visited * C/64 * log C); see bench/optimal_speed.c.
+ * Uniform chips (every core alike).  Two relaxations are solved exactly, each a min-max over plans
+ * whose stage cost depends on (l, r, c) only:
+ *   LOW   compute without latency, DRAM streams at the group's best position (the least, over the
+ *         positions of c consecutive cores, of the busiest stream link's cores per bandwidth), every
+ *         tensor sent once without latency.  Each term is at most the model's, so the optimum T_low of
+ *         LOW is at most every plan's period: a certified lower bound.
+ *   HIGH  compute with a hop's latency per layer, DRAM at the worst position with the longest route's
+ *         latency, a Send per consumer layer beyond the stage at the longest route's latency.  Each stage
+ *         term is at least the model's, so the HIGH plan's stages are within its optimum in the model.
+ * Both plans are costed in full, the better is improved by a steepest descent on the full model (one
+ * layer or one core across a stage boundary; ties go to the lower 8-norm of the stage and link
+ * times), and the result is certified exact when its period equals T_low, else the report gives T_low
+ * and the gap.
+ * Each relaxation's optimum is found by a threshold DP.  For a threshold T, a stage l..r and a core
+ * count c are within T when max(compute(c) + dram(c), send) <= T.  With D = F/f - A/B, compute(c) =
+ * A/B + D/c is monotone in c; the memory per core W/c + Y falls with c, so the counts that fit form
+ * [c_fit, C] and there dram = 0: the fitting counts within T form an interval.  Below c_fit the counts
+ * are scanned one by one (their DRAM term is tabulated per count).
+ * Claim 1: a plan within T exists iff C is in R(L), where R(0) = {0} and R(r+1) = union over l <= r of
+ *   R(l) (+) S(l,r) (Minkowski sum), S(l,r) the counts within T.  By induction on r, R(r) is exactly
+ *   the set of core totals of the ways to cut layers 0..r-1 into stages within T: the last stage l..r
+ *   may take any count of S(l,r), and its cost does not depend on where its cores are.  R(r) is a
+ *   bitset over 0..C; S(l,r) a few runs of counts.
+ * Claim 2: feasibility is monotone in T and the optimum is one of the values t(l,r,c), so the search
+ *   bisects on T, lowering the upper end to the actual value of each plan it recovers, and finally
+ *   bisects over the sorted candidate values strictly between the ends.
+ * Claim 3 (pruning): for fixed l, compute and memory only grow with r, so once the least compute of
+ *   l..r exceeds T, every longer stage does too: the scan over r stops.
+ * Cost per threshold: O(pairs (l,r) visited * (C/64 * log C + counts below c_fit)); the DRAM table is
+ * O(C^2 * route length) once (bench/optimal_speed.c).
  *
- * Heterogeneous chips (core overrides: flops, SRAM or transfer factor differ).  Positions matter, so
- * the DP runs over (layer prefix r, core prefix k) directly: best(r,k) = min over l < r, j < k of
- * max(best(l,j), cost of stage l..r-1 on cores j..k-1), first for rho (clamped below at 1 so that all
- * fitting plans tie) and then for the time among stages with rho <= lambda* (1 + slack) (or 1 when
- * something fits).  A group's speed, transfer factor and SRAM come from chip_group_of, as in cost.c,
- * tabulated once for every core range (O(C^3), C^2 entries).  O(L^2 C^2): meant for the small
- * heterogeneous platforms (a few devices). */
+ * Heterogeneous chips (core overrides).  Positions matter, so the DP runs over (layer prefix r, core
+ * prefix k): best(r,k) = min over l < r, j < k of max(best(l,j), the stage-local time of l..r-1 on cores
+ * j..k-1 from cost_model_stage, with its Sends once): exact for the stage-local terms, and T_low.  Its
+ * plan is then repaired on the full model as above.  O(L^2 C^2): meant for the small heterogeneous
+ * platforms (a few devices). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,56 +54,84 @@
 #include "cost.h"
 #include "method_int.h"
 
-enum { BY_TIME, BY_MEM };
+enum { LOW, HIGH };
 
-/* A stage's figures, summed exactly (uint64) and converted once, as cost_model_stage does. */
+/* A stage's sums, exact (uint64) and converted once, as cost_model_stage takes them. */
 typedef struct figs {
-  uint64_t flops, gather, weights, max_act, send;
+  uint64_t flops, gather, weights, max_act, send, send_high;
+  int n_layers, n_high; /* layers; Sends of the HIGH relaxation (a consumer layer each) */
 } figs;
 
 typedef struct opt {
   const graph *g;
   const chip *c;
+  int kind; /* LOW or HIGH */
   int L, C, words;
-  double f, S, gamma, B; /* the uniform core */
-  uint64_t *reach;       /* (L + 1) * words: R(r) */
-  uint64_t *tmp;         /* words */
-  int *up;               /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
-  int *end_off, *end_tensor; /* tensors by last consumer (CSR over layers) */
+  double f, S, gamma, B, lat;
+  int max_hops; /* the longest XY route on the mesh */
+  /* DRAM streams of c consecutive cores, each streaming the same bytes: per count, the least and
+   * largest (over the positions) of max over links of cores / bandwidth, reads and writes, and the
+   * longest route's hops; index c in 1..C */
+  double *in_lo, *in_hi, *out_lo, *out_hi;
+  int *hops_in, *hops_out;
+  uint64_t *reach;           /* (L + 1) * words: R(r) */
+  uint64_t *tmp;             /* words */
+  int *up;                   /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
+  int *runs;                 /* scratch: S(l,r) as [a, b] pairs, at most C + 1 of them */
   long checks;
 } opt;
 
-static int mem_ok(double mem, double sram, double lambda) {
-  return lambda <= 1 ? mem <= sram : mem / sram <= lambda;
-}
-
-static double compute_at(const opt *o, const figs *s, int c) {
-  return cost_compute_s((double)s->flops, (double)c * o->f, (double)s->gather, c, o->B);
-}
+/* ---- a stage's time in one relaxation -------------------------------------------------------------- */
 
 static double mem_at(const figs *s, int c) { return cost_mem_bytes((double)s->weights, (double)s->max_act, c); }
 
-/* A monotone predicate on the core count c of one stage (false..true as c grows). */
-enum { MEM_FITS, COMPUTE_WITHIN, COMPUTE_OVER };
+static double compute_at(const opt *o, const figs *s, int c) {
+  double t = cost_compute_s((double)s->flops, (double)c * o->f, (double)s->gather, c, o->B);
+  return o->kind == HIGH && c > 1 ? t + (double)s->n_layers * o->lat : t;
+}
+
+static double send_of(const opt *o, const figs *s) {
+  if (o->kind == LOW) return cost_send_s((double)s->send, o->gamma, o->B);
+  return cost_send_s((double)s->send_high, o->gamma, o->B) + (double)s->n_high * (double)o->max_hops * o->lat;
+}
+
+/* The DRAM term of count c (0 when c cores hold the stage). */
+static double dram_at(const opt *o, const figs *s, int c) {
+  if (!o->in_lo) return 0;
+  double e = mem_at(s, c) - o->S;
+  if (!(e > 0)) return 0;
+  double w = (double)s->weights / (double)c, out = e > w ? e - w : 0;
+  if (o->kind == LOW) return e * o->in_lo[c] + out * o->out_lo[c];
+  double t = e * o->in_hi[c] + (double)o->hops_in[c] * o->lat;
+  if (out > 0) t += out * o->out_hi[c] + (double)o->hops_out[c] * o->lat;
+  return t;
+}
+
+static double time_at(const opt *o, const figs *s, int c) {
+  double busy = compute_at(o, s, c) + dram_at(o, s, c), send = send_of(o, s);
+  return busy > send ? busy : send;
+}
+
+/* Least c in [lo, hi] where pred holds (false..true as c grows), or hi + 1: the closed-form guess and a
+ * few neighbours first (almost always right or one off), then bisection of what is left. */
 typedef struct pred {
   const opt *o;
   const figs *s;
-  int kind;
-  double bound; /* lambda for MEM_FITS, T otherwise */
+  int kind; /* FITS, COMPUTE_WITHIN, COMPUTE_OVER */
+  double T;
 } pred;
+enum { FITS, COMPUTE_WITHIN, COMPUTE_OVER };
 
 static int holds(const pred *p, int c) {
   switch (p->kind) {
-  case MEM_FITS: return mem_ok(mem_at(p->s, c), p->o->S, p->bound);
-  case COMPUTE_WITHIN: return compute_at(p->o, p->s, c) <= p->bound;
-  default: return compute_at(p->o, p->s, c) > p->bound;
+  case FITS: return mem_at(p->s, c) <= p->o->S;
+  case COMPUTE_WITHIN: return compute_at(p->o, p->s, c) <= p->T;
+  default: return compute_at(p->o, p->s, c) > p->T;
   }
 }
 
-/* Least c in [lo, hi] where p holds, or hi + 1.  Probes the closed-form guess and a few neighbours
- * first (the guess is almost always right or one off), then bisects what is left. */
 static int first_true(const pred *p, double guess, int lo, int hi) {
-  int L = lo, H = hi + 1; /* the answer is in [L, H] */
+  int L = lo, H = hi + 1;
   int g = !(guess >= lo) ? lo : guess > hi ? hi : (int)ceil(guess); /* !(>=) also catches NaN */
   if (holds(p, g)) {
     H = g;
@@ -128,38 +162,62 @@ static int first_true(const pred *p, double guess, int lo, int hi) {
   return L;
 }
 
-/* Core counts [*a, *b] that keep the stage within time T and memory ratio lambda, using at most
- * room cores.  Returns 1 if non-empty, 0 if empty, -1 if empty for this stage and every longer one
- * with the same first layer (claim 3). */
-static int stage_interval(const opt *o, const figs *s, double T, double lambda, int room, int *a, int *b) {
+/* The counts [cl, ch] (within 1..C) whose compute is within T, both ends found on the exact formula;
+ * 0 when none. */
+static int compute_range(const opt *o, const figs *s, double T, int *cl, int *ch) {
   int C = o->C;
-  double W = (double)s->weights, M = (double)s->max_act;
-  if (room < 1 || !mem_ok(mem_at(s, C), o->S, lambda)) return -1;
-  double cap = (lambda <= 1 ? 1 : lambda) * o->S;
-  pred p = {o, s, MEM_FITS, lambda};
-  int cmem = first_true(&p, W / (cap - M), 1, C);
-  if (cmem > room) return -1;
-  int lo = cmem, hi = room;
-  if (T < INFINITY) {
-    double c1 = compute_at(o, s, 1), cC = compute_at(o, s, C);
-    if ((c1 < cC ? c1 : cC) > T) return -1;
-    if (cost_send_s((double)s->send, o->gamma, o->B) > T) return 0;
-    double ab = (double)s->gather / o->B, d = (double)s->flops / o->f - ab; /* compute = ab + d / c */
-    if (c1 >= cC) { /* compute falls with c */
-      pred q = {o, s, COMPUTE_WITHIN, T};
-      int first = first_true(&q, d / (T - ab), 1, C);
-      if (first > lo) lo = first;
-    } else { /* rises with c: the last c within T */
-      pred q = {o, s, COMPUTE_OVER, T};
-      int over = first_true(&q, -d / (ab - T), 1, C);
-      if (over - 1 < hi) hi = over - 1;
-    }
+  double c1 = compute_at(o, s, 1), cC = compute_at(o, s, C);
+  if ((c1 < cC ? c1 : cC) > T) return 0;
+  double ab = (double)s->gather / o->B, d = (double)s->flops / o->f - ab; /* compute ~ ab + d / c */
+  *cl = 1;
+  *ch = C;
+  if (c1 >= cC) { /* falls with c */
+    pred q = {o, s, COMPUTE_WITHIN, T};
+    *cl = first_true(&q, d / (T - ab), 1, C);
+  } else { /* rises with c */
+    pred q = {o, s, COMPUTE_OVER, T};
+    *ch = first_true(&q, -d / (ab - T), 1, C) - 1;
   }
-  *a = lo;
-  *b = hi;
-  return lo <= hi;
+  return *cl <= *ch;
 }
 
+/* S(l,r) at T within room cores, as runs [a, b] in o->runs; returns the number of runs, or -1 when
+ * neither this stage nor any longer one with the same first layer can be within T (claim 3). */
+static int stage_counts(opt *o, const figs *s, double T, int room) {
+  int cl, ch, n = 0;
+  if (!compute_range(o, s, T, &cl, &ch)) return -1;
+  if (room < 1 || send_of(o, s) > T) return 0;
+  if (ch > room) ch = room;
+  pred p = {o, s, FITS, T};
+  double W = (double)s->weights, Y = (double)s->max_act;
+  int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
+  for (int c = cl; c <= ch && c < cfit; c++) /* overflow: the DRAM term decides, count by count */
+    if (time_at(o, s, c) <= T) {
+      if (n > 0 && o->runs[2 * n - 1] == c - 1)
+        o->runs[2 * n - 1] = c;
+      else {
+        o->runs[2 * n] = o->runs[2 * n + 1] = c;
+        n++;
+      }
+    }
+  int a = cfit > cl ? cfit : cl;
+  if (a <= ch) {
+    if (n > 0 && o->runs[2 * n - 1] == a - 1)
+      o->runs[2 * n - 1] = ch;
+    else {
+      o->runs[2 * n] = a;
+      o->runs[2 * n + 1] = ch;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* ---- sums of stages ------------------------------------------------------------------------------ */
+
+/* Adds layer r to the right of the stage first..r-1.  Its outputs that a later layer reads are sent
+ * (once in LOW, once per consumer layer in HIGH: all their consumers come after r), and each tensor of
+ * the stage that r reads has one consumer fewer beyond the stage, and none once r is its last. */
 static void figs_add_right(const opt *o, figs *s, int first, int r) {
   const graph *g = o->g;
   const graph_op *op = &g->ops[r];
@@ -167,27 +225,26 @@ static void figs_add_right(const opt *o, figs *s, int first, int r) {
   s->gather += op->out_bytes;
   s->weights += op->weight_bytes;
   if (op->out_bytes > s->max_act) s->max_act = op->out_bytes;
-  for (int k = o->end_off[r]; k < o->end_off[r + 1]; k++) {
-    const graph_tensor *t = &g->tensors[o->end_tensor[k]];
-    if (t->producer >= first) s->send -= t->bytes; /* its last reader has joined the stage */
+  s->n_layers++;
+  for (int k = 0; k < op->n_inputs; k++) {
+    int t = op->inputs[k], dup = 0;
+    for (int q = 0; q < k; q++) dup |= op->inputs[q] == t;
+    const graph_tensor *ten = &g->tensors[t];
+    if (dup || ten->producer < first) continue;
+    s->send_high -= ten->bytes;
+    s->n_high--;
+    if (ten->last_consumer == r) s->send -= ten->bytes;
   }
   for (int k = 0; k < op->n_outputs; k++) {
     const graph_tensor *t = &g->tensors[op->outputs[k]];
-    if (t->last_consumer > r) s->send += t->bytes;
+    if (t->last_consumer <= r) continue;
+    s->send += t->bytes;
+    s->send_high += (uint64_t)t->n_consumers * t->bytes;
+    s->n_high += t->n_consumers;
   }
 }
 
-static void figs_add_left(const opt *o, figs *s, int l, int last) {
-  const graph_op *op = &o->g->ops[l];
-  s->flops += op->flops;
-  s->gather += op->out_bytes;
-  s->weights += op->weight_bytes;
-  if (op->out_bytes > s->max_act) s->max_act = op->out_bytes;
-  for (int k = 0; k < op->n_outputs; k++) {
-    const graph_tensor *t = &o->g->tensors[op->outputs[k]];
-    if (t->last_consumer > last) s->send += t->bytes;
-  }
-}
+/* ---- the threshold DP ---------------------------------------------------------------------------- */
 
 /* dst |= union over d in [a, b] of (src << d), within bits 0..C. */
 static void or_shifted(opt *o, uint64_t *dst, const uint64_t *src, int a, int b) {
@@ -217,7 +274,6 @@ static void or_shifted(opt *o, uint64_t *dst, const uint64_t *src, int a, int b)
 
 static int bit(const uint64_t *set, int k) { return (int)((set[k / 64] >> (k % 64)) & 1); }
 
-/* Sets bits [from, C] of a set. */
 static void set_range(const opt *o, uint64_t *set, int from) {
   for (int k = from; k <= o->C;) {
     if (k % 64 == 0 && k + 63 <= o->C) {
@@ -230,7 +286,6 @@ static void set_range(const opt *o, uint64_t *set, int from) {
   }
 }
 
-/* Lowest member of a set, or -1; *count receives its size. */
 static int lowest(const opt *o, const uint64_t *set, int *count) {
   int low = -1, n = 0;
   for (int i = 0; i < o->words; i++) {
@@ -241,11 +296,11 @@ static int lowest(const opt *o, const uint64_t *set, int *count) {
   return low;
 }
 
-/* Fills R(0..L) for (T, lambda); returns whether C is in R(L) (claim 1).  A set that holds every
- * count from its least m up to C ("upward closed") stays so under any Minkowski sum capped at C, and
- * R(l) (+) [a, b] is then just [m + a, C]: such contributions are kept as a least element per prefix
- * (up[]) and merged into the bitset when the prefix is reached; only the rest needs bit shifts. */
-static int check(opt *o, double T, double lambda) {
+/* Fills R(0..L) for T; returns whether C is in R(L) (claim 1).  A set that holds every count from its
+ * least m up to C ("upward closed") stays so under any Minkowski sum capped at C, and R(l) (+) S is
+ * then [m + min S, C]: such contributions are kept as a least element per prefix (up[]) and merged into
+ * the bitset when the prefix is reached; only the rest needs bit shifts. */
+static int check(opt *o, double T) {
   int W = o->words, C = o->C;
   o->checks++;
   memset(o->reach, 0, (size_t)(o->L + 1) * W * sizeof *o->reach);
@@ -257,16 +312,16 @@ static int check(opt *o, double T, double lambda) {
     int count, m = lowest(o, from, &count);
     if (m < 0) continue;
     int closed = count == C - m + 1;
-    figs s = {0, 0, 0, 0, 0};
+    figs s = {0};
     for (int r = l; r < o->L; r++) {
       figs_add_right(o, &s, l, r);
-      int a, b, k = stage_interval(o, &s, T, lambda, C - m, &a, &b);
-      if (k < 0) break;
-      if (k == 0) continue;
+      int n = stage_counts(o, &s, T, C - m);
+      if (n < 0) break;
+      if (n == 0) continue;
       if (closed) {
-        if (m + a < o->up[r + 1]) o->up[r + 1] = m + a;
+        if (m + o->runs[0] < o->up[r + 1]) o->up[r + 1] = m + o->runs[0];
       } else {
-        or_shifted(o, o->reach + (size_t)(r + 1) * W, from, a, b);
+        for (int k = 0; k < n; k++) or_shifted(o, o->reach + (size_t)(r + 1) * W, from, o->runs[2 * k], o->runs[2 * k + 1]);
       }
     }
   }
@@ -275,50 +330,44 @@ static int check(opt *o, double T, double lambda) {
   return bit(last, C);
 }
 
-/* After a successful check: the stages (last first) of one plan within (T, lambda).  Takes the
- * shortest last stage, then its fewest cores.  Returns the number of stages. */
-static int recover(const opt *o, double T, double lambda, int *layers, int *cores) {
+/* After a successful check: the stages (last first) of one plan within T: the shortest last stage,
+ * then its fewest cores.  Returns the number of stages. */
+static int recover(opt *o, double T, int *layers, int *cores) {
   int W = o->words, r = o->L, k = o->C, n = 0;
   while (r > 0) {
-    figs s = {0, 0, 0, 0, 0};
     int found = 0;
     for (int l = r - 1; l >= 0 && !found; l--) {
-      figs_add_left(o, &s, l, r - 1);
-      int a, b, st = stage_interval(o, &s, T, lambda, k, &a, &b);
-      if (st < 0) break;
-      if (st == 0) continue;
+      figs s = {0};
+      for (int j = l; j < r; j++) figs_add_right(o, &s, l, j);
+      int runs = stage_counts(o, &s, T, k);
+      if (runs < 0) break;
       const uint64_t *from = o->reach + (size_t)l * W;
-      for (int c = a; c <= b && c <= k; c++)
-        if (bit(from, k - c)) {
-          layers[n] = r - l;
-          cores[n] = c;
-          n++;
-          r = l;
-          k -= c;
-          found = 1;
-          break;
-        }
+      for (int q = 0; q < runs && !found; q++)
+        for (int c = o->runs[2 * q]; c <= o->runs[2 * q + 1] && c <= k; c++)
+          if (bit(from, k - c)) {
+            layers[n] = r - l;
+            cores[n] = c;
+            n++;
+            r = l;
+            k -= c;
+            found = 1;
+            break;
+          }
     }
     if (!found) return -1; /* cannot happen after a successful check */
   }
   return n;
 }
 
-/* The plan's value by kind: its bottleneck (BY_TIME) or its largest memory ratio (BY_MEM). */
-static double plan_value(const opt *o, const int *layers, const int *cores, int n, int kind) {
+/* The relaxation's value of a plan: its largest stage time. */
+static double plan_value(opt *o, const int *layers, const int *cores, int n) {
   double worst = 0;
   int r = o->L;
   for (int i = 0; i < n; i++) {
     int l = r - layers[i];
-    figs s = {0, 0, 0, 0, 0};
-    for (int j = r - 1; j >= l; j--) figs_add_left(o, &s, j, r - 1);
-    double v;
-    if (kind == BY_TIME) {
-      double cm = compute_at(o, &s, cores[i]), sd = cost_send_s((double)s.send, o->gamma, o->B);
-      v = cm > sd ? cm : sd;
-    } else {
-      v = mem_at(&s, cores[i]) / o->S;
-    }
+    figs s = {0};
+    for (int j = l; j < r; j++) figs_add_right(o, &s, l, j);
+    double v = time_at(o, &s, cores[i]);
     if (v > worst) worst = v;
     r = l;
   }
@@ -333,65 +382,48 @@ static int cmp_double(const void *a, const void *b) {
 #define MAX_CANDIDATES 4096
 
 /* The candidate values strictly between lo and hi (claim 2), or -1 if more than MAX_CANDIDATES. */
-static int candidates(const opt *o, int kind, double lo, double hi, double lambda, double *out) {
+static int candidates(opt *o, double lo, double hi, double *out) {
   int n = 0;
-  double T_hi = kind == BY_TIME ? hi : INFINITY, T_lo = kind == BY_TIME ? lo : INFINITY;
-  double l_hi = kind == BY_TIME ? lambda : hi, l_lo = kind == BY_TIME ? lambda : lo;
   for (int l = 0; l < o->L; l++) {
-    figs s = {0, 0, 0, 0, 0};
+    figs s = {0};
     for (int r = l; r < o->L; r++) {
       figs_add_right(o, &s, l, r);
-      int a1, b1, a0 = 1, b0 = 0;
-      int k = stage_interval(o, &s, T_hi, l_hi, o->C, &a1, &b1);
-      if (k < 0) break;
-      if (k == 0) continue;
-      if (stage_interval(o, &s, T_lo, l_lo, o->C, &a0, &b0) <= 0) a0 = 1, b0 = 0;
-      for (int c = a1; c <= b1; c++) {
-        if (c >= a0 && c <= b0) {
-          c = b0;
-          continue;
+      int runs = stage_counts(o, &s, hi, o->C);
+      if (runs < 0) break;
+      for (int q = 0; q < runs; q++)
+        for (int c = o->runs[2 * q]; c <= o->runs[2 * q + 1]; c++) {
+          double v = time_at(o, &s, c);
+          if (v > lo && v < hi) {
+            if (n == MAX_CANDIDATES) return -1;
+            out[n++] = v;
+          }
         }
-        double v;
-        if (kind == BY_TIME) {
-          double cm = compute_at(o, &s, c), sd = cost_send_s((double)s.send, o->gamma, o->B);
-          v = cm > sd ? cm : sd;
-        } else {
-          v = mem_at(&s, c) / o->S;
-        }
-        if (v > lo && v < hi) {
-          if (n == MAX_CANDIDATES) return -1;
-          out[n++] = v;
-        }
-      }
     }
   }
   return n;
 }
 
-/* The least feasible value of kind (time under lambda, or memory ratio with no time bound), given
- * that hi is the value of a feasible plan and lo is infeasible.  Returns it, or -1 on no memory. */
-static double search(opt *o, int kind, double lo, double hi, double lambda) {
-  int *layers = malloc((size_t)o->L * sizeof *layers), *cores = malloc((size_t)o->L * sizeof *cores);
-  double *cand = malloc(MAX_CANDIDATES * sizeof *cand);
-  double result = -1;
-  if (!layers || !cores || !cand) goto cleanup;
+/* The least feasible T of the relaxation, given that hi is the value of a feasible plan and lo is
+ * infeasible; the plan's stages (last first) in layers/cores, their number in *n.  Returns it, or -1
+ * when out of memory. */
+static double search(opt *o, double lo, double hi, int *layers, int *cores, int *n) {
+  double *cand = malloc(MAX_CANDIDATES * sizeof *cand), result = -1;
+  if (!cand) return -1;
   for (;;) {
     double mid = lo + (hi - lo) / 2;
-    int narrow = hi - lo <= 1e-9 * hi || mid <= lo || mid >= hi;
-    if (narrow) {
-      int n = candidates(o, kind, lo, hi, lambda, cand);
-      if (n >= 0) {
-        qsort(cand, (size_t)n, sizeof *cand, cmp_double);
-        int a = 0, b = n; /* the least feasible candidate is in [a, b), or hi when a == n */
+    if (hi - lo <= 1e-9 * hi || mid <= lo || mid >= hi) {
+      int k = candidates(o, lo, hi, cand);
+      if (k >= 0) {
+        qsort(cand, (size_t)k, sizeof *cand, cmp_double);
+        int a = 0, b = k; /* the least feasible candidate is in [a, b), or hi when a == k */
         while (a < b) {
           int m = a + (b - a) / 2;
-          int ok = kind == BY_TIME ? check(o, cand[m], lambda) : check(o, INFINITY, cand[m]);
-          if (ok)
+          if (check(o, cand[m]))
             b = m;
           else
             a = m + 1;
         }
-        result = a < n ? cand[a] : hi;
+        result = a < k ? cand[a] : hi;
         break;
       }
       if (mid <= lo || mid >= hi) { /* cannot happen: adjacent doubles hold no candidate between */
@@ -399,27 +431,92 @@ static double search(opt *o, int kind, double lo, double hi, double lambda) {
         break;
       }
     }
-    int ok = kind == BY_TIME ? check(o, mid, lambda) : check(o, INFINITY, mid);
-    if (ok) {
-      int n = kind == BY_TIME ? recover(o, mid, lambda, layers, cores) : recover(o, INFINITY, mid, layers, cores);
-      hi = plan_value(o, layers, cores, n, kind);
+    if (check(o, mid)) {
+      int k = recover(o, mid, layers, cores);
+      hi = plan_value(o, layers, cores, k);
     } else {
       lo = mid;
     }
   }
-cleanup:
-  free(layers);
-  free(cores);
   free(cand);
+  check(o, result);
+  *n = recover(o, result, layers, cores);
   return result;
 }
 
+/* ---- set-up ---------------------------------------------------------------------------------------- */
+
+typedef struct counting {
+  double *count;
+  double *worst; /* running max of count / bandwidth */
+  const chip *c;
+} counting;
+
+static void count_link(void *ctx, int link) {
+  counting *x = ctx;
+  double r = ++x->count[link] / chip_link_bandwidth(x->c, link);
+  if (r > *x->worst) *x->worst = r;
+}
+
+/* The DRAM tables of the relaxations: for every start k and count c, a group k..k+c-1 whose cores each
+ * stream the same bytes; cores are added one at a time, so each table is O(C^2 * route length). */
+static mp_status dram_tables(opt *o, mp_error *err) {
+  const chip *c = o->c;
+  int C = o->C, nl = chip_n_links(c);
+  size_t n = (size_t)C + 1;
+  o->in_lo = malloc(n * sizeof *o->in_lo);
+  o->in_hi = calloc(n, sizeof *o->in_hi);
+  o->out_lo = malloc(n * sizeof *o->out_lo);
+  o->out_hi = calloc(n, sizeof *o->out_hi);
+  o->hops_in = calloc(n, sizeof *o->hops_in);
+  o->hops_out = calloc(n, sizeof *o->hops_out);
+  double *cin = calloc((size_t)nl, sizeof *cin), *cout = calloc((size_t)nl, sizeof *cout);
+  int *port = malloc((size_t)C * sizeof *port);
+  if (!o->in_lo || !o->in_hi || !o->out_lo || !o->out_hi || !o->hops_in || !o->hops_out || !cin || !cout || !port) {
+    free(cin);
+    free(cout);
+    free(port);
+    return err_nomem(err);
+  }
+  for (size_t i = 0; i < n; i++) o->in_lo[i] = o->out_lo[i] = INFINITY;
+  for (int k = 0; k < C; k++) port[k] = CHIP_PORT(chip_nearest_dram(c, k));
+  for (int k = 0; k < C; k++) {
+    double win = 0, wout = 0;
+    int hin = 0, hout = 0;
+    memset(cin, 0, (size_t)nl * sizeof *cin);
+    memset(cout, 0, (size_t)nl * sizeof *cout);
+    counting a = {cin, &win, c}, b = {cout, &wout, c};
+    for (int cnt = 1; k + cnt <= C; cnt++) {
+      int core = k + cnt - 1;
+      int h = chip_route(c, port[core], core, count_link, &a);
+      if (h > hin) hin = h;
+      h = chip_route(c, core, port[core], count_link, &b);
+      if (h > hout) hout = h;
+      if (win < o->in_lo[cnt]) o->in_lo[cnt] = win;
+      if (win > o->in_hi[cnt]) o->in_hi[cnt] = win;
+      if (wout < o->out_lo[cnt]) o->out_lo[cnt] = wout;
+      if (wout > o->out_hi[cnt]) o->out_hi[cnt] = wout;
+      if (hin > o->hops_in[cnt]) o->hops_in[cnt] = hin;
+      if (hout > o->hops_out[cnt]) o->hops_out[cnt] = hout;
+    }
+  }
+  free(cin);
+  free(cout);
+  free(port);
+  return MP_OK;
+}
+
 static void opt_free(opt *o) {
+  free(o->in_lo);
+  free(o->in_hi);
+  free(o->out_lo);
+  free(o->out_hi);
+  free(o->hops_in);
+  free(o->hops_out);
   free(o->reach);
   free(o->tmp);
   free(o->up);
-  free(o->end_off);
-  free(o->end_tensor);
+  free(o->runs);
 }
 
 static mp_status opt_init(opt *o, const graph *g, const chip *c, mp_error *err) {
@@ -433,148 +530,249 @@ static mp_status opt_init(opt *o, const graph *g, const chip *c, mp_error *err) 
   o->S = (double)c->cores[0].sram_bytes;
   o->gamma = c->cores[0].transfer_factor;
   o->B = c->noc_bandwidth;
+  o->lat = c->noc_latency;
+  o->max_hops = c->width + c->height - 2;
   o->reach = malloc((size_t)(o->L + 1) * o->words * sizeof *o->reach);
   o->tmp = malloc((size_t)o->words * sizeof *o->tmp);
   o->up = malloc(((size_t)o->L + 1) * sizeof *o->up);
-  o->end_off = calloc((size_t)o->L + 2, sizeof *o->end_off);
-  o->end_tensor = malloc(((size_t)g->n_tensors + 1) * sizeof *o->end_tensor);
-  if (!o->reach || !o->tmp || !o->up || !o->end_off || !o->end_tensor) {
+  o->runs = malloc(2 * ((size_t)o->C + 2) * sizeof *o->runs);
+  if (!o->reach || !o->tmp || !o->up || !o->runs) {
     opt_free(o);
     return err_nomem(err);
   }
-  for (int t = 0; t < g->n_tensors; t++)
-    if (g->tensors[t].last_consumer >= 0) o->end_off[g->tensors[t].last_consumer + 1]++;
-  for (int r = 0; r < o->L; r++) o->end_off[r + 1] += o->end_off[r];
-  int *pos = malloc((size_t)(o->L + 1) * sizeof *pos);
-  if (!pos) {
-    opt_free(o);
-    return err_nomem(err);
+  if (c->n_dram > 0 && !c->heterogeneous) {
+    mp_status st = dram_tables(o, err);
+    if (st != MP_OK) {
+      opt_free(o);
+      return st;
+    }
   }
-  memcpy(pos, o->end_off, (size_t)(o->L + 1) * sizeof *pos);
-  for (int t = 0; t < g->n_tensors; t++)
-    if (g->tensors[t].last_consumer >= 0) o->end_tensor[pos[g->tensors[t].last_consumer]++] = t;
-  free(pos);
   return MP_OK;
+}
+
+/* Solves one relaxation: its optimum, and its plan (first stage first) in layers/cores, *n stages. */
+static double solve_kind(opt *o, int kind, int *layers, int *cores, int *n) {
+  o->kind = kind;
+  int *rl = malloc((size_t)o->L * sizeof *rl), *rc = malloc((size_t)o->L * sizeof *rc);
+  double T = -1;
+  if (!rl || !rc) goto cleanup;
+  check(o, INFINITY); /* every plan is within infinity */
+  int k = recover(o, INFINITY, rl, rc);
+  if (check(o, 0)) {
+    T = 0;
+    k = recover(o, 0, rl, rc);
+  } else {
+    T = search(o, 0, plan_value(o, rl, rc, k), rl, rc, &k);
+  }
+  for (int i = 0; i < k; i++) { /* recover lists the last stage first */
+    layers[i] = rl[k - 1 - i];
+    cores[i] = rc[k - 1 - i];
+  }
+  *n = k;
+cleanup:
+  free(rl);
+  free(rc);
+  return T;
+}
+
+/* ---- the repair on the full model --------------------------------------------------------------------- */
+
+/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage and link
+ * times (the tie-break: lower means the near-slowest stages and links have more slack). */
+typedef struct candidate {
+  int n, *layers, *cores;
+  double period, norm;
+} candidate;
+
+static mp_status cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err) {
+  plan *p = NULL;
+  mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, err);
+  if (st != MP_OK) return st;
+  x->period = cost_model_period(m, p, stage_s, NULL, NULL, NULL);
+  plan_free(p);
+  if (x->period < 0) return err_nomem(err);
+  double s8 = 0;
+  for (int i = 0; i < x->n; i++) {
+    double r = stage_s[i] / x->period;
+    s8 += r * r * r * r * r * r * r * r;
+  }
+  x->norm = s8;
+  return MP_OK;
+}
+
+static int better(const candidate *a, const candidate *b) {
+  return a->period < b->period || (a->period == b->period && a->norm < b->norm);
+}
+
+/* Steepest descent from *best on the full model: every move of one layer or one core across a stage
+ * boundary, to the best strictly better plan, until none is (or max_rounds rounds).  Returns the rounds
+ * run, or -1 on an error (err set). */
+static int repair(cost_model *m, candidate *best, int max_rounds, mp_error *err) {
+  int n = best->n, rounds = 0;
+  candidate trial = {n, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), 0, 0};
+  candidate top = {n, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), 0, 0};
+  double *stage_s = malloc((size_t)n * sizeof *stage_s);
+  if (!trial.layers || !trial.cores || !top.layers || !top.cores || !stage_s) {
+    rounds = -1;
+    err_nomem(err);
+    goto cleanup;
+  }
+  for (; rounds < max_rounds; rounds++) {
+    int improved = 0;
+    top.period = best->period;
+    top.norm = best->norm;
+    for (int i = 0; i + 1 < n; i++)
+      for (int move = 0; move < 4; move++) {
+        memcpy(trial.layers, best->layers, (size_t)n * sizeof(int));
+        memcpy(trial.cores, best->cores, (size_t)n * sizeof(int));
+        int *v = move < 2 ? trial.layers : trial.cores, from = move % 2 ? i + 1 : i, to = move % 2 ? i : i + 1;
+        if (v[from] < 2) continue;
+        v[from]--;
+        v[to]++;
+        if (cost_candidate(m, &trial, stage_s, err) != MP_OK) {
+          rounds = -1;
+          goto cleanup;
+        }
+        if (better(&trial, &top)) {
+          memcpy(top.layers, trial.layers, (size_t)n * sizeof(int));
+          memcpy(top.cores, trial.cores, (size_t)n * sizeof(int));
+          top.period = trial.period;
+          top.norm = trial.norm;
+          improved = 1;
+        }
+      }
+    if (!improved) break;
+    memcpy(best->layers, top.layers, (size_t)n * sizeof(int));
+    memcpy(best->cores, top.cores, (size_t)n * sizeof(int));
+    best->period = top.period;
+    best->norm = top.norm;
+  }
+cleanup:
+  free(trial.layers);
+  free(trial.cores);
+  free(top.layers);
+  free(top.cores);
+  free(stage_s);
+  return rounds;
+}
+
+/* Rounds of the repair at most (each costs about 4 x stages full evaluations). */
+#define OPTIMAL_REPAIR_ROUNDS 64
+
+/* Costs the relaxations' plans in full, keeps the better, repairs it, and writes the plan and the note. */
+static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_cand, double t_low, const char *how,
+                        long checks, plan **out, method_report *rep, mp_error *err) {
+  cost_model *m = NULL;
+  double *stage_s = NULL;
+  int max_n = 0;
+  for (int i = 0; i < n_cand; i++) max_n = cand[i].n > max_n ? cand[i].n : max_n;
+  mp_status st = cost_model_new(g, c, &m, err);
+  if (st != MP_OK) return st;
+  stage_s = malloc(((size_t)max_n + 1) * sizeof *stage_s);
+  if (!stage_s) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  int pick = 0;
+  for (int i = 0; i < n_cand && st == MP_OK; i++) {
+    st = cost_candidate(m, &cand[i], stage_s, err);
+    if (st == MP_OK && better(&cand[i], &cand[pick])) pick = i;
+  }
+  if (st != MP_OK) goto cleanup;
+  double before = cand[pick].period;
+  int rounds = repair(m, &cand[pick], OPTIMAL_REPAIR_ROUNDS, err);
+  if (rounds < 0) {
+    st = err->status;
+    goto cleanup;
+  }
+  st = plan_from_stages(cand[pick].layers, cand[pick].cores, cand[pick].n, out, err);
+  if (st != MP_OK) goto cleanup;
+  double T = cand[pick].period, gap = t_low > 0 ? T / t_low - 1 : 0;
+  method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s", how, checks, cand[pick].n, T);
+  if (T <= t_low)
+    method_note(rep, "= the certified lower bound: exact.");
+  else
+    method_note(rep,
+                "; certified lower bound %.6g s (the stage-local terms exact, Sends once, DRAM streams at their best "
+                "position), gap %.2f%%; the relaxations' best plan %.6g s before %d repair round%s.",
+                t_low, 100 * gap, before, rounds, rounds == 1 ? "" : "s");
+cleanup:
+  free(stage_s);
+  cost_model_free(m);
+  return st;
 }
 
 static mp_status solve_uniform(const graph *g, const chip *c, plan **out, method_report *rep, mp_error *err) {
   opt o;
   mp_status st = opt_init(&o, g, c, err);
   if (st != MP_OK) return st;
-  int *layers = malloc((size_t)o.L * sizeof *layers), *cores = malloc((size_t)o.L * sizeof *cores);
-  int *rl = malloc((size_t)o.L * sizeof *rl), *rc = malloc((size_t)o.L * sizeof *rc);
-  if (!layers || !cores || !rl || !rc) {
-    st = err_nomem(err);
-    goto cleanup;
+  candidate cand[2];
+  memset(cand, 0, sizeof cand);
+  for (int k = 0; k < 2; k++) {
+    cand[k].layers = malloc((size_t)o.L * sizeof(int));
+    cand[k].cores = malloc((size_t)o.L * sizeof(int));
+    if (!cand[k].layers || !cand[k].cores) st = err_nomem(err);
   }
-  double lambda = 1;
-  if (!check(&o, INFINITY, 1)) { /* nothing fits: the least memory ratio over all plans */
-    check(&o, INFINITY, INFINITY);
-    int n = recover(&o, INFINITY, INFINITY, layers, cores);
-    lambda = search(&o, BY_MEM, 1, plan_value(&o, layers, cores, n, BY_MEM), INFINITY);
-    if (lambda < 0) {
-      st = err_nomem(err);
-      goto cleanup;
-    }
-    method_note(rep, "No plan fits memory: this is the least-infeasible plan (the least bottleneck among plans whose "
-                "largest per-core need is within %g%% of the least possible, %.4g x SRAM).", 100 * OPTIMAL_MEM_SLACK,
-                lambda);
-    lambda *= 1 + OPTIMAL_MEM_SLACK;
+  double t_low = -1, t_high = -1;
+  if (st == MP_OK) t_low = solve_kind(&o, LOW, cand[0].layers, cand[0].cores, &cand[0].n);
+  if (st == MP_OK) t_high = solve_kind(&o, HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
+  if (st == MP_OK && (t_low < 0 || t_high < 0 || cand[0].n <= 0 || cand[1].n <= 0))
+    st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
+  if (st == MP_OK) st = finish(g, c, cand, 2, t_low, "uniform chip: threshold DP on two relaxations", o.checks, out, rep, err);
+  for (int k = 0; k < 2; k++) {
+    free(cand[k].layers);
+    free(cand[k].cores);
   }
-  double T;
-  if (check(&o, 0, lambda)) {
-    T = 0;
-  } else {
-    check(&o, INFINITY, lambda);
-    int n = recover(&o, INFINITY, lambda, layers, cores);
-    T = search(&o, BY_TIME, 0, plan_value(&o, layers, cores, n, BY_TIME), lambda);
-    if (T < 0) {
-      st = err_nomem(err);
-      goto cleanup;
-    }
-  }
-  check(&o, T, lambda);
-  int n = recover(&o, T, lambda, layers, cores);
-  if (n <= 0) { /* claim 1 guarantees a plan after a successful check */
-    st = err_set(err, MP_RUN, "optimal: internal error: no plan within the optimum %.17g s was recovered", T);
-    goto cleanup;
-  }
-  for (int i = 0; i < n; i++) { /* recover lists the last stage first */
-    rl[i] = layers[n - 1 - i];
-    rc[i] = cores[n - 1 - i];
-  }
-  st = plan_from_stages(rl, rc, n, out, err);
-  if (st == MP_OK)
-    method_note(rep, "optimal: exact over every plan (uniform chip: threshold DP, %ld feasibility checks); "
-                "%d stages, bottleneck %.6g s.", o.checks, n, T);
-cleanup:
-  free(layers);
-  free(cores);
-  free(rl);
-  free(rc);
   opt_free(&o);
   return st;
 }
 
 /* Heterogeneous chips: the position-aware DP of the comment at the top. */
 static mp_status solve_positions(const graph *g, const chip *c, plan **out, method_report *rep, mp_error *err) {
+  int L = g->n_ops, C = c->n_cores;
   opt o;
-  mp_status st = opt_init(&o, g, c, err);
-  if (st != MP_OK) return st;
-  int L = o.L, C = o.C;
+  mp_status ost = opt_init(&o, g, c, err); /* for the stages' sums */
+  if (ost != MP_OK) return ost;
   size_t cells = (size_t)(L + 1) * (size_t)(C + 1);
   double *best = malloc(cells * sizeof *best);
   int *from_l = malloc(cells * sizeof *from_l), *from_j = malloc(cells * sizeof *from_j);
-  int *rl = malloc((size_t)L * sizeof *rl), *rc = malloc((size_t)L * sizeof *rc);
-  chip_group *groups = malloc((size_t)C * (size_t)C * sizeof *groups); /* [j * C + k]: cores j..k */
-  if (!best || !from_l || !from_j || !rl || !rc || !groups) {
+  candidate cand = {0, malloc((size_t)L * sizeof(int)), malloc((size_t)L * sizeof(int)), 0, 0};
+  cost_model *m = NULL;
+  mp_status st = MP_OK;
+  if (!best || !from_l || !from_j || !cand.layers || !cand.cores) {
     st = err_nomem(err);
     goto cleanup;
   }
-  for (int j = 0; j < C; j++)
-    for (int k = j; k < C; k++) groups[(size_t)j * C + k] = chip_group_of(c, j, k - j + 1);
-  double lambda = 1;
-  for (int pass = 0; pass < 2; pass++) { /* 0: memory ratio, 1: time under lambda */
-    for (size_t i = 0; i < cells; i++) best[i] = INFINITY;
-    best[0] = pass == 0 ? 1 : 0;
-    for (int l = 0; l < L; l++) {
-      figs s = {0, 0, 0, 0, 0};
-      for (int r = l; r < L; r++) {
-        figs_add_right(&o, &s, l, r);
-        for (int j = 0; j < C; j++) {
-          double here = best[(size_t)l * (C + 1) + j];
-          if (here == INFINITY) continue;
-          for (int k = j; k < C; k++) { /* cores j..k */
-            const chip_group *grp = &groups[(size_t)j * C + k];
-            double sram = (double)grp->sram_bytes;
-            int n = k - j + 1;
-            double mem = cost_mem_bytes((double)s.weights, (double)s.max_act, n), v;
-            if (pass == 0) {
-              v = mem_ok(mem, sram, 1) ? 1 : mem / sram;
-            } else {
-              if (!mem_ok(mem, sram, lambda)) continue;
-              double cm = cost_compute_s((double)s.flops, grp->speed, (double)s.gather, n, o.B);
-              double sd = cost_send_s((double)s.send, grp->gamma, o.B);
-              v = cm > sd ? cm : sd;
-            }
-            if (here > v) v = here;
-            size_t to = (size_t)(r + 1) * (C + 1) + (k + 1);
-            if (v < best[to]) {
-              best[to] = v;
-              from_l[to] = l;
-              from_j[to] = j;
-            }
+  st = cost_model_new(g, c, &m, err);
+  if (st != MP_OK) goto cleanup;
+  for (size_t i = 0; i < cells; i++) best[i] = INFINITY;
+  best[0] = 0;
+  for (int l = 0; l < L; l++) {
+    figs s = {0};
+    for (int r = l; r < L; r++) {
+      figs_add_right(&o, &s, l, r);
+      for (int j = 0; j < C; j++) {
+        double here = best[(size_t)l * (C + 1) + j];
+        if (here == INFINITY) continue;
+        for (int k = j; k < C; k++) { /* cores j..k: cost_model_stage's figures, from the sums */
+          cost_stage cs = {.first_layer = l,
+                           .n_layers = r - l + 1,
+                           .first_core = j,
+                           .n_cores = k - j + 1,
+                           .flops = (double)s.flops,
+                           .weight_bytes = (double)s.weights,
+                           .gather_bytes = (double)s.gather,
+                           .max_act_bytes = (double)s.max_act,
+                           .send_bytes = (double)s.send};
+          cost_stage_complete(m, &cs);
+          double v = cs.time_s > here ? cs.time_s : here;
+          size_t to = (size_t)(r + 1) * (C + 1) + (k + 1);
+          if (v < best[to]) {
+            best[to] = v;
+            from_l[to] = l;
+            from_j[to] = j;
           }
         }
-      }
-    }
-    if (pass == 0) {
-      lambda = best[cells - 1];
-      if (lambda > 1) {
-        method_note(rep, "No plan fits memory: this is the least-infeasible plan (the least bottleneck among plans "
-                    "whose largest per-core need is within %g%% of the least possible, %.4g x SRAM).",
-                    100 * OPTIMAL_MEM_SLACK, lambda);
-        lambda *= 1 + OPTIMAL_MEM_SLACK;
       }
     }
   }
@@ -582,31 +780,29 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
   while (r > 0) {
     size_t at = (size_t)r * (C + 1) + k;
     int l = from_l[at], j = from_j[at];
-    rl[n] = r - l;
-    rc[n] = k - j;
+    cand.layers[n] = r - l;
+    cand.cores[n] = k - j;
     n++;
     r = l;
     k = j;
   }
+  cand.n = n;
   for (int i = 0; i < n / 2; i++) {
-    int t = rl[i];
-    rl[i] = rl[n - 1 - i];
-    rl[n - 1 - i] = t;
-    t = rc[i];
-    rc[i] = rc[n - 1 - i];
-    rc[n - 1 - i] = t;
+    int t = cand.layers[i];
+    cand.layers[i] = cand.layers[n - 1 - i];
+    cand.layers[n - 1 - i] = t;
+    t = cand.cores[i];
+    cand.cores[i] = cand.cores[n - 1 - i];
+    cand.cores[n - 1 - i] = t;
   }
-  st = plan_from_stages(rl, rc, n, out, err);
-  if (st == MP_OK)
-    method_note(rep, "optimal: exact over every plan (heterogeneous chip: position-aware DP); %d stages, bottleneck "
-                "%.6g s.", n, best[cells - 1]);
+  st = finish(g, c, &cand, 1, best[cells - 1], "heterogeneous chip: position-aware DP", 1, out, rep, err);
 cleanup:
   free(best);
   free(from_l);
   free(from_j);
-  free(rl);
-  free(rc);
-  free(groups);
+  free(cand.layers);
+  free(cand.cores);
+  cost_model_free(m);
   opt_free(&o);
   return st;
 }

@@ -56,17 +56,17 @@ static mp_status model_figures(const rl_reward *r, const int *arranged, double r
     plan_free(p);
     return err_nomem(err);
   }
-  double worst = 0, mem_max = 0;
   int fits = 1;
+  double worst = cost_model_period(r->model, p, buf, buf + p->n_stages, &fits, NULL), mem_max = 0;
+  if (worst < 0) {
+    free(buf);
+    plan_free(p);
+    return err_nomem(err);
+  }
   for (int i = 0; i < p->n_stages; i++) {
-    cost_stage cs;
-    const plan_stage *ps = &p->stages[i];
-    cost_model_stage(r->model, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
-    buf[i] = cs.time_s;
-    buf[p->n_stages + i] = cs.mem_bytes / (cs.sram_bytes * r->mem_limit);
-    worst = cs.time_s > worst ? cs.time_s : worst;
+    buf[p->n_stages + i] /= r->mem_limit;
     mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
-    fits &= r->mem_limit == 1.0 ? cs.fits : buf[p->n_stages + i] <= 1.0;
+    if (r->mem_limit != 1.0) fits &= buf[p->n_stages + i] <= 1.0;
   }
   f->period = worst;
   f->mem_ratio = mem_max;
@@ -152,7 +152,7 @@ mp_status rl_reward_init_sim(rl_reward *r, sim *s, const graph *g, const int *re
   return init_common(r, 1, ref, w, err);
 }
 
-mp_status rl_reward_init_model(rl_reward *r, const cost_model *m, int n_cores, int n_layers, const int *ref,
+mp_status rl_reward_init_model(rl_reward *r, cost_model *m, int n_cores, int n_layers, const int *ref,
                                const rl_reward_weights *w, mp_error *err) {
   memset(r, 0, sizeof *r);
   r->backend = RL_REWARD_MODEL;

@@ -56,7 +56,7 @@ typedef struct rl_reward {
   rl_reward_backend backend;
   struct sim *sim;                /* RL_REWARD_SIM: the simulator, of the plan's chip */
   const graph *g;                 /* RL_REWARD_SIM: the graph */
-  const struct cost_model *model; /* RL_REWARD_MODEL: the model of the graph on the chip */
+  struct cost_model *model; /* RL_REWARD_MODEL: the model of the graph on the chip (its scratch is used) */
   int n_cores, n_layers;
   rl_reward_weights w;
   double ref_period_s; /* T_ref, set by the init */
@@ -73,7 +73,7 @@ mp_status rl_reward_init_sim(rl_reward *r, struct sim *s, const graph *g, const 
 
 /* Prepares r for the model m of a graph of n_layers layers on n_cores cores with reference plan ref
  * (borrowed); w (borrowed) may be NULL for the model's defaults. */
-mp_status rl_reward_init_model(rl_reward *r, const struct cost_model *m, int n_cores, int n_layers, const int *ref,
+mp_status rl_reward_init_model(rl_reward *r, struct cost_model *m, int n_cores, int n_layers, const int *ref,
                                const rl_reward_weights *w, mp_error *err);
 
 /* The rl_reward_fn of either backend: ctx is an initialised rl_reward. */

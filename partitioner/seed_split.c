@@ -43,7 +43,7 @@ static int split_compare(const double *a, const double *b, int n, double tau) {
   return ma <= mb;
 }
 
-static double device_time(const cost_model *m, int first, int n, int core) {
+static double device_time(cost_model *m, int first, int n, int core) {
   if (n == 0) return 0;
   cost_stage cs;
   cost_model_stage(m, first, n, core, 1, &cs);
@@ -51,7 +51,7 @@ static double device_time(const cost_model *m, int first, int n, int core) {
 }
 
 /* Phase 1: fills count[0..C-1] (layers per device). */
-static void initial_split(const graph *g, const chip *c, const cost_model *m, double tau, int *count, double *va,
+static void initial_split(const graph *g, const chip *c, cost_model *m, double tau, int *count, double *va,
                           double *vb) {
   int L = g->n_ops, C = c->n_cores;
   double f_total = 0, s_total = 0;
@@ -98,7 +98,7 @@ static void initial_split(const graph *g, const chip *c, const cost_model *m, do
 
 /* Stage times of an arranged_core list into times[]; returns the number of stages, or -1 if the list
  * is not a valid plan. */
-static int stage_times(const cost_model *m, const int *arranged, int C, int L, double *times) {
+static int stage_times(cost_model *m, const int *arranged, int C, int L, double *times) {
   int n = 0, first_layer = 0, first_core = 0;
   for (int i = 0; i < C; i++) {
     if (arranged[i] < 0) return -1;

@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-FIXED = ["graph", "method", "feasible", "stages", "bottleneck_s", "throughput_per_s", "latency_s", "busiest_link",
+FIXED = ["graph", "method", "feasible", "stages", "model_period_s", "throughput_per_s", "latency_s", "busiest_link",
          "busiest_link_utilisation", "total_sram_bytes", "cores", "solve_s"]
 STYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]

@@ -108,8 +108,8 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   pthread_cond_init(&s->cv, NULL);
   s->hosts = calloc((size_t)c->n_cores, sizeof *s->hosts);
   s->dram_hosts = calloc((size_t)c->n_dram + 1, sizeof *s->dram_hosts);
-  s->link_bytes = calloc((size_t)sim_n_links(c), sizeof *s->link_bytes);
-  s->link_order = calloc((size_t)sim_n_links(c), sizeof *s->link_order);
+  s->link_bytes = calloc((size_t)chip_n_links(c), sizeof *s->link_bytes);
+  s->link_order = calloc((size_t)chip_n_links(c), sizeof *s->link_order);
   if (o->cache_size > 0) s->cache = calloc((size_t)o->cache_size, sizeof *s->cache);
   if (!s->hosts || !s->dram_hosts || !s->link_bytes || !s->link_order || (o->cache_size > 0 && !s->cache)) {
     st = err_nomem(err);
@@ -173,8 +173,6 @@ static mp_status result_copy(const sim_result *from, sim_result *to, const chip 
   return MP_OK;
 }
 
-static void add_bytes(void *ctx, int link, double bytes) { ((double *)ctx)[link] += bytes; }
-
 /* Most bytes first, ties to the lower link index; ctx is the per-link bytes. */
 static int link_cmp(const void *a, const void *b, void *ctx) {
   const double *bytes = ctx;
@@ -212,12 +210,16 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   res->throughput_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
   double period = run->period_s;
   res->feasible = 1;
-  double best = -1;
+  double best = -1, worst_t = 0;
+  int worst_i = 0;
   for (int gi = 0; gi < j->n_groups; gi++) {
     const jgroup *gr = &j->groups[gi];
     const cost_stage *cs = &gr->model;
     sim_stage_result *st = &res->stages[gi];
-    if (gi == 0 || cs->time_s > res->analytical_bottleneck_s) res->analytical_bottleneck_s = cs->time_s;
+    if (gi == 0 || cs->time_s > worst_t) {
+      worst_t = cs->time_s;
+      worst_i = gi;
+    }
     if (!cs->fits) res->feasible = 0;
     st->first_layer = cs->first_layer;
     st->n_layers = cs->n_layers;
@@ -233,10 +235,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     st->fits = cs->fits;
     st->n_sends = gr->n_sends;
     st->n_recvs = gr->n_recvs;
-    double dram = 0;
-    if (gr->dram)
-      for (int k = 0; k < gr->n_cores; k++) dram += gr->dram[k];
-    st->dram_bytes = (uint64_t)llround(dram);
+    st->dram_bytes = (uint64_t)llround(cs->dram_in_bytes + cs->dram_out_bytes);
     res->dram_bytes += st->dram_bytes;
     double busy = gr->compute_s + gr->dram_s > gr->comm_s ? gr->compute_s + gr->dram_s : gr->comm_s;
     if (busy > best) {
@@ -246,25 +245,24 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     res->activities += gr->acts;
   }
   fill_cores(c, res);
-  /* link traffic per micro-batch on the XY routes */
-  int nl = sim_n_links(c);
-  memset(s->link_bytes, 0, (size_t)nl * sizeof *s->link_bytes);
-  for (int gi = 0; gi < j->n_groups; gi++) {
-    const jgroup *gr = &j->groups[gi];
-    double A = 0;
-    for (int k = 0; k < gr->n_segs; k++) A += gr->segs[k].gather;
-    for (int k = 0; k + 1 < gr->n_cores && A > 0; k++) {
-      int a = gr->first_core + k;
-      sim_route_visit(c, -1, a, a + 1, add_bytes, s->link_bytes, A * (double)(k + 1) / gr->n_cores);
-      sim_route_visit(c, -1, a + 1, a, add_bytes, s->link_bytes, A * (double)(gr->n_cores - 1 - k) / gr->n_cores);
+  /* link traffic per micro-batch on the XY routes, as the model accounts it (cost_stage_plan) */
+  int nl = chip_n_links(c), worst_l = -1;
+  double worst_b = 0;
+  memcpy(s->link_bytes, j->link_bytes, (size_t)nl * sizeof *s->link_bytes);
+  for (int k = 0; k < nl; k++) {
+    double b = s->link_bytes[k] / chip_link_bandwidth(c, k);
+    if (b > worst_b) {
+      worst_b = b;
+      worst_l = k;
     }
-    for (int k = 0; k < gr->n_sends; k++)
-      sim_route_visit(c, -1, gr->last_core, gr->sends[k].dst_core, add_bytes, s->link_bytes, gr->sends[k].bytes);
-    if (gr->dram)
-      for (int k = 0; k < gr->n_cores; k++)
-        if (gr->dram[k] > 0)
-          sim_route_visit(c, gr->dram_port, -1, gr->first_core + k, add_bytes, s->link_bytes, gr->dram[k]);
   }
+  const cost_stage *wt = &j->groups[worst_i].model;
+  res->model_period_s = worst_b > worst_t ? worst_b : worst_t;
+  res->model_binding = cost_binding_name(worst_b > worst_t ? (worst_l >= 4 * c->width * c->height ? COST_BIND_PORT
+                                                                                                    : COST_BIND_LINK)
+                                         : wt->send_s > wt->compute_s + wt->dram_s ? COST_BIND_SEND
+                                         : wt->dram_s > wt->compute_s              ? COST_BIND_DRAM
+                                                                                   : COST_BIND_COMPUTE);
   int used = 0;
   for (int k = 0; k < nl; k++)
     if (s->link_bytes[k] > 0) s->link_order[used++] = k;
@@ -272,9 +270,9 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   for (int k = 0; k < used && k < top; k++) {
     int l = s->link_order[k];
     sim_link_result *lr = &res->links[res->n_links++];
-    sim_link_name(c, l, lr->name, sizeof lr->name);
+    chip_link_name(c, l, lr->name, sizeof lr->name);
     lr->bytes = (uint64_t)llround(s->link_bytes[l]);
-    double bw = l >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
+    double bw = chip_link_bandwidth(c, l);
     lr->utilisation = period > 0 ? round12(s->link_bytes[l] / (bw * period)) : 0;
   }
   return MP_OK;
@@ -452,7 +450,8 @@ cJSON *sim_result_to_json(const sim_result *r) {
       !cJSON_AddNumberToObject(o, "warmup_microbatches", r->warmup_microbatches) ||
       !cJSON_AddNumberToObject(o, "cycle", r->cycle) ||
       !cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) ||
-      !cJSON_AddNumberToObject(o, "analytical_bottleneck_s", r->analytical_bottleneck_s) ||
+      !cJSON_AddNumberToObject(o, "model_period_s", r->model_period_s) ||
+      !cJSON_AddStringToObject(o, "model_binding", r->model_binding ? r->model_binding : "") ||
       !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !jsonio_add_u64(o, "dram_bytes", r->dram_bytes) ||
       !cJSON_AddNumberToObject(o, "activities", (double)r->activities) ||
       !cJSON_AddStringToObject(o, "graph_hash", fileio_hash_hex(r->graph_hash, hex)) ||

@@ -9,9 +9,10 @@
  * figures; a plan first evaluated after hundreds of others may differ from a fresh process's in
  * the 12th digit, unless sim_options.isolate is set (then bit-identical, slower).
  *
- * The work simulated is the analytical cost model of partitioner/README.md refined by NoC latency,
- * link contention, DRAM weight streaming and pipeline fill; with those off the steady-state period
- * equals the analytical bottleneck.  Details: the comment at the top of sim.c.
+ * The work simulated is that of the analytical model (cost.h: compute and all-gathers, DRAM streams,
+ * one Send per tensor per destination group), played out with link contention and pipeline fill; where
+ * nothing contends, the steady-state period equals the model's.  Details: the comments at the top of
+ * sim.c and sim_program.c.
  *
  * Not thread-safe: one caller thread at a time per sim.  Call sim_free before the process exits
  * (the engine's thread must end before SimGrid's exit handlers run). */
@@ -76,9 +77,9 @@ typedef struct sim_stage_result {
   double comm_s;         /* its outgoing Send transfers in flight (they overlap compute) */
   double dram_s;         /* waiting for weights streamed from DRAM */
   double idle_s;         /* period - compute_s - dram_s (at least 0): waiting for inputs */
-  double analytical_t_s; /* t_i = max(compute_i, send_i) of the analytical model, per micro-batch */
+  double analytical_t_s; /* t_i = max(compute_i + dram_i, send_i) of the analytical model (cost.h) */
   uint64_t sram_bytes;   /* s_i = W_i / c_i + max a_j: bytes each core of the group must hold */
-  uint64_t dram_bytes;   /* weight bytes streamed per micro-batch (0 when the group fits) */
+  uint64_t dram_bytes;   /* bytes read from and written to DRAM per micro-batch (0 when the group fits) */
   int fits;              /* s_i <= SRAM of every core of the group */
   int n_sends, n_recvs;  /* Send / Recv nodes of its subgraph */
 } sim_stage_result;
@@ -118,7 +119,8 @@ typedef struct sim_result {
   double makespan_s;              /* until the last micro-batch counted is complete */
   double latency_s;               /* fill latency: completion of the first micro-batch, pipeline empty */
   int bottleneck_stage;           /* stage with the largest max(compute_s + dram_s, comm_s) (ties: lowest) */
-  double analytical_bottleneck_s; /* max t_i of the analytical model */
+  double model_period_s;          /* the analytical model's period of the same work (cost.h) */
+  const char *model_binding;      /* what sets it: "compute", "dram", "send", "link" or "port" (static) */
   int feasible;                   /* every core's SRAM holds its share */
   uint64_t dram_bytes;            /* bytes streamed from DRAM per micro-batch */
   long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */

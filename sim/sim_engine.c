@@ -82,11 +82,11 @@ static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
 }
 
-/* One ptask from the DRAM port to every core of the group that needs weights, all at once (they
- * share the port's link); its host list and matrix were prepared by sim_job_from_plan. */
-static void stream_weights(jgroup *gr) {
-  int n = gr->n_cores + 1;
-  sg_actor_parallel_execute(n, gr->dram_hosts, gr->dram_matrix + (size_t)n * (size_t)n, gr->dram_matrix);
+/* A group's DRAM read (before a micro-batch's first segment) or write (after its last): one ptask over
+ * the ports it uses and the group's cores (sim_program.c prepared its hosts and matrices). */
+static void stream(jgroup *gr, const double *matrix) {
+  size_t h = (size_t)gr->n_dram_hosts;
+  sg_actor_parallel_execute(gr->n_dram_hosts, gr->dram_hosts, (double *)matrix + h * h, (double *)matrix);
 }
 
 /* Timeline events (only when the job has a timeline; times relative to the job's start). */
@@ -108,20 +108,23 @@ static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double
   tl_add(j, &e);
 }
 
-static void timeline_dram(job *j, int g, int mb, double t0, double t1) {
+static void timeline_dram(job *j, int g, int mb, int write, double t0, double t1) {
   const jgroup *gr = &j->groups[g];
   for (int k = 0; k < gr->n_cores; k++) {
+    double bytes = write ? gr->dram_out[k] : gr->dram_in[k];
     timeline_event e = {.kind = TIMELINE_TRANSFER,
                         .start_s = t0 - j->t0,
                         .end_s = t1 - j->t0,
-                        .name = "weights",
+                        .name = write ? "spilled activations" : "weights and spilled activations",
                         .microbatch = mb,
+                        .src_core = gr->first_core + k,
                         .dst_core = gr->first_core + k,
-                        .dram_port = gr->dram_port,
-                        .src_group = -1,
-                        .dst_group = g,
-                        .bytes = (uint64_t)llround(gr->dram[k])};
-    if (gr->dram[k] > 0) tl_add(j, &e);
+                        .dram_port = gr->dram_port[k],
+                        .to_dram = write,
+                        .src_group = write ? g : -1,
+                        .dst_group = write ? -1 : g,
+                        .bytes = (uint64_t)llround(bytes)};
+    if (bytes > 0) tl_add(j, &e);
   }
 }
 
@@ -252,12 +255,12 @@ static void group_actor(int argc, char **argv) {
     }
     const seg *x = &gr->segs[sg];
     started(j, mb);
-    if (gr->left[mb] == gr->n_segs && gr->dram) { /* the micro-batch's first segment */
+    if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
-      stream_weights(gr);
+      stream(gr, gr->dram_read);
       gr->acts++;
       gr->mb_dram[mb] += simgrid_get_clock() - t;
-      if (j->tl) timeline_dram(j, a->g, mb, t, simgrid_get_clock());
+      if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
     double t = simgrid_get_clock();
     if (x->flops > 0) {
@@ -276,6 +279,14 @@ static void group_actor(int argc, char **argv) {
       sg_sem_release(gr->q);
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
+    if (gr->left[mb] == 1 && gr->model.dram_out_bytes > 0) { /* its last segment: write the spill back */
+      stream(gr, gr->dram_write);
+      gr->acts++;
+      double t2 = simgrid_get_clock();
+      gr->mb_dram[mb] += t2 - t1;
+      if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);
+      t1 = t2;
+    }
     if (--gr->left[mb] == 0 && gr->sends_left[mb] == 0) group_done(j, mb, t1);
   }
   if (gr->n_sends > 0) { /* nothing more to send: the sender ends after what is queued */

@@ -3,38 +3,37 @@
  * (sim_program.c), the engine that runs it (sim_engine.c) and the sim object itself (sim.c).
  *
  * Platform.
- * Hosts: per core "cID", per DRAM port "dramI".  NoC links are one per direction (full duplex):
- * "xAyB>xCyD" from (A,B) to (C,D); DRAM port i's link "dramI>xXyY" (the port's bandwidth) enters the
- * core at its position.  Routes are the XY routes (x-moves, then y-moves), from a port through its
- * link first.  Two platforms give exactly those routes:
+ * Hosts: per core "cID", per DRAM port "dramI".  The links are the chip's (chip.h: one NoC link per
+ * direction, and per port a down link into the core at its position and an up link out of it, each of
+ * the port's bandwidth), named as chip_link_name names them.  Routes are the XY routes (x-moves, then
+ * y-moves), from a port through its down link first, to a port through its up link last.  Two
+ * platforms give exactly those routes:
  *
  * Full (sim_options.routing SIM_ROUTING_FULL, or AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES
- * cores): one "Full" zone listing every route (core to core, port to core) as its NoC links.  A
- * lookup is a table read, and a transfer's SimGrid variable touches only the links that carry it:
+ * cores): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
+ * A lookup is a table read, and a transfer's SimGrid variable touches only the links that carry it:
  * ~1.35x the evaluations per CPU-second of the DijkstraCache platform on 8x8, ~1.5x on 16x16
- * (bench/sim_speed),
- * with bit-identical figures (tests/test_sim.c compares both).  The turn/out links below never
- * bind (their capacity is ~10^7 times a NoC link's, so SimGrid's bottleneck solver never takes
- * its minimum there nor saturates them, and computes each variable from its binding constraints
- * only), so leaving them out changes nothing but the work.  The file grows as cores^2 times the
- * mean route length (1 MB for 8x8; 16x16 takes ~0.6 s to load instead of 0.01 s), hence the limit.
+ * (bench/sim_speed), with bit-identical figures (tests/test_sim.c compares both).  The turn/out links
+ * below never bind (their capacity is ~10^7 times a NoC link's, so SimGrid's bottleneck solver never
+ * takes its minimum there nor saturates them, and computes each variable from its binding constraints
+ * only), so leaving them out changes nothing but the work.  The file grows as cores^2 times the mean
+ * route length (1 MB for 8x8; 16x16 takes ~0.6 s to load instead of 0.01 s), hence the limit.
  *
  * DijkstraCache (SIM_ROUTING_DIJKSTRA, or AUTO on bigger chips, so that a 32x32 mesh loads in well
  * under a second): per core a host "cID", which is also the core's x-router, and a y-router
  * "Yx_y".  Edges (one link each): cID -> the x-neighbours' hosts (a NoC link), cID -> Yx_y
- * ("turnID"), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID ("outID"); turn and out links have no
- * latency and practically infinite bandwidth (per core: one link shared by every route would
- * couple all transfers in SimGrid's solver).  SimGrid's Dijkstra counts links, so a shortest
- * route takes the fewest x-moves and y-moves: the XY route (x-moves, turn, y-moves, out) and the
- * YX-like routes (turn, y-moves, out, x-moves) tie.  The tie is settled by SimGrid's queue, which
- * pops equal costs lowest node number first: the platform mentions every Y router before any
- * host, so at the destination the XY route's Y router wins over the neighbouring host, and every
- * other node on the way has a unique best predecessor.  Hence routes are exactly the XY routes
- * (tests/test_sim.c checks every pair on three meshes, and that both platforms route alike on two
- * more), and a route along a row is its NoC links alone.  Every node must stay reachable from
- * every other (SimGrid's Dijkstra overflows its costs on unreachable nodes), so the port's host ->
- * DRAM host edge exists too, W+H+2 links long (the never-used link "detour"), longer than any XY
- * route. */
+ * ("turnID"), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID ("outID"), dramI -> the port's core (its down
+ * link) and the port's core -> dramI (its up link); turn and out links have no latency and practically
+ * infinite bandwidth (per core: one link shared by every route would couple all transfers in SimGrid's
+ * solver).  SimGrid's Dijkstra counts links, so a shortest route takes the fewest x-moves and
+ * y-moves: the XY route (x-moves, turn, y-moves, out) and the YX-like routes (turn, y-moves, out,
+ * x-moves) tie.  The tie is settled by SimGrid's queue, which pops equal costs lowest node number
+ * first: the platform mentions every Y router before any host, so at the destination the XY route's Y
+ * router wins over the neighbouring host, and every other node on the way has a unique best
+ * predecessor.  Hence routes are exactly the XY routes (tests/test_sim.c checks every pair on three
+ * meshes, and that both platforms route alike on two more), a route along a row is its NoC links
+ * alone, and a route to a port is the XY route to its core and the up link.  Every node is reachable
+ * from every other (SimGrid's Dijkstra overflows its costs on unreachable nodes). */
 #ifndef MESHPIPE_SIM_INT_H
 #define MESHPIPE_SIM_INT_H
 
@@ -48,22 +47,6 @@
 #include "cost.h"
 #include "err.h"
 #include "sim.h"
-
-/* Directions of the NoC links leaving a router. */
-enum { SIM_DIR_XPLUS, SIM_DIR_XMINUS, SIM_DIR_YPLUS, SIM_DIR_YMINUS };
-
-/* Link numbering for traffic accounting: NoC link from (x,y) in direction d is (y*W + x)*4 + d;
- * DRAM port i is 4*W*H + i.  sim_n_links is the size of that numbering. */
-int sim_n_links(const chip *c);
-int sim_link_index(const chip *c, int x, int y, int dir);
-
-/* Writes the name of link index k (as in the platform) into buf. */
-void sim_link_name(const chip *c, int k, char *buf, size_t n);
-
-/* Calls visit(ctx, link, bytes) for every link of the XY route from core a to core b (a != b), in
- * order; from_dram >= 0 starts the route at that DRAM port instead of core a (its link first). */
-void sim_route_visit(const chip *c, int from_dram, int a, int b, void (*visit)(void *, int, double), void *ctx,
-                     double bytes);
 
 /* Chips of up to this many cores get a "Full" zone listing every route (faster lookups, bigger file). */
 #define SIM_FULL_ROUTING_MAX_CORES 64
@@ -113,17 +96,21 @@ typedef struct qitem {
 
 typedef struct jgroup {
   int first_core, n_cores, last_core;
-  cost_stage model; /* the stage's analytical figures: its ranges, sums, times and memory */
+  cost_stage model; /* the stage's analytical figures with their plan terms (cost.h) */
   int n_segs;
   seg *segs;
   int n_sends;
   jsend *sends;
   int n_recvs;
   jrecv *recvs;
-  double *dram; /* per core of the group: weight bytes streamed per micro-batch (NULL when it fits) */
-  int dram_port;
-  sg_host_t *dram_hosts; /* the port, then the group's cores */
-  double *dram_matrix;   /* (n_cores+1)^2 bytes (row 0: port to core k+1), then n_cores+1 zero flops */
+  /* DRAM streams (cost_core_dram), NULL when the group fits: per core its reads and writes per
+   * micro-batch and its nearest port; one ptask reads before the micro-batch's first segment, one
+   * writes after its last, over the hosts of the ports used, then the group's cores */
+  double *dram_in, *dram_out;
+  int *dram_port;
+  int n_dram_hosts;
+  sg_host_t *dram_hosts;
+  double *dram_read, *dram_write; /* the two ptasks' byte matrices, then their zero flops */
   /* run state */
   double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
   unsigned char *done;   /* per (micro-batch, segment): ran */
@@ -176,6 +163,7 @@ typedef struct job_run {
 } job_run;
 
 typedef struct job {
+  double *link_bytes; /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
   int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap plus its
                  window (so that the last micro-batches it counts are not in a draining pipeline) */
   int cap;    /* micro-batches counted at most: M in a fixed run */

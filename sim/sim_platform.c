@@ -1,50 +1,21 @@
-/* sim_platform: the SimGrid platform of a chip (layout in sim_int.h) and the XY routes the
- * simulator accounts link traffic on. */
+/* sim_platform: the SimGrid platform of a chip (layout in sim_int.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim_int.h"
 
-int sim_n_links(const chip *c) { return 4 * c->width * c->height + c->n_dram; }
+/* Writes one link's name into buf (a visit callback of chip_route). */
+typedef struct route_text {
+  FILE *f;
+  const chip *c;
+} route_text;
 
-int sim_link_index(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
-
-void sim_link_name(const chip *c, int k, char *buf, size_t n) {
-  int noc = 4 * c->width * c->height;
-  if (k >= noc) {
-    const chip_dram *d = &c->dram[k - noc];
-    snprintf(buf, n, "dram%d>x%dy%d", k - noc, d->x, d->y);
-    return;
-  }
-  int node = k / 4, dir = k % 4, x = node % c->width, y = node / c->width;
-  int nx = x + (dir == SIM_DIR_XPLUS) - (dir == SIM_DIR_XMINUS);
-  int ny = y + (dir == SIM_DIR_YPLUS) - (dir == SIM_DIR_YMINUS);
-  snprintf(buf, n, "x%dy%d>x%dy%d", x, y, nx, ny);
-}
-
-void sim_route_visit(const chip *c, int from_dram, int a, int b, void (*visit)(void *, int, double), void *ctx,
-                     double bytes) {
-  int x, y;
-  if (from_dram >= 0) {
-    visit(ctx, 4 * c->width * c->height + from_dram, bytes);
-    x = c->dram[from_dram].x;
-    y = c->dram[from_dram].y;
-  } else {
-    x = c->cores[a].x;
-    y = c->cores[a].y;
-  }
-  int tx = c->cores[b].x, ty = c->cores[b].y;
-  while (x != tx) {
-    int dir = tx > x ? SIM_DIR_XPLUS : SIM_DIR_XMINUS;
-    visit(ctx, sim_link_index(c, x, y, dir), bytes);
-    x += tx > x ? 1 : -1;
-  }
-  while (y != ty) {
-    int dir = ty > y ? SIM_DIR_YPLUS : SIM_DIR_YMINUS;
-    visit(ctx, sim_link_index(c, x, y, dir), bytes);
-    y += ty > y ? 1 : -1;
-  }
+static void put_link(void *ctx, int link) {
+  route_text *r = ctx;
+  char l[64];
+  chip_link_name(r->c, link, l, sizeof l);
+  fprintf(r->f, "<link_ctn id=\"%s\"/>", l);
 }
 
 static void route(FILE *f, const char *src, const char *dst, const char *link, int times) {
@@ -53,32 +24,22 @@ static void route(FILE *f, const char *src, const char *dst, const char *link, i
   fputs("</route>\n", f);
 }
 
-/* The explicit route of the Full platform from core a (or DRAM port from_dram >= 0) to core b: the
- * port's link, then the XY route's NoC links (the DijkstraCache platform's route without its
- * zero-cost turn and out links). */
-static void full_route(FILE *f, const chip *c, int from_dram, int a, int b) {
-  char l[64];
-  int x, y;
-  if (from_dram >= 0) {
-    fprintf(f, "<route src=\"dram%d\" dst=\"c%d\" symmetrical=\"NO\">", from_dram, b);
-    sim_link_name(c, 4 * c->width * c->height + from_dram, l, sizeof l);
-    fprintf(f, "<link_ctn id=\"%s\"/>", l);
-    x = c->dram[from_dram].x;
-    y = c->dram[from_dram].y;
-  } else {
-    fprintf(f, "<route src=\"c%d\" dst=\"c%d\" symmetrical=\"NO\">", a, b);
-    x = c->cores[a].x;
-    y = c->cores[a].y;
-  }
-  int tx = c->cores[b].x, ty = c->cores[b].y;
-  for (; x != tx; x += tx > x ? 1 : -1) {
-    sim_link_name(c, sim_link_index(c, x, y, tx > x ? SIM_DIR_XPLUS : SIM_DIR_XMINUS), l, sizeof l);
-    fprintf(f, "<link_ctn id=\"%s\"/>", l);
-  }
-  for (; y != ty; y += ty > y ? 1 : -1) {
-    sim_link_name(c, sim_link_index(c, x, y, ty > y ? SIM_DIR_YPLUS : SIM_DIR_YMINUS), l, sizeof l);
-    fprintf(f, "<link_ctn id=\"%s\"/>", l);
-  }
+/* The explicit route of the Full platform between two ends (chip_route's: cores, or ports as
+ * CHIP_PORT(i)): its links, the DijkstraCache platform's route without its zero-cost turn and out
+ * links. */
+static void full_route(FILE *f, const chip *c, int from, int to) {
+  char a[32], b[32];
+  if (from < 0)
+    snprintf(a, sizeof a, "dram%d", -1 - from);
+  else
+    snprintf(a, sizeof a, "c%d", from);
+  if (to < 0)
+    snprintf(b, sizeof b, "dram%d", -1 - to);
+  else
+    snprintf(b, sizeof b, "c%d", to);
+  fprintf(f, "<route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", a, b);
+  route_text r = {f, c};
+  chip_route(c, from, to, put_link, &r);
   fputs("</route>\n", f);
 }
 
@@ -90,27 +51,27 @@ int sim_platform_full(const chip *c, int routing) {
  * numbers the graph's nodes in the order routes mention them, so every Y router gets a smaller
  * number than every host, which settles the one tie. */
 static void dijkstra_edges(FILE *f, const chip *c) {
-  int W = c->width, H = c->height, detour = W + H + 2;
+  int W = c->width, H = c->height;
   char a[64], b[64], l[64];
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
-      for (int d = SIM_DIR_YPLUS; d <= SIM_DIR_YMINUS; d++) {
-        int ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+      for (int d = CHIP_YPLUS; d <= CHIP_YMINUS; d++) {
+        int ny = y + (d == CHIP_YPLUS) - (d == CHIP_YMINUS);
         if (ny < 0 || ny >= H) continue;
         snprintf(a, sizeof a, "Y%d_%d", x, y);
         snprintf(b, sizeof b, "Y%d_%d", x, ny);
-        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        chip_link_name(c, chip_link_index(c, x, y, d), l, sizeof l);
         route(f, a, b, l, 1);
       }
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++) {
       int id = chip_core_at(c, x, y);
-      for (int d = SIM_DIR_XPLUS; d <= SIM_DIR_XMINUS; d++) {
-        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS);
+      for (int d = CHIP_XPLUS; d <= CHIP_XMINUS; d++) {
+        int nx = x + (d == CHIP_XPLUS) - (d == CHIP_XMINUS);
         if (nx < 0 || nx >= W) continue;
         snprintf(a, sizeof a, "c%d", id);
         snprintf(b, sizeof b, "c%d", chip_core_at(c, nx, y));
-        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        chip_link_name(c, chip_link_index(c, x, y, d), l, sizeof l);
         route(f, a, b, l, 1);
       }
       snprintf(a, sizeof a, "c%d", id);
@@ -123,9 +84,10 @@ static void dijkstra_edges(FILE *f, const chip *c) {
   for (int i = 0; i < c->n_dram; i++) {
     snprintf(a, sizeof a, "dram%d", i);
     snprintf(b, sizeof b, "c%d", c->dram[i].core);
-    sim_link_name(c, 4 * W * H + i, l, sizeof l);
+    chip_link_name(c, chip_port_link(c, i, 0), l, sizeof l);
     route(f, a, b, l, 1);
-    route(f, b, a, "detour", detour);
+    chip_link_name(c, chip_port_link(c, i, 1), l, sizeof l);
+    route(f, b, a, l, 1);
   }
 }
 
@@ -147,7 +109,6 @@ mp_status sim_platform_write_routed(const chip *c, int routing, const char *path
   if (!full) {
     for (int y = 0; y < H; y++)
       for (int x = 0; x < W; x++) fprintf(f, "<router id=\"Y%d_%d\"/>\n", x, y);
-    fputs("<link id=\"detour\" bandwidth=\"1Bps\" latency=\"1s\"/>\n", f);
     for (int i = 0; i < c->n_cores; i++)
       fprintf(f,
               "<link id=\"turn%d\" bandwidth=\"1e18Bps\" latency=\"0s\"/>\n"
@@ -156,24 +117,26 @@ mp_status sim_platform_write_routed(const chip *c, int routing, const char *path
   }
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++)
-      for (int d = 0; d < 4; d++) {
-        int nx = x + (d == SIM_DIR_XPLUS) - (d == SIM_DIR_XMINUS),
-            ny = y + (d == SIM_DIR_YPLUS) - (d == SIM_DIR_YMINUS);
+      for (int d = CHIP_XPLUS; d <= CHIP_YMINUS; d++) {
+        int nx = x + (d == CHIP_XPLUS) - (d == CHIP_XMINUS), ny = y + (d == CHIP_YPLUS) - (d == CHIP_YMINUS);
         if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
-        sim_link_name(c, sim_link_index(c, x, y, d), l, sizeof l);
+        chip_link_name(c, chip_link_index(c, x, y, d), l, sizeof l);
         fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", l, c->noc_bandwidth,
                 c->noc_latency);
       }
-  for (int i = 0; i < c->n_dram; i++) {
-    sim_link_name(c, 4 * W * H + i, l, sizeof l);
+  for (int k = 4 * W * H; k < chip_n_links(c); k++) { /* the ports' down and up links */
+    chip_link_name(c, k, l, sizeof l);
     fprintf(f, "<link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", l, c->dram_bandwidth);
   }
   if (full) {
     for (int from = 0; from < c->n_cores; from++)
       for (int to = 0; to < c->n_cores; to++)
-        if (from != to) full_route(f, c, -1, from, to);
+        if (from != to) full_route(f, c, from, to);
     for (int i = 0; i < c->n_dram; i++)
-      for (int to = 0; to < c->n_cores; to++) full_route(f, c, i, -1, to);
+      for (int k = 0; k < c->n_cores; k++) {
+        full_route(f, c, CHIP_PORT(i), k);
+        full_route(f, c, k, CHIP_PORT(i));
+      }
   } else {
     dijkstra_edges(f, c);
   }

@@ -44,9 +44,12 @@ void sim_job_free(job *j) {
     free(gr->segs);
     free(gr->sends);
     free(gr->recvs);
-    free(gr->dram);
+    free(gr->dram_in);
+    free(gr->dram_out);
+    free(gr->dram_port);
     free(gr->dram_hosts);
-    free(gr->dram_matrix);
+    free(gr->dram_read);
+    free(gr->dram_write);
     free(gr->gather_matrix);
     free(gr->done);
     free(gr->left);
@@ -58,37 +61,73 @@ void sim_job_free(job *j) {
     free(gr->queue);
   }
   free(j->groups);
+  free(j->link_bytes);
   free(j->groups_done);
   free(j->c);
   free(j->start_t);
   free(j);
 }
 
-/* The DRAM stream of a group whose share does not fit its cores (from its analytical figures, so a
- * plan and its trace stream alike on any chip): each core's excess weights, at most its share
- * W / c, from the port nearest the group's first core, all in one ptask.  Nothing on a chip without
- * DRAM ports.  0, or -1 when out of memory. */
+/* The DRAM streams of a group whose share does not fit every core (cost_core_dram, from its
+ * analytical figures, so that a plan and its trace stream alike on any chip): each core reads its
+ * excess from its nearest port before the micro-batch's first segment and writes its spilled
+ * activation back after the last, each stream one ptask over the ports it uses and the group's cores.
+ * Nothing on a chip without DRAM ports.  0, or -1 when out of memory. */
 static int setup_dram(const sim *s, jgroup *gr) {
   const chip *c = s->chip;
   const cost_stage *cs = &gr->model;
+  int n = gr->n_cores;
   if (cs->fits || c->n_dram == 0) return 0;
-  gr->dram = calloc((size_t)gr->n_cores, sizeof *gr->dram);
-  if (!gr->dram) return -1;
-  double share_w = cs->weight_bytes / gr->n_cores;
-  for (int k = 0; k < gr->n_cores; k++) {
-    double excess = cs->mem_bytes - (double)c->cores[gr->first_core + k].sram_bytes;
-    if (excess > share_w) excess = share_w;
-    gr->dram[k] = excess > 0 ? excess : 0;
+  gr->dram_in = calloc((size_t)n, sizeof *gr->dram_in);
+  gr->dram_out = calloc((size_t)n, sizeof *gr->dram_out);
+  gr->dram_port = malloc((size_t)n * sizeof *gr->dram_port);
+  gr->dram_hosts = malloc(((size_t)n + (size_t)c->n_dram) * sizeof *gr->dram_hosts);
+  if (!gr->dram_in || !gr->dram_out || !gr->dram_port || !gr->dram_hosts) return -1;
+  int *host_of_port = malloc((size_t)c->n_dram * sizeof *host_of_port), np = 0;
+  if (!host_of_port) return -1;
+  for (int i = 0; i < c->n_dram; i++) host_of_port[i] = -1;
+  for (int k = 0; k < n; k++) {
+    int core = gr->first_core + k, port = chip_nearest_dram(c, core);
+    cost_core_dram(cs, (double)c->cores[core].sram_bytes, &gr->dram_in[k], &gr->dram_out[k]);
+    if ((gr->dram_in[k] > 0 || gr->dram_out[k] > 0) && host_of_port[port] < 0) {
+      host_of_port[port] = np;
+      gr->dram_hosts[np++] = s->dram_hosts[port];
+    }
+    gr->dram_port[k] = port;
   }
-  gr->dram_port = chip_nearest_dram(c, gr->first_core);
-  size_t n = (size_t)gr->n_cores + 1;
-  gr->dram_hosts = malloc(n * sizeof *gr->dram_hosts);
-  gr->dram_matrix = calloc(n * n + n, sizeof *gr->dram_matrix);
-  if (!gr->dram_hosts || !gr->dram_matrix) return -1;
-  gr->dram_hosts[0] = s->dram_hosts[gr->dram_port];
-  for (int k = 0; k < gr->n_cores; k++) {
-    gr->dram_hosts[k + 1] = s->hosts[gr->first_core + k];
-    gr->dram_matrix[k + 1] = gr->dram[k];
+  size_t h = (size_t)np + (size_t)n;
+  gr->n_dram_hosts = (int)h;
+  for (int k = 0; k < n; k++) gr->dram_hosts[np + k] = s->hosts[gr->first_core + k];
+  gr->dram_read = calloc(h * h + h, sizeof *gr->dram_read);
+  gr->dram_write = calloc(h * h + h, sizeof *gr->dram_write);
+  if (!gr->dram_read || !gr->dram_write) {
+    free(host_of_port);
+    return -1;
+  }
+  for (int k = 0; k < n; k++) {
+    int ph = host_of_port[gr->dram_port[k]];
+    if (ph < 0) continue;
+    gr->dram_read[(size_t)ph * h + (size_t)(np + k)] = gr->dram_in[k];
+    gr->dram_write[(size_t)(np + k) * h + (size_t)ph] = gr->dram_out[k];
+  }
+  free(host_of_port);
+  return 0;
+}
+
+/* The plan terms of every group's analytical figures (cost_stage_plan: its gathering segments and
+ * its Sends) and the job's link loads.  0, or -1 when out of memory. */
+static int plan_terms(cost_model *cm, const chip *c, job *j) {
+  j->link_bytes = calloc((size_t)chip_n_links(c), sizeof *j->link_bytes);
+  if (!j->link_bytes) return -1;
+  for (int gi = 0; gi < j->n_groups; gi++) {
+    jgroup *gr = &j->groups[gi];
+    cost_transfer *x = malloc(((size_t)gr->n_sends + 1) * sizeof *x);
+    if (!x) return -1;
+    int segs = 0;
+    for (int k = 0; k < gr->n_segs; k++) segs += gr->segs[k].gather > 0;
+    for (int k = 0; k < gr->n_sends; k++) x[k] = (cost_transfer){gr->sends[k].raw_bytes, gr->sends[k].dst_core};
+    cost_stage_plan(cm, &gr->model, segs, x, gr->n_sends, j->link_bytes);
+    free(x);
   }
   return 0;
 }
@@ -137,7 +176,7 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the
  * top). */
-static mp_status build(const sim *s, const graph *g, const split *sp, const cost_model *cm, int M, job **out,
+static mp_status build(const sim *s, const graph *g, const split *sp, cost_model *cm, int M, job **out,
                        mp_error *err) {
   const chip *c = s->chip;
   const optimes *ot = s->opt.op_times;
@@ -178,25 +217,15 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
       recv_of[sg->recvs[r].tensor] = r;
       gr->recvs[r] = (jrecv){g->tensors[sg->recvs[r].tensor].name, sg->recvs[r].src_group};
     }
-    /* R(l): the recvs layer l waits for, directly or through earlier layers of the group (a bitset
-     * of `words` words per layer).  A segment is a run of consecutive layers with the same R, cut
-     * after a layer whose output is sent: its layers are ready together and run back to back. */
-    int words = (sg->n_recvs + 63) / 64 + 1;
-    uint64_t *R = calloc((size_t)sg->n_layers * (size_t)words, sizeof *R);
-    if (!R) goto nomem;
+    /* The segments of split.h: layers that are ready together run back to back.  A segment waits for
+     * the recvs its layers read, and posts the sends of its layers (a contiguous range). */
     int next_send = 0;
-    seg *cur = NULL;
+    gr->n_segs = sg->n_segments;
     for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers; l++) {
       const graph_op *op = &g->ops[l];
-      uint64_t *mine = R + (size_t)(l - sg->first_layer) * (size_t)words;
-      for (int k = 0; k < op->n_inputs; k++) {
-        int t = op->inputs[k], r = recv_of[t], prod = g->tensors[t].producer;
-        if (r >= 0) mine[r / 64] |= UINT64_C(1) << (r % 64);
-        if (prod >= sg->first_layer)
-          for (int w = 0; w < words; w++) mine[w] |= R[(size_t)(prod - sg->first_layer) * (size_t)words + (size_t)w];
-      }
-      if (!cur || memcmp(mine, mine - words, (size_t)words * sizeof *mine) != 0) {
-        cur = &gr->segs[gr->n_segs++];
+      seg *cur = &gr->segs[sg->segment[l - sg->first_layer]];
+      if (!cur->name) {
+        cur->name = op->name;
         cur->first_post = next_send;
       }
       for (int k = 0; k < op->n_inputs; k++) {
@@ -205,28 +234,16 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
         for (int q = 0; q < cur->n_needs; q++) dup |= cur->needs[q] == r;
         if (dup) continue;
         int *nn = realloc(cur->needs, ((size_t)cur->n_needs + 1) * sizeof *nn);
-        if (!nn) {
-          free(R);
-          goto nomem;
-        }
+        if (!nn) goto nomem;
         cur->needs = nn;
         cur->needs[cur->n_needs++] = r;
       }
       seg_of[l] = (int)(cur - gr->segs);
       cur->raw_flops += ot ? optimes_flops(ot, g, core_flops, l) : (double)op->flops;
-      if (!cur->name) cur->name = op->name;
       cur->gather += (double)op->out_bytes;
-      int posted = 0;
-      while (next_send < sg->n_sends && sg->sends[next_send].layer == l) {
-        next_send++;
-        posted = 1;
-      }
-      if (posted) {
-        cur->n_posts = next_send - cur->first_post;
-        cur = NULL;
-      }
+      while (next_send < sg->n_sends && sg->sends[next_send].layer == l) next_send++;
+      cur->n_posts = next_send - cur->first_post;
     }
-    free(R);
     for (int k = 0; k < gr->n_segs; k++) gr->segs[k].flops = gr->segs[k].raw_flops * share;
     for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
     /* local dependencies between segments: an input made by a layer of an earlier segment */
@@ -246,7 +263,7 @@ static mp_status build(const sim *s, const graph *g, const split *sp, const cost
       }
     }
   }
-  if (prepare_run(s, j, M, M > 0) != 0) goto nomem;
+  if (plan_terms(cm, c, j) != 0 || prepare_run(s, j, M, M > 0) != 0) goto nomem;
   free(recv_of);
   free(seg_of);
   *out = j;
@@ -298,7 +315,7 @@ static int recv_index(const recv_list *l, int src, int name) {
 }
 
 /* A trace group's analytical figures on the sim's chip, from its recorded sums. */
-static void trace_model(const chip *c, const trace_group *tg, cost_stage *cs) {
+static void trace_model(cost_model *cm, const trace_group *tg, cost_stage *cs) {
   *cs = (cost_stage){.first_layer = tg->first_layer,
                      .n_layers = tg->n_layers,
                      .first_core = tg->cores[0],
@@ -308,7 +325,7 @@ static void trace_model(const chip *c, const trace_group *tg, cost_stage *cs) {
                      .gather_bytes = tg->gather_bytes,
                      .max_act_bytes = tg->max_act_bytes,
                      .send_bytes = tg->send_bytes};
-  cost_stage_complete(c, cs);
+  cost_stage_complete(cm, cs);
 }
 
 mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out, mp_error *err) {
@@ -317,10 +334,12 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
   int M = t->microbatches;
   mp_status st = MP_OK;
   char where[32];
+  cost_model *cm = NULL;
   job *j = calloc(1, sizeof *j);
   recv_list *rl = calloc((size_t)t->n_groups, sizeof *rl);
   int *n0 = calloc((size_t)t->n_groups, sizeof *n0);
   if (!j || !rl || !n0) goto nomem;
+  if ((st = cost_model_new(NULL, c, &cm, err)) != MP_OK) goto fail;
   j->graph_hash = t->graph_hash;
   j->plan_hash = t->plan_hash;
   j->groups = calloc((size_t)t->n_groups, sizeof *j->groups);
@@ -376,7 +395,7 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
     gr->first_core = tg->cores[0];
     gr->n_cores = tg->n_cores;
     gr->last_core = tg->cores[tg->n_cores - 1];
-    trace_model(c, tg, &gr->model);
+    trace_model(cm, tg, &gr->model);
     double gamma = gr->model.gamma, share = c->cores[gr->first_core].flops / gr->model.speed;
     int n_segs = 0, n_sends = 0;
     for (int i = 0; i < n; i++) {
@@ -475,7 +494,7 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
       goto fail;
     }
   }
-  if (prepare_run(s, j, M, !steady) != 0) goto nomem;
+  if (plan_terms(cm, c, j) != 0 || prepare_run(s, j, M, !steady) != 0) goto nomem;
   for (int gi = 0; gi < t->n_groups; gi++) {
     free(rl[gi].src);
     free(rl[gi].name);
@@ -483,11 +502,13 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
   }
   free(rl);
   free(n0);
+  cost_model_free(cm);
   *out = j;
   return MP_OK;
 nomem:
   st = err_nomem(err);
 fail:
+  cost_model_free(cm);
   if (rl)
     for (int gi = 0; gi < t->n_groups; gi++) {
       free(rl[gi].src);

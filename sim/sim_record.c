@@ -47,10 +47,7 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
                        .sram_bytes = (uint64_t)ceil(cs->mem_bytes),
                        .n_sends = gr->n_sends,
                        .n_recvs = gr->n_recvs};
-    double dram = 0;
-    if (gr->dram)
-      for (int k = 0; k < gr->n_cores; k++) dram += gr->dram[k];
-    fig.dram_bytes = (uint64_t)llround(dram);
+    fig.dram_bytes = (uint64_t)llround(cs->dram_in_bytes + cs->dram_out_bytes);
     int *cores = malloc((size_t)gr->n_cores * sizeof *cores);
     if (!cores) {
       st = err_nomem(err);
@@ -76,15 +73,15 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
                             .peer_group = rv->src_group};
           st = trace_add_action(t, gi, &a, rv->name, NULL, 0, err);
         }
-        if (k == 0 && gr->dram)
+        if (k == 0 && gr->dram_in) /* what each core reads; the replay recomputes it for its chip */
           for (int q = 0; st == MP_OK && q < gr->n_cores; q++) {
             trace_action a = {.kind = TRACE_DRAM,
                               .microbatch = m,
                               .core = gr->first_core + q,
                               .peer = -1,
                               .peer_group = -1,
-                              .bytes = gr->dram[q]};
-            st = trace_add_action(t, gi, &a, "weights", NULL, 0, err);
+                              .bytes = gr->dram_in[q]};
+            if (a.bytes > 0) st = trace_add_action(t, gi, &a, "weights", NULL, 0, err);
           }
         trace_action a = {.kind = TRACE_COMPUTE,
                           .microbatch = m,

@@ -63,7 +63,8 @@ mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err) {
                      e->first_core, e->n_cores);
     break;
   case TIMELINE_TRANSFER:
-    if (e->dram_port >= t->chip->n_dram || !core_ok(t, e->dst_core) || (e->dram_port < 0 && !core_ok(t, e->src_core)))
+    if (e->dram_port >= t->chip->n_dram || (e->to_dram && e->dram_port < 0) ||
+        (!e->to_dram && !core_ok(t, e->dst_core)) || ((e->dram_port < 0 || e->to_dram) && !core_ok(t, e->src_core)))
       return err_set(err, MP_INPUT, "timeline: transfer '%s': ends %d -> %d (port %d) are not on the chip",
                      e->name ? e->name : "", e->src_core, e->dst_core, e->dram_port);
     break;
@@ -145,32 +146,14 @@ static int cmp_slice_track(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The XY route from core a to core b as link keys, appended to keys (room for width + height). */
-static int route_keys(const chip *c, int a, int b, int *keys) {
-  int x = c->cores[a].x, y = c->cores[a].y, n = 0;
-  const int bx = c->cores[b].x, by = c->cores[b].y;
-  while (x != bx) {
-    int d = bx > x ? 0 : 1;
-    keys[n++] = 4 * chip_core_at(c, x, y) + d;
-    x += bx > x ? 1 : -1;
-  }
-  while (y != by) {
-    int d = by > y ? 2 : 3;
-    keys[n++] = 4 * chip_core_at(c, x, y) + d;
-    y += by > y ? 1 : -1;
-  }
-  return n;
-}
+/* Link keys are the chip's link indices (chip.h). */
+typedef struct key_list {
+  int *keys, n;
+} key_list;
 
-static void link_name(const chip *c, int key, char *name, size_t n) {
-  if (key >= 4 * c->n_cores) {
-    const chip_dram *p = &c->dram[key - 4 * c->n_cores];
-    snprintf(name, n, "dram%d>x%dy%d", key - 4 * c->n_cores, p->x, p->y);
-    return;
-  }
-  const chip_core *k = &c->cores[key / 4];
-  static const int dx[] = {1, -1, 0, 0}, dy[] = {0, 0, 1, -1};
-  snprintf(name, n, "x%dy%d>x%dy%d", k->x, k->y, k->x + dx[key % 4], k->y + dy[key % 4]);
+static void add_key(void *ctx, int link) {
+  key_list *k = ctx;
+  k->keys[k->n++] = link;
 }
 
 /* One output record: its text is produced when written. */
@@ -201,11 +184,14 @@ static void put_slice_args(strbuf *b, const timeline *t, const slice *s) {
     strbuf_printf(b, "\"tensor\":");
     put_str(b, e->name);
     strbuf_printf(b, ",\"size_bytes\":%llu,\"microbatch\":%d", (unsigned long long)e->bytes, e->microbatch);
-    if (e->dram_port >= 0)
+    if (e->dram_port >= 0 && !e->to_dram)
       strbuf_printf(b, ",\"from\":\"dram%d\"", e->dram_port);
     else
       strbuf_printf(b, ",\"from_core\":%d,\"from_group\":%d", e->src_core, e->src_group);
-    strbuf_printf(b, ",\"to_core\":%d,\"to_group\":%d", e->dst_core, e->dst_group);
+    if (e->to_dram)
+      strbuf_printf(b, ",\"to\":\"dram%d\"", e->dram_port);
+    else
+      strbuf_printf(b, ",\"to_core\":%d,\"to_group\":%d", e->dst_core, e->dst_group);
   }
   strbuf_printf(b, ",\"duration_us\":%.6f}", (s->t1 - s->t0) * 1e6);
 }
@@ -254,7 +240,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
   const chip *c = t->chip;
   slices sl = {0};
   record *rec = NULL;
-  int *keys = malloc((size_t)(c->width + c->height + 1) * sizeof *keys);
+  int *keys = malloc((size_t)(c->width + c->height + 2) * sizeof *keys); /* a route's links */
   int *core_tid = calloc((size_t)c->n_cores, sizeof *core_tid);
   strbuf b = {0};
   mp_status st = MP_OK;
@@ -268,18 +254,19 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
       for (int k = e->first_core; k < e->first_core + e->n_cores; k++)
         if (!add_slice(&sl, PID_CORES, 2 * k, e->start_s, e->end_s, i, ROLE_EXEC, -1)) goto oom;
     } else if (e->kind == TIMELINE_TRANSFER) {
-      int from = e->dram_port >= 0 ? c->dram[e->dram_port].core : e->src_core;
+      int from = e->dram_port >= 0 && !e->to_dram ? CHIP_PORT(e->dram_port) : e->src_core;
+      int to = e->to_dram ? CHIP_PORT(e->dram_port) : e->dst_core;
       long flow = e->is_send && e->dram_port < 0 ? flows++ : -1;
-      if (e->dram_port >= 0) {
-        if (!add_slice(&sl, PID_LINKS, 4 * c->n_cores + e->dram_port, e->start_s, e->end_s, i, ROLE_LINK, -1) ||
-            !add_slice(&sl, PID_CORES, 2 * e->dst_core + 1, e->start_s, e->end_s, i, ROLE_DRAM, -1))
-          goto oom;
+      if (e->dram_port >= 0) { /* a DRAM stream: on the core's comm track */
+        int core = e->to_dram ? e->src_core : e->dst_core;
+        if (!add_slice(&sl, PID_CORES, 2 * core + 1, e->start_s, e->end_s, i, ROLE_DRAM, -1)) goto oom;
       } else if (!add_slice(&sl, PID_CORES, 2 * e->src_core + 1, e->start_s, e->end_s, i, ROLE_SEND, flow) ||
                  !add_slice(&sl, PID_CORES, 2 * e->dst_core + 1, e->start_s, e->end_s, i, ROLE_RECV, flow)) {
         goto oom;
       }
-      int n = route_keys(c, from, e->dst_core, keys);
-      for (int h = 0; h < n; h++)
+      key_list route = {keys, 0};
+      chip_route(c, from, to, add_key, &route);
+      for (int h = 0; h < route.n; h++)
         if (!add_slice(&sl, PID_LINKS, keys[h], e->start_s, e->end_s, i, ROLE_LINK, -1)) goto oom;
     }
   }
@@ -355,7 +342,7 @@ mp_status timeline_to_string(const timeline *t, char **out, size_t *len, mp_erro
         snprintf(name, sizeof name, "core %d%s%s", s->key / 2, s->key % 2 ? " comm" : "", lane);
       else {
         char link[64];
-        link_name(c, s->key, link, sizeof link);
+        chip_link_name(c, s->key, link, sizeof link);
         snprintf(name, sizeof name, "%s%s", link, lane);
       }
       strbuf_printf(&b, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",

@@ -24,7 +24,7 @@
 
 typedef enum timeline_kind {
   TIMELINE_EXEC,     /* an op of a group on cores [first_core, first_core + n_cores) */
-  TIMELINE_TRANSFER, /* bytes from src_core to dst_core (or from DRAM port dram_port to dst_core) */
+  TIMELINE_TRANSFER, /* bytes from src_core to dst_core (or between DRAM port dram_port and a core) */
   TIMELINE_SRAM      /* core first_core holds bytes of SRAM from start_s on */
 } timeline_kind;
 
@@ -35,8 +35,9 @@ typedef struct timeline_event {
   int microbatch;        /* -1 when not tied to one */
   int first_core, n_cores;
   double flops;             /* EXEC: the work of the op on the group */
-  int src_core, dst_core;   /* TRANSFER: ends of the XY route (src_core ignored when dram_port >= 0) */
-  int dram_port;            /* TRANSFER: index into chip->dram when the bytes come from DRAM, else -1 */
+  int src_core, dst_core;   /* TRANSFER: ends of the XY route (with a DRAM port, only the core's end) */
+  int dram_port;            /* TRANSFER: index into chip->dram when the bytes come from or go to DRAM, else -1 */
+  int to_dram;              /* TRANSFER with a port: 1 when src_core writes to the port, 0 when dst_core reads */
   int src_group, dst_group; /* TRANSFER: stages of the ends (-1 for DRAM) */
   int is_send;              /* TRANSFER: 1 for a Send/Recv pair (drawn with a flow arrow) */
   uint64_t bytes;           /* TRANSFER: bytes moved; SRAM: bytes resident */

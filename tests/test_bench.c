@@ -23,7 +23,7 @@ static bench_entry entry(const char *graph_name, const char *chip_name, const ch
   e.feasible = 1;
   e.stages = 4;
   e.throughput_per_s = thr;
-  e.bottleneck_s = bottleneck;
+  e.model_period_s = bottleneck;
   e.latency_s = 4 * bottleneck;
   e.gap = NAN;
   e.solve_s = solve;
@@ -146,7 +146,7 @@ static void bench_json_should_load_back_what_it_saved(void) {
     CU_ASSERT_STRING_EQUAL(x->key, y->key);
     CU_ASSERT_EQUAL(x->feasible, y->feasible);
     CU_ASSERT_EQUAL(x->throughput_per_s, y->throughput_per_s);
-    CU_ASSERT_EQUAL(x->bottleneck_s, y->bottleneck_s);
+    CU_ASSERT_EQUAL(x->model_period_s, y->model_period_s);
     CU_ASSERT_EQUAL(x->solve_s, y->solve_s);
     CU_ASSERT_EQUAL(x->evals_per_s, y->evals_per_s);
     CU_ASSERT_EQUAL(x->plan_hash, y->plan_hash);
@@ -187,7 +187,7 @@ static void bench_load_should_reject_bad_files_naming_the_place(void) {
   static const char head[] = "{\"format\":\"meshpipe-bench\",\"version\":1,\"meshpipe\":\"0.1.0\",\"date\":\"d\","
                              "\"quick\":true,\"filter\":\"\",\"machine\":{\"cpu\":\"c\",\"cpus\":2,\"os\":\"o\"},";
   static const char good_case[] = "{\"key\":\"g|c|even\",\"graph\":\"g\",\"chip\":\"c\",\"method\":\"even\","
-                                  "\"feasible\":true,\"stages\":2,\"throughput_per_s\":1,\"bottleneck_s\":1,"
+                                  "\"feasible\":true,\"stages\":2,\"throughput_per_s\":1,\"model_period_s\":1,"
                                   "\"latency_s\":1,\"gap_to_optimum\":null,\"solve_s\":0,\"sim_evals_per_s\":5,"
                                   "\"plan_hash\":\"0123456789abcdef\"}";
   static const struct {

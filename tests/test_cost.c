@@ -181,7 +181,7 @@ static void cost_result_json_should_carry_the_stage_figures(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){1, 2});
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-  cJSON *j = cost_result_to_json(r);
+  cJSON *j = cost_result_to_json(r, c);
   CU_ASSERT_PTR_NOT_NULL_FATAL(j);
   CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "bottleneck_s")), 4.0, 1e-12);
   CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(j, "feasible")));

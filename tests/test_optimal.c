@@ -159,7 +159,7 @@ typedef struct brute {
 /* Every arranged_core list: n_cores entries >= 0 summing to n_layers, the last > 0.  Pass 0 finds
  * whether any plan fits and otherwise the least ratio lambda*; pass 1 the least bottleneck among the
  * plans that fit or, when none does, those within lambda* (1 + OPTIMAL_MEM_SLACK). */
-static void enumerate(const graph *g, const chip *c, const cost_model *m, int *arr, int i, int left, brute *b) {
+static void enumerate(const graph *g, const chip *c, cost_model *m, int *arr, int i, int left, brute *b) {
   int C = c->n_cores;
   if (i == C - 1) {
     if (left == 0) return;
@@ -172,7 +172,7 @@ static void enumerate(const graph *g, const chip *c, const cost_model *m, int *a
     }
     int fits, ref_fits;
     double ratio, ref_ratio;
-    double t = cost_model_bottleneck(m, p, &fits, &ratio);
+    double t = cost_model_period(m, p, NULL, NULL, &fits, &ratio);
     double ref = reference_cost(g, c, p, &ref_fits, &ref_ratio);
     if (!close_to(t, ref) || fits != ref_fits || !close_to(ratio, ref_ratio)) b->mismatches++;
     b->plans++;
@@ -213,7 +213,7 @@ static int one_instance(int id, graph *g, chip *c, int *infeasible_seen, int *he
   } else {
     int fits;
     double ratio;
-    double t = cost_model_bottleneck(m, p, &fits, &ratio);
+    double t = cost_model_period(m, p, NULL, NULL, &fits, &ratio);
     if (b.mismatches || fits != b.feasible || !close_to(t, b.best) || (!fits && ratio > b.bound * (1 + 1e-12)) ||
         rep.feasible != fits) {
       fprintf(stderr, "instance %d (%d layers, %d cores): optimal %.17g fits %d ratio %g; brute %.17g fits %d ratio %g "

@@ -29,7 +29,7 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   plan *p = NULL;
   plan_new(ref, n, g->n_ops, &p, &err);
   int feasible;
-  double mem, bn = cost_model_bottleneck(m, p, &feasible, &mem);
+  double mem, bn = cost_model_period(m, p, NULL, NULL, &feasible, &mem);
   CU_ASSERT_DOUBLE_EQUAL(ev.figure, 1.0 / bn, 0);
   CU_ASSERT_EQUAL(ev.feasible, feasible);
   CU_ASSERT_DOUBLE_EQUAL(ev.reward, -1.0 - (mem > 1 ? mem - 1 : 0), 1e-12);

@@ -282,14 +282,14 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   char header[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
   CU_ASSERT_STRING_EQUAL(header,
-                         "case,mesh,noc.bandwidth,graph,method,feasible,stages,bottleneck_s,throughput_per_s,latency_s,"
+                         "case,mesh,noc.bandwidth,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,"
                          "busiest_link,busiest_link_utilisation,total_sram_bytes,cores,solve_s\n");
   CU_ASSERT_EQUAL(sweep_csv_header(s, header, 20), -1);
   sweep_row r;
   memset(&r, 0, sizeof r);
   r.feasible = 1;
   r.n_stages = 3;
-  r.bottleneck_s = 1.0 / 3;
+  r.model_period_s = 1.0 / 3;
   r.throughput_per_s = 2.5;
   r.latency_s = 0.125;
   snprintf(r.link, sizeof r.link, "x0y0>x1y0");
@@ -407,7 +407,7 @@ static void csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone(vo
   unsigned char done[1];
   int fd = -1, n = 0;
   static const char *const others[] = {
-      "case,mesh,graph,method,feasible,stages,bottleneck_s,throughput_per_s,latency_s,busiest_link,"
+      "case,mesh,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,"
       "busiest_link_utilisation,total_sram_bytes,cores,solve_s\nrow,1\npartial",
       "just some text without a newline",
       "a,b\n",
@@ -542,14 +542,14 @@ static int run_one_case(void *arg) {
       cost_evaluate(s->graphs[0], c, p, &cr, &err) != MP_OK)
     bad |= 1;
   else {
-    bad |= (row.bottleneck_s != cr->bottleneck_s) << 1;
+    bad |= (row.model_period_s != cr->period_s) << 1;
     bad |= (row.feasible != cr->feasible) << 2;
     bad |= (row.n_stages != p->n_stages) << 3;
     bad |= (row.plan_hash != plan_hash(p)) << 4;
   }
   bad |= (row.cores != 4 || row.total_sram_bytes != 4 * c->cores[0].sram_bytes) << 5;
   /* The pipeline cannot beat its bottleneck stage. */
-  bad |= !(row.throughput_per_s > 0 && row.throughput_per_s <= 1.0001 / row.bottleneck_s) << 6;
+  bad |= !(row.throughput_per_s > 0 && row.throughput_per_s <= 1.0001 / row.model_period_s) << 6;
   bad |= !(row.latency_s > 0 && row.link_utilisation >= 0 && row.link_utilisation <= 1) << 7;
   bad |= (row.evals_per_s != 0) << 8; /* not measured by a sweep */
   /* A second engine in this process is refused: cases must run in workers. */
