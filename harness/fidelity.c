@@ -207,7 +207,7 @@ static void name_term(const cost_result *cr, const sim_result *sr, char *term, s
     return;
   }
   if (ratio > 1) {
-    snprintf(term, n, "model: %s", cost_binding_name(cr->binding));
+    snprintf(term, n, "model-%s", cost_binding_name(cr->binding));
     return;
   }
   int b = sr->bottleneck_stage;

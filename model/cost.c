@@ -33,9 +33,19 @@ struct cost_model {
   int *stage_of;        /* per layer: its stage in the plan being costed */
   int *seg_of;          /* per layer of a stage: its segment (split_segments) */
   unsigned char *has_a; /* per segment: it all-gathers bytes */
-  cost_transfer *xfer;  /* one stage's Sends */
+  cost_transfer *xfer;  /* the plan's Sends, stage i's at xfer_off[i] .. xfer_off[i+1] (cost_model_period) */
   int xfer_cap;
+  int *xfer_off;        /* per stage + 1 */
+  cost_stage *stg;      /* the plan's stages (cost_model_period) */
+  int cap_stages;
   seg_memo memo;
+  /* contention (cost_contended) */
+  struct term *terms;
+  int n_terms, cap_terms, terms_oom;
+  struct stage_acts *acts;
+  int cap_acts;
+  int *send_ranges; /* per Send: [first pair, end pair, hops] */
+  int cap_ranges;
 };
 
 double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth) {
@@ -100,6 +110,11 @@ void cost_model_free(cost_model *m) {
   free(m->seg_of);
   free(m->has_a);
   free(m->xfer);
+  free(m->xfer_off);
+  free(m->stg);
+  free(m->terms);
+  free(m->acts);
+  free(m->send_ranges);
   free(m->memo.keys);
   free(m->memo.counts);
   free(m);
@@ -316,12 +331,12 @@ static int segments_of(cost_model *m, int first, int n) {
   return count;
 }
 
-/* The Sends of stage i of plan p, in split.h's order, into m->xfer; returns their number or -1 when
- * out of memory.  m->stage_of must map the plan's layers to stages. */
-static int stage_sends(cost_model *m, const plan *p, int i) {
+/* Appends the Sends of stage i of plan p, in split.h's order, to m->xfer from index n; returns the new
+ * count or -1 when out of memory.  m->stage_of must map the plan's layers to stages. */
+static int stage_sends(cost_model *m, const plan *p, int i, int n) {
   const graph *g = m->g;
   const plan_stage *st = &p->stages[i];
-  int last = st->first_layer + st->n_layers - 1, n = 0;
+  int last = st->first_layer + st->n_layers - 1;
   for (int l = st->first_layer; l <= last; l++) {
     const graph_op *op = &g->ops[l];
     for (int k = 0; k < op->n_outputs; k++) {
@@ -371,34 +386,222 @@ static verdict judge(const cost_model *m, const cost_stage *stages, int n, const
 
 double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *stage_mem, int *feasible,
                          double *mem_ratio) {
-  double ratio = 0;
-  int fits = 1;
+  int n = p->n_stages;
+  if (n > m->cap_stages) {
+    cost_stage *stg = realloc(m->stg, (size_t)n * sizeof *stg);
+    if (stg) m->stg = stg;
+    int *off = realloc(m->xfer_off, ((size_t)n + 1) * sizeof *off);
+    if (off) m->xfer_off = off;
+    if (!stg || !off) return -1;
+    m->cap_stages = n;
+  }
   memset(m->plan_load, 0, (size_t)m->n_links * sizeof *m->plan_load);
-  for (int i = 0; i < p->n_stages; i++)
+  for (int i = 0; i < n; i++)
     for (int l = p->stages[i].first_layer; l < p->stages[i].first_layer + p->stages[i].n_layers; l++)
       m->stage_of[l] = i;
-  double worst = 0;
-  for (int i = 0; i < p->n_stages; i++) {
+  m->xfer_off[0] = 0;
+  for (int i = 0; i < n; i++) {
+    int k = stage_sends(m, p, i, m->xfer_off[i]);
+    if (k < 0) return -1;
+    m->xfer_off[i + 1] = k;
+  }
+  double ratio = 0;
+  int fits = 1;
+  for (int i = 0; i < n; i++) {
     const plan_stage *ps = &p->stages[i];
-    cost_stage cs;
-    cost_model_stage(m, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, &cs);
-    int segs = segments_of(m, ps->first_layer, ps->n_layers), n = stage_sends(m, p, i);
-    if (segs < 0 || n < 0) return -1;
-    cost_stage_plan(m, &cs, segs, m->xfer, n, m->plan_load);
-    if (cs.time_s > worst) worst = cs.time_s;
-    if (!cs.fits) fits = 0;
-    double r = cs.mem_bytes / cs.sram_bytes;
+    cost_stage *cs = &m->stg[i];
+    cost_model_stage(m, ps->first_layer, ps->n_layers, ps->first_core, ps->n_cores, cs);
+    int segs = segments_of(m, ps->first_layer, ps->n_layers);
+    if (segs < 0) return -1;
+    cost_stage_plan(m, cs, segs, m->xfer + m->xfer_off[i], m->xfer_off[i + 1] - m->xfer_off[i], m->plan_load);
+    if (!cs->fits) fits = 0;
+    double r = cs->mem_bytes / cs->sram_bytes;
     if (r > ratio) ratio = r;
-    if (stage_s) stage_s[i] = cs.time_s;
     if (stage_mem) stage_mem[i] = r;
   }
-  for (int k = 0; k < m->n_links; k++) {
-    double t = m->plan_load[k] / chip_link_bandwidth(m->c, k);
-    if (t > worst) worst = t;
-  }
+  double period = cost_contended(m, m->stg, n, m->xfer, m->xfer_off, m->plan_load);
+  if (period < 0) return -1;
+  for (int i = 0; stage_s && i < n; i++) stage_s[i] = m->stg[i].contended_s;
   if (feasible) *feasible = fits;
   if (mem_ratio) *mem_ratio = ratio;
+  return period;
+}
+
+/* ---- contention --------------------------------------------------------------------------------- */
+
+/* An activity (an all-gather, a DRAM stream, a Send) puts own bytes on link k, whose whole load per
+ * micro-batch is load; at period T the rest of the load keeps the link busy a share u = (load - own) /
+ * (bw T) of the time, and the activity's own bytes take (own / bw) (1 + u) = alpha + beta / T.  An
+ * activity lasts the largest of that over its links.  Only the pairs (alpha, beta) that no other pair
+ * of the same activity dominates are kept. */
+typedef struct term {
+  double alpha, beta;
+} term;
+
+typedef struct activity_terms {
+  cost_model *m;
+  const double *load;
+  double own;   /* bytes on each link (Sends, gathers: the same on every link of the route) */
+  int start;    /* its first pair in m->terms */
+} activity_terms;
+
+static int add_term(cost_model *m, int start, double alpha, double beta) {
+  for (int i = start; i < m->n_terms; i++) {
+    term *t = &m->terms[i];
+    if (t->alpha >= alpha && t->beta >= beta) return 0; /* dominated */
+    if (alpha >= t->alpha && beta >= t->beta) {         /* dominates: replace */
+      *t = (term){alpha, beta};
+      return 0;
+    }
+  }
+  if (m->n_terms == m->cap_terms) {
+    int cap = m->cap_terms ? 2 * m->cap_terms : 256;
+    term *grown = realloc(m->terms, (size_t)cap * sizeof *grown);
+    if (!grown) return -1;
+    m->terms = grown;
+    m->cap_terms = cap;
+  }
+  m->terms[m->n_terms++] = (term){alpha, beta};
+  return 0;
+}
+
+static void route_term(void *ctx, int k) {
+  activity_terms *x = ctx;
+  double bw = chip_link_bandwidth(x->m->c, k);
+  if (add_term(x->m, x->start, x->own / bw, x->own * (x->load[k] - x->own) / (bw * bw)) != 0) x->m->terms_oom = 1;
+}
+
+/* An activity's duration at T from its pairs [start, end). */
+static double lasts(const cost_model *m, int start, int end, double T) {
+  double worst = 0;
+  for (int i = start; i < end; i++) {
+    double d = m->terms[i].alpha + m->terms[i].beta / T;
+    if (d > worst) worst = d;
+  }
   return worst;
+}
+
+/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.
+ * Returns its longest route's hops. */
+static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load) {
+  const chip *c = m->c;
+  int n = 0, hops = 0;
+  for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
+    double in, out;
+    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
+    double b = up ? out : in;
+    if (!(b > 0)) continue;
+    int port = CHIP_PORT(m->port_of[k]);
+    int h = up ? load_route(c, m->scratch, k, port, b, m->touched, &n) : load_route(c, m->scratch, port, k, b, m->touched, &n);
+    if (h > hops) hops = h;
+  }
+  int start = m->n_terms;
+  for (int i = 0; i < n; i++) {
+    int k = m->touched[i];
+    double bw = chip_link_bandwidth(c, k), own = m->scratch[k];
+    if (add_term(m, start, own / bw, own * (load[k] - own) / (bw * bw)) != 0) m->terms_oom = 1;
+    m->scratch[k] = 0;
+  }
+  return hops;
+}
+
+/* Per stage, the ranges of its activities' pairs: gather, reads, writes, then one range per Send. */
+typedef struct stage_acts {
+  int gather[2], in[2], out[2]; /* [start, end) */
+  double fixed;                 /* work and latencies of the busy side */
+  int sends;                    /* index of its first Send's range in m->send_ranges */
+} stage_acts;
+
+static double stage_at(const cost_model *m, const cost_stage *s, const stage_acts *a, int n_sends, double T) {
+  double busy = a->fixed + lasts(m, a->gather[0], a->gather[1], T) + lasts(m, a->in[0], a->in[1], T) +
+                lasts(m, a->out[0], a->out[1], T);
+  double send = 0;
+  for (int i = 0; i < n_sends; i++) {
+    const int *r = &m->send_ranges[3 * (a->sends + i)];
+    send += lasts(m, r[0], r[1], T) + (double)r[2] * m->c->noc_latency;
+  }
+  (void)s;
+  return busy > send ? busy : send;
+}
+
+double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
+                      const double *link_bytes) {
+  const chip *c = m->c;
+  double bound = 0, lo = 0;
+  for (int k = 0; k < m->n_links; k++) {
+    double t = link_bytes[k] / chip_link_bandwidth(c, k);
+    if (t > bound) bound = t;
+  }
+  for (int i = 0; i < n; i++) lo = stages[i].time_s > lo ? stages[i].time_s : lo; /* without contention */
+  if (bound > lo) lo = bound;
+  if (!(lo > 0)) return lo;
+  /* the pairs of every activity */
+  if (n > m->cap_acts || xfer_off[n] > m->cap_ranges) {
+    int na = n > m->cap_acts ? n : m->cap_acts, nr = xfer_off[n] > m->cap_ranges ? xfer_off[n] : m->cap_ranges;
+    stage_acts *acts = realloc(m->acts, (size_t)na * sizeof *acts);
+    if (acts) m->acts = acts;
+    int *ranges = realloc(m->send_ranges, 3 * ((size_t)nr + 1) * sizeof *ranges);
+    if (ranges) m->send_ranges = ranges;
+    if (!acts || !ranges) return -1;
+    m->cap_acts = na;
+    m->cap_ranges = nr;
+  }
+  m->n_terms = 0;
+  m->terms_oom = 0;
+  for (int i = 0; i < n; i++) {
+    const cost_stage *s = &stages[i];
+    stage_acts *a = &m->acts[i];
+    int cn = s->n_cores, last = s->first_core + cn - 1;
+    double A = s->gather_bytes;
+    a->fixed = s->flops / s->speed + (double)s->n_segments * c->noc_latency;
+    a->gather[0] = m->n_terms;
+    for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
+      int at = s->first_core + k;
+      activity_terms x = {m, link_bytes, A * (double)(k + 1) / cn, a->gather[0]};
+      chip_route(c, at, at + 1, route_term, &x);
+      x.own = A * (double)(cn - 1 - k) / cn;
+      chip_route(c, at + 1, at, route_term, &x);
+    }
+    a->gather[1] = a->in[0] = m->n_terms;
+    int streams = !s->fits && c->n_dram > 0, hops = 0;
+    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes);
+    a->in[1] = a->out[0] = m->n_terms;
+    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes);
+    a->out[1] = m->n_terms;
+    a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
+    a->sends = xfer_off[i];
+    for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++) {
+      int *r = &m->send_ranges[3 * t];
+      r[0] = m->n_terms;
+      r[2] = 0;
+      if (xfer[t].bytes > 0) {
+        activity_terms x = {m, link_bytes, s->gamma * xfer[t].bytes, m->n_terms};
+        r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &x);
+      }
+      r[1] = m->n_terms;
+    }
+  }
+  if (m->terms_oom) return -1;
+  /* f(T) = max(bound, max_i t_i(T)) falls as T grows; T* = f(T*) lies in [lo, f(lo)] */
+  double hi = lo;
+  for (int i = 0; i < n; i++) {
+    double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], lo);
+    if (t > hi) hi = t;
+  }
+  for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
+    double mid = lo + (hi - lo) / 2, f = bound;
+    for (int i = 0; i < n && f <= mid; i++) {
+      double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], mid);
+      if (t > f) f = t;
+    }
+    if (f > mid)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  for (int i = 0; i < n; i++)
+    stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], hi);
+  return hi;
 }
 
 mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_result **out, mp_error *err) {
@@ -411,35 +614,38 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
   cost_model *m = NULL;
   split *sp = NULL;
   cost_transfer *xfer = NULL;
+  int *off = NULL;
   mp_status st = MP_OK;
   if (!r) return err_nomem(err);
   r->n_links = chip_n_links(c);
   r->stages = calloc((size_t)p->n_stages, sizeof *r->stages);
   r->link_bytes = calloc((size_t)r->n_links, sizeof *r->link_bytes);
-  if (!r->stages || !r->link_bytes) {
+  off = malloc(((size_t)p->n_stages + 1) * sizeof *off);
+  if (!r->stages || !r->link_bytes || !off) {
     st = err_nomem(err);
     goto cleanup;
   }
   st = cost_model_new(g, c, &m, err);
   if (st == MP_OK) st = split_new(g, p, &sp, err);
   if (st != MP_OK) goto cleanup;
+  off[0] = 0;
+  for (int i = 0; i < p->n_stages; i++) off[i + 1] = off[i] + sp->groups[i].n_sends;
+  xfer = malloc(((size_t)off[p->n_stages] + 1) * sizeof *xfer);
+  if (!xfer) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
   r->n_stages = p->n_stages;
   r->feasible = 1;
   for (int i = 0; i < p->n_stages; i++) {
     const split_group *sg = &sp->groups[i];
     cost_stage *cs = &r->stages[i];
     cost_model_stage(m, sg->first_layer, sg->n_layers, sg->first_core, sg->n_cores, cs);
-    free(xfer);
-    xfer = malloc(((size_t)sg->n_sends + 1) * sizeof *xfer);
-    if (!xfer) {
-      st = err_nomem(err);
-      goto cleanup;
-    }
     for (int k = 0; k < sg->n_sends; k++)
-      xfer[k] = (cost_transfer){(double)g->tensors[sg->sends[k].tensor].bytes,
-                                sp->groups[sg->sends[k].dst_group].first_core};
+      xfer[off[i] + k] = (cost_transfer){(double)g->tensors[sg->sends[k].tensor].bytes,
+                                         sp->groups[sg->sends[k].dst_group].first_core};
     int segs = gathering_segments(m, sg->first_layer, sg->n_layers, sg->segment);
-    cost_stage_plan(m, cs, segs, xfer, sg->n_sends, r->link_bytes);
+    cost_stage_plan(m, cs, segs, xfer + off[i], sg->n_sends, r->link_bytes);
     if (!cs->fits) r->feasible = 0;
     double ratio = cs->mem_bytes / cs->sram_bytes;
     if (ratio > r->mem_ratio) r->mem_ratio = ratio;
@@ -449,18 +655,27 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
   r->bottleneck_stage = v.stage;
   r->link_bound_s = v.bound;
   r->busiest_link = v.link;
-  if (v.bound > v.bottleneck) {
-    r->period_s = v.bound;
+  r->uncontended_s = v.bound > v.bottleneck ? v.bound : v.bottleneck;
+  r->period_s = cost_contended(m, r->stages, r->n_stages, xfer, off, r->link_bytes);
+  if (r->period_s < 0) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  int top = 0;
+  for (int i = 1; i < r->n_stages; i++)
+    if (r->stages[i].contended_s > r->stages[top].contended_s) top = i;
+  if (v.bound >= r->stages[top].contended_s) {
     r->binding = v.link >= 4 * c->width * c->height ? COST_BIND_PORT : COST_BIND_LINK;
   } else {
-    const cost_stage *b = &r->stages[v.stage];
-    r->period_s = v.bottleneck;
+    const cost_stage *b = &r->stages[top];
+    r->bottleneck_stage = top;
     r->binding = b->send_s > b->compute_s + b->dram_s ? COST_BIND_SEND
                  : b->dram_s > b->compute_s           ? COST_BIND_DRAM
                                                       : COST_BIND_COMPUTE;
   }
 cleanup:
   free(xfer);
+  free(off);
   split_free(sp);
   cost_model_free(m);
   if (st != MP_OK) {

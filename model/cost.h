@@ -67,6 +67,7 @@ typedef struct cost_stage {
   int n_transfers;   /* Sends: (tensor, destination group) pairs */
   double sent_bytes; /* bytes of those transfers, before gamma */
   int send_hops;     /* hops of those transfers, summed */
+  double contended_s; /* its time under contention at the plan's period (cost_contended) */
 } cost_stage;
 
 /* What sets the period (cost_result.binding). */
@@ -93,7 +94,8 @@ typedef struct cost_result {
   int bottleneck_stage; /* its index, the lowest on ties */
   double link_bound_s;  /* largest load / bandwidth over the links (0 when nothing moves) */
   int busiest_link;     /* its link index (chip.h), the lowest on ties; -1 when nothing moves */
-  double period_s;      /* max(bottleneck_s, link_bound_s) */
+  double uncontended_s; /* max(bottleneck_s, link_bound_s) */
+  double period_s;      /* the model's period: with contention (cost_contended), at least uncontended_s */
   cost_binding binding;
   int feasible;         /* every stage fits */
   double mem_ratio;     /* largest mem_bytes / sram_bytes over the stages (<= 1 when feasible) */
@@ -152,6 +154,18 @@ typedef struct cost_transfer {
  * streams carry per micro-batch. */
 void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_transfer *sends, int n_sends,
                      double *link_bytes);
+
+/* Contention (a plan term): an activity (an all-gather, a DRAM stream, a Send) shares its links with
+ * the rest of their traffic.  At a period T the rest of a link's load per micro-batch, O, keeps the
+ * link busy a share u = O / (bandwidth T) of the time, and stretches the activity's own bytes on it by
+ * 1 + u (the share of its time another flow halves its bandwidth, phases taken at random); the
+ * activity lasts the largest of that over its links, plus its latency.  The period is the least T at
+ * least every link's load / bandwidth and every stage's time at T (stage times fall as T grows, so
+ * there is one, found by bisection).  stages have their plan terms; xfer holds the Sends, stage i's at
+ * xfer_off[i] .. xfer_off[i+1]; link_bytes the plan's loads.  Sets every stage's contended_s and
+ * returns the period, or a negative value when out of memory. */
+double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
+                      const double *link_bytes);
 
 /* The model's period of plan p (sized for the model's graph and chip), with every term.  stage_s and
  * stage_mem (each NULL or p->n_stages entries) receive every stage's t_i and mem / SRAM; *feasible and

@@ -5,12 +5,16 @@
 
 #include "method.h"
 
-/* When no plan fits SRAM, optimal returns the plan with the least bottleneck among those whose
- * largest per-core memory ratio is within this fraction of the least possible ratio.  Without the
- * slack the ratio alone decides, and where it is set by an activation no core count can shrink
- * (VGG-16's first layers), a few bytes of weight share less on one stage outweigh any stage time:
- * VGG-16 on 16x16 got 210 cores on its first stage and one core, 7.4 ms, on the next. */
-#define OPTIMAL_MEM_SLACK 0.01
+/* What optimal found (optimal.c): its plan's period in the full model, the certified lower bound on
+ * every plan's period (the optimum of its lower relaxation), and whether the two are equal. */
+typedef struct optimal_result {
+  double period_s, lower_s;
+  int exact;
+} optimal_result;
+
+/* method_optimal with its figures in *res (caller-owned). */
+mp_status optimal_solve(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+                        mp_error *err);
 
 /* The methods of the table (see method.c for their one-line summaries). */
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,

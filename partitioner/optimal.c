@@ -659,9 +659,34 @@ cleanup:
 /* Rounds of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
 
-/* Costs the relaxations' plans in full, keeps the better, repairs it, and writes the plan and the note. */
+/* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
+ * may come from anywhere (a relaxation's plan ignores the link loads). */
+static const char *const other_starts[] = {"even", "balanced", "seed-split", "greedy"};
+#define N_STARTS (2 + (int)(sizeof other_starts / sizeof *other_starts))
+
+/* Appends the plans of other_starts to cand (room for N_STARTS; each with room for L stages). */
+static mp_status method_starts(const graph *g, const chip *c, candidate *cand, int *n, mp_error *err) {
+  method_options mo;
+  method_options_default(&mo);
+  for (size_t k = 0; k < sizeof other_starts / sizeof *other_starts; k++) {
+    plan *p = NULL;
+    method_report rep;
+    mp_status st = method_run(other_starts[k], g, c, &mo, &p, &rep, err);
+    if (st != MP_OK) return st;
+    candidate *x = &cand[(*n)++];
+    x->n = p->n_stages;
+    for (int i = 0; i < p->n_stages; i++) {
+      x->layers[i] = p->stages[i].n_layers;
+      x->cores[i] = p->stages[i].n_cores;
+    }
+    plan_free(p);
+  }
+  return MP_OK;
+}
+
+/* Costs the starts in full, repairs the best, and writes the plan, its figures and the note. */
 static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_cand, double t_low, const char *how,
-                        long checks, plan **out, method_report *rep, mp_error *err) {
+                        long checks, plan **out, optimal_result *res, method_report *rep, mp_error *err) {
   cost_model *m = NULL;
   double *stage_s = NULL;
   int max_n = 0;
@@ -688,38 +713,47 @@ static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_ca
   st = plan_from_stages(cand[pick].layers, cand[pick].cores, cand[pick].n, out, err);
   if (st != MP_OK) goto cleanup;
   double T = cand[pick].period, gap = t_low > 0 ? T / t_low - 1 : 0;
+  res->period_s = T;
+  res->lower_s = t_low;
+  res->exact = T <= t_low;
   method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s", how, checks, cand[pick].n, T);
-  if (T <= t_low)
+  if (res->exact)
     method_note(rep, "= the certified lower bound: exact.");
   else
     method_note(rep,
                 "; certified lower bound %.6g s (the stage-local terms exact, Sends once, DRAM streams at their best "
-                "position), gap %.2f%%; the relaxations' best plan %.6g s before %d repair round%s.",
-                t_low, 100 * gap, before, rounds, rounds == 1 ? "" : "s");
+                "position, no contention), gap %.2f%%; the best start (%s) %.6g s before %d repair round%s.",
+                t_low, 100 * gap, pick == 0 ? "the lower relaxation's plan" : pick == 1 ? "the upper relaxation's plan"
+                                                                                        : other_starts[pick - 2],
+                before, rounds, rounds == 1 ? "" : "s");
 cleanup:
   free(stage_s);
   cost_model_free(m);
   return st;
 }
 
-static mp_status solve_uniform(const graph *g, const chip *c, plan **out, method_report *rep, mp_error *err) {
+static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+                               mp_error *err) {
   opt o;
   mp_status st = opt_init(&o, g, c, err);
   if (st != MP_OK) return st;
-  candidate cand[2];
+  candidate cand[N_STARTS];
   memset(cand, 0, sizeof cand);
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < N_STARTS; k++) {
     cand[k].layers = malloc((size_t)o.L * sizeof(int));
     cand[k].cores = malloc((size_t)o.L * sizeof(int));
     if (!cand[k].layers || !cand[k].cores) st = err_nomem(err);
   }
   double t_low = -1, t_high = -1;
+  int n = 2;
   if (st == MP_OK) t_low = solve_kind(&o, LOW, cand[0].layers, cand[0].cores, &cand[0].n);
   if (st == MP_OK) t_high = solve_kind(&o, HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
   if (st == MP_OK && (t_low < 0 || t_high < 0 || cand[0].n <= 0 || cand[1].n <= 0))
     st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
-  if (st == MP_OK) st = finish(g, c, cand, 2, t_low, "uniform chip: threshold DP on two relaxations", o.checks, out, rep, err);
-  for (int k = 0; k < 2; k++) {
+  if (st == MP_OK) st = method_starts(g, c, cand, &n, err);
+  if (st == MP_OK)
+    st = finish(g, c, cand, n, t_low, "uniform chip: threshold DP on two relaxations", o.checks, out, res, rep, err);
+  for (int k = 0; k < N_STARTS; k++) {
     free(cand[k].layers);
     free(cand[k].cores);
   }
@@ -728,7 +762,8 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, method
 }
 
 /* Heterogeneous chips: the position-aware DP of the comment at the top. */
-static mp_status solve_positions(const graph *g, const chip *c, plan **out, method_report *rep, mp_error *err) {
+static mp_status solve_positions(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+                                 mp_error *err) {
   int L = g->n_ops, C = c->n_cores;
   opt o;
   mp_status ost = opt_init(&o, g, c, err); /* for the stages' sums */
@@ -736,10 +771,17 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
   size_t cells = (size_t)(L + 1) * (size_t)(C + 1);
   double *best = malloc(cells * sizeof *best);
   int *from_l = malloc(cells * sizeof *from_l), *from_j = malloc(cells * sizeof *from_j);
-  candidate cand = {0, malloc((size_t)L * sizeof(int)), malloc((size_t)L * sizeof(int)), 0, 0};
+  candidate cand[N_STARTS];
+  memset(cand, 0, sizeof cand);
+  for (int i = 0; i < N_STARTS; i++) {
+    cand[i].layers = malloc((size_t)L * sizeof(int));
+    cand[i].cores = malloc((size_t)L * sizeof(int));
+  }
   cost_model *m = NULL;
   mp_status st = MP_OK;
-  if (!best || !from_l || !from_j || !cand.layers || !cand.cores) {
+  for (int i = 0; i < N_STARTS; i++)
+    if (!cand[i].layers || !cand[i].cores) st = err_nomem(err);
+  if (!best || !from_l || !from_j || st != MP_OK) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -780,35 +822,51 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, meth
   while (r > 0) {
     size_t at = (size_t)r * (C + 1) + k;
     int l = from_l[at], j = from_j[at];
-    cand.layers[n] = r - l;
-    cand.cores[n] = k - j;
+    cand[0].layers[n] = r - l;
+    cand[0].cores[n] = k - j;
     n++;
     r = l;
     k = j;
   }
-  cand.n = n;
+  cand[0].n = n;
   for (int i = 0; i < n / 2; i++) {
-    int t = cand.layers[i];
-    cand.layers[i] = cand.layers[n - 1 - i];
-    cand.layers[n - 1 - i] = t;
-    t = cand.cores[i];
-    cand.cores[i] = cand.cores[n - 1 - i];
-    cand.cores[n - 1 - i] = t;
+    int t = cand[0].layers[i];
+    cand[0].layers[i] = cand[0].layers[n - 1 - i];
+    cand[0].layers[n - 1 - i] = t;
+    t = cand[0].cores[i];
+    cand[0].cores[i] = cand[0].cores[n - 1 - i];
+    cand[0].cores[n - 1 - i] = t;
   }
-  st = finish(g, c, &cand, 1, best[cells - 1], "heterogeneous chip: position-aware DP", 1, out, rep, err);
+  cand[1].n = n; /* no upper relaxation here: the same plan again */
+  memcpy(cand[1].layers, cand[0].layers, (size_t)n * sizeof(int));
+  memcpy(cand[1].cores, cand[0].cores, (size_t)n * sizeof(int));
+  int starts = 2;
+  st = method_starts(g, c, cand, &starts, err);
+  if (st == MP_OK)
+    st = finish(g, c, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP", 1, out, res, rep, err);
 cleanup:
   free(best);
   free(from_l);
   free(from_j);
-  free(cand.layers);
-  free(cand.cores);
+  for (int i = 0; i < N_STARTS; i++) {
+    free(cand[i].layers);
+    free(cand[i].cores);
+  }
   cost_model_free(m);
   opt_free(&o);
   return st;
 }
 
+mp_status optimal_solve(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+                        mp_error *err) {
+  *out = NULL;
+  memset(res, 0, sizeof *res);
+  return c->heterogeneous ? solve_positions(g, c, out, res, rep, err) : solve_uniform(g, c, out, res, rep, err);
+}
+
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                          mp_error *err) {
   (void)o;
-  return c->heterogeneous ? solve_positions(g, c, out, rep, err) : solve_uniform(g, c, out, rep, err);
+  optimal_result res;
+  return optimal_solve(g, c, out, &res, rep, err);
 }

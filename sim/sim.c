@@ -210,16 +210,11 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   res->throughput_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
   double period = run->period_s;
   res->feasible = 1;
-  double best = -1, worst_t = 0;
-  int worst_i = 0;
+  double best = -1;
   for (int gi = 0; gi < j->n_groups; gi++) {
     const jgroup *gr = &j->groups[gi];
     const cost_stage *cs = &gr->model;
     sim_stage_result *st = &res->stages[gi];
-    if (gi == 0 || cs->time_s > worst_t) {
-      worst_t = cs->time_s;
-      worst_i = gi;
-    }
     if (!cs->fits) res->feasible = 0;
     st->first_layer = cs->first_layer;
     st->n_layers = cs->n_layers;
@@ -256,10 +251,13 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
       worst_l = k;
     }
   }
-  const cost_stage *wt = &j->groups[worst_i].model;
-  res->model_period_s = worst_b > worst_t ? worst_b : worst_t;
-  res->model_binding = cost_binding_name(worst_b > worst_t ? (worst_l >= 4 * c->width * c->height ? COST_BIND_PORT
-                                                                                                    : COST_BIND_LINK)
+  int slowest = 0; /* the model's slowest stage under contention */
+  for (int gi = 1; gi < j->n_groups; gi++)
+    if (j->groups[gi].model.contended_s > j->groups[slowest].model.contended_s) slowest = gi;
+  const cost_stage *wt = &j->groups[slowest].model;
+  res->model_period_s = j->model_period_s;
+  res->model_binding = cost_binding_name(worst_b >= wt->contended_s ? (worst_l >= 4 * c->width * c->height ? COST_BIND_PORT
+                                                                                                            : COST_BIND_LINK)
                                          : wt->send_s > wt->compute_s + wt->dram_s ? COST_BIND_SEND
                                          : wt->dram_s > wt->compute_s              ? COST_BIND_DRAM
                                                                                    : COST_BIND_COMPUTE);

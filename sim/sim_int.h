@@ -163,7 +163,8 @@ typedef struct job_run {
 } job_run;
 
 typedef struct job {
-  double *link_bytes; /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
+  double *link_bytes;    /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
+  double model_period_s; /* the analytical model's period of this work, with contention (cost_contended) */
   int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap plus its
                  window (so that the last micro-batches it counts are not in a draining pipeline) */
   int cap;    /* micro-batches counted at most: M in a fixed run */

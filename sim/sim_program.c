@@ -115,21 +115,35 @@ static int setup_dram(const sim *s, jgroup *gr) {
 }
 
 /* The plan terms of every group's analytical figures (cost_stage_plan: its gathering segments and
- * its Sends) and the job's link loads.  0, or -1 when out of memory. */
+ * its Sends), the job's link loads, and the model's period with contention (cost_contended).  0, or -1
+ * when out of memory. */
 static int plan_terms(cost_model *cm, const chip *c, job *j) {
+  int n = j->n_groups, rc = -1;
   j->link_bytes = calloc((size_t)chip_n_links(c), sizeof *j->link_bytes);
-  if (!j->link_bytes) return -1;
-  for (int gi = 0; gi < j->n_groups; gi++) {
+  int *off = malloc(((size_t)n + 1) * sizeof *off);
+  cost_stage *stages = malloc(((size_t)n + 1) * sizeof *stages);
+  cost_transfer *x = NULL;
+  if (!j->link_bytes || !off || !stages) goto cleanup;
+  off[0] = 0;
+  for (int gi = 0; gi < n; gi++) off[gi + 1] = off[gi] + j->groups[gi].n_sends;
+  if (!(x = malloc(((size_t)off[n] + 1) * sizeof *x))) goto cleanup;
+  for (int gi = 0; gi < n; gi++) {
     jgroup *gr = &j->groups[gi];
-    cost_transfer *x = malloc(((size_t)gr->n_sends + 1) * sizeof *x);
-    if (!x) return -1;
     int segs = 0;
     for (int k = 0; k < gr->n_segs; k++) segs += gr->segs[k].gather > 0;
-    for (int k = 0; k < gr->n_sends; k++) x[k] = (cost_transfer){gr->sends[k].raw_bytes, gr->sends[k].dst_core};
-    cost_stage_plan(cm, &gr->model, segs, x, gr->n_sends, j->link_bytes);
-    free(x);
+    for (int k = 0; k < gr->n_sends; k++) x[off[gi] + k] = (cost_transfer){gr->sends[k].raw_bytes, gr->sends[k].dst_core};
+    cost_stage_plan(cm, &gr->model, segs, x + off[gi], gr->n_sends, j->link_bytes);
+    stages[gi] = gr->model;
   }
-  return 0;
+  j->model_period_s = cost_contended(cm, stages, n, x, off, j->link_bytes);
+  if (j->model_period_s < 0) goto cleanup;
+  for (int gi = 0; gi < n; gi++) j->groups[gi].model.contended_s = stages[gi].contended_s;
+  rc = 0;
+cleanup:
+  free(off);
+  free(stages);
+  free(x);
+  return rc;
 }
 
 /* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
