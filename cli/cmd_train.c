@@ -60,8 +60,8 @@ static const char usage[] =
     "  --w-storage C          weight of the largest per-core memory / SRAM (default 0)\n"
     "  --w-routing D          weight of the busiest NoC link's utilisation (default 0)\n"
     "  --polish R             steepest-ascent rounds on each best plan at the end (default %d)\n"
-    "  --allow-infeasible     rank plans by reward alone (default: a plan that fits memory beats any\n"
-    "                         that does not; the simulator streams an over-full group's weights)\n"
+    "  --feasible-first       a plan that fits memory beats any that does not (default: plans are ranked\n"
+    "                         by reward alone; the simulator charges an over-full core its DRAM streams)\n"
     "  --isolate              simulate every plan in a fork of the idle engine: figures bit-identical\n"
     "                         in any process whatever ran before (about 1.5x slower; see below)\n"
     "  -j, --json             print the summary as one JSON object\n"
@@ -88,7 +88,7 @@ enum {
   OPT_WS,
   OPT_WR,
   OPT_POLISH,
-  OPT_INFEASIBLE,
+  OPT_FEASIBLE_FIRST,
   OPT_ISOLATE,
 };
 
@@ -119,14 +119,14 @@ static int train(int argc, char **argv, int rank, int size) {
       {"hidden", required_argument, NULL, OPT_HIDDEN}, {"w-period", required_argument, NULL, OPT_WP},
       {"w-memory", required_argument, NULL, OPT_WM}, {"w-storage", required_argument, NULL, OPT_WS},
       {"w-routing", required_argument, NULL, OPT_WR}, {"polish", required_argument, NULL, OPT_POLISH},
-      {"allow-infeasible", no_argument, NULL, OPT_INFEASIBLE}, {"isolate", no_argument, NULL, OPT_ISOLATE},
+      {"feasible-first", no_argument, NULL, OPT_FEASIBLE_FIRST}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
              *policy_path = NULL;
   long episodes = -1, ckpt_every = 64, seed = 1, batch = -1, steps = -1, samples = -1, hidden = -1, polish = -1, v;
   double lr = -1, entropy = -1, w[4] = {-1, -1, -1, -1};
-  int resume = 0, use_sim = 1, json = 0, quiet = 0, allow_infeasible = 0, opt;
+  int resume = 0, use_sim = 1, json = 0, quiet = 0, feasible_first = 0, opt;
   sim_options so;
   sim_options_init(&so);
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
@@ -158,7 +158,7 @@ static int train(int argc, char **argv, int rank, int size) {
       if (cli_parse_int("train", "--checkpoint-every", optarg, 0, 1000000000L, &ckpt_every)) return 2;
       break;
     case OPT_RESUME: resume = 1; break;
-    case OPT_INFEASIBLE: allow_infeasible = 1; break;
+    case OPT_FEASIBLE_FIRST: feasible_first = 1; break;
     case OPT_ISOLATE: so.isolate = 1; break;
     case OPT_REWARD:
       if (strcmp(optarg, "sim") == 0)
@@ -296,7 +296,7 @@ static int train(int argc, char **argv, int rank, int size) {
   if (hidden > 0) cfg.hidden = (int)hidden;
   if (lr > 0) cfg.lr = lr;
   if (entropy >= 0) cfg.entropy = entropy;
-  if (allow_infeasible) cfg.feasible_first = 0;
+  if (feasible_first) cfg.feasible_first = 1;
   int polish_rounds = polish >= 0 ? (int)polish : RL_METHOD_POLISH_ROUNDS;
   if (resume) {
     if (access(ckpt, F_OK) != 0) {

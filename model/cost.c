@@ -30,6 +30,8 @@ struct cost_model {
   double *scratch;      /* per link: one stream's loads (left zeroed) */
   int *touched;         /* links with a load in scratch */
   double *plan_load;    /* per link: a plan's loads (cost_model_period) */
+  double *side;         /* per link: one side of one stage's own load (cost_contended), left zeroed */
+  int *side_touched;
   int *stage_of;        /* per layer: its stage in the plan being costed */
   int *seg_of;          /* per layer of a stage: its segment (split_segments) */
   unsigned char *has_a; /* per segment: it all-gathers bytes */
@@ -88,10 +90,13 @@ mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_err
   m->scratch = calloc((size_t)m->n_links, sizeof *m->scratch);
   m->touched = malloc((size_t)m->n_links * sizeof *m->touched);
   m->plan_load = calloc((size_t)m->n_links, sizeof *m->plan_load);
+  m->side = calloc((size_t)m->n_links, sizeof *m->side);
+  m->side_touched = malloc((size_t)m->n_links * sizeof *m->side_touched);
   m->stage_of = malloc(((size_t)L + 1) * sizeof *m->stage_of);
   m->seg_of = malloc(((size_t)L + 1) * sizeof *m->seg_of);
   m->has_a = malloc((size_t)L + 1);
-  if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->stage_of || !m->seg_of || !m->has_a) {
+  if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->side || !m->side_touched || !m->stage_of ||
+      !m->seg_of || !m->has_a) {
     cost_model_free(m);
     return err_nomem(err);
   }
@@ -106,6 +111,8 @@ void cost_model_free(cost_model *m) {
   free(m->scratch);
   free(m->touched);
   free(m->plan_load);
+  free(m->side);
+  free(m->side_touched);
   free(m->stage_of);
   free(m->seg_of);
   free(m->has_a);
@@ -430,19 +437,21 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
 /* ---- contention --------------------------------------------------------------------------------- */
 
 /* An activity (an all-gather, a DRAM stream, a Send) puts own bytes on link k, whose whole load per
- * micro-batch is load; at period T the rest of the load keeps the link busy a share u = (load - own) /
- * (bw T) of the time, and the activity's own bytes take (own / bw) (1 + u) = alpha + beta / T.  An
- * activity lasts the largest of that over its links.  Only the pairs (alpha, beta) that no other pair
- * of the same activity dominates are kept. */
+ * micro-batch is load.  The traffic it can meet there is the load less what its own side of its stage
+ * puts on k: a group's all-gathers and streams run one after the other on its actor, its Sends one
+ * after the other on its sender, but the two sides overlap.  At period T that traffic keeps the link
+ * busy a share u = (load - side) / (bw T) of the time, and the activity's own bytes take
+ * (own / bw) (1 + u) = alpha + beta / T.  An activity lasts the largest of that over its links.  Only
+ * the pairs (alpha, beta) that no other pair of the same activity dominates are kept. */
 typedef struct term {
   double alpha, beta;
 } term;
 
 typedef struct activity_terms {
   cost_model *m;
-  const double *load;
-  double own;   /* bytes on each link (Sends, gathers: the same on every link of the route) */
-  int start;    /* its first pair in m->terms */
+  const double *load, *side; /* the plan's loads; its side's own loads */
+  double own;                /* bytes on each link (Sends, gathers: the same on every link of the route) */
+  int start;                 /* its first pair in m->terms */
 } activity_terms;
 
 static int add_term(cost_model *m, int start, double alpha, double beta) {
@@ -468,7 +477,7 @@ static int add_term(cost_model *m, int start, double alpha, double beta) {
 static void route_term(void *ctx, int k) {
   activity_terms *x = ctx;
   double bw = chip_link_bandwidth(x->m->c, k);
-  if (add_term(x->m, x->start, x->own / bw, x->own * (x->load[k] - x->own) / (bw * bw)) != 0) x->m->terms_oom = 1;
+  if (add_term(x->m, x->start, x->own / bw, x->own * (x->load[k] - x->side[k]) / (bw * bw)) != 0) x->m->terms_oom = 1;
 }
 
 /* An activity's duration at T from its pairs [start, end). */
@@ -483,7 +492,7 @@ static double lasts(const cost_model *m, int start, int end, double T) {
 
 /* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.
  * Returns its longest route's hops. */
-static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load) {
+static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side) {
   const chip *c = m->c;
   int n = 0, hops = 0;
   for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
@@ -499,7 +508,7 @@ static int stream_terms(cost_model *m, const cost_stage *s, int up, const double
   for (int i = 0; i < n; i++) {
     int k = m->touched[i];
     double bw = chip_link_bandwidth(c, k), own = m->scratch[k];
-    if (add_term(m, start, own / bw, own * (load[k] - own) / (bw * bw)) != 0) m->terms_oom = 1;
+    if (add_term(m, start, own / bw, own * (load[k] - side[k]) / (bw * bw)) != 0) m->terms_oom = 1;
     m->scratch[k] = 0;
   }
   return hops;
@@ -522,6 +531,30 @@ static double stage_at(const cost_model *m, const cost_stage *s, const stage_act
   }
   (void)s;
   return busy > send ? busy : send;
+}
+
+/* What stage s's all-gathers and DRAM streams put on every link, into m->side (listed in side_touched). */
+static void side_busy(cost_model *m, const cost_stage *s, int *n) {
+  const chip *c = m->c;
+  int cn = s->n_cores;
+  double A = s->gather_bytes;
+  for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) {
+    int at = s->first_core + k;
+    load_route(c, m->side, at, at + 1, A * (double)(k + 1) / cn, m->side_touched, n);
+    load_route(c, m->side, at + 1, at, A * (double)(cn - 1 - k) / cn, m->side_touched, n);
+  }
+  if (s->fits || c->n_dram == 0) return;
+  for (int k = s->first_core; k < s->first_core + cn; k++) {
+    double in, out;
+    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
+    if (in > 0) load_route(c, m->side, CHIP_PORT(m->port_of[k]), k, in, m->side_touched, n);
+    if (out > 0) load_route(c, m->side, k, CHIP_PORT(m->port_of[k]), out, m->side_touched, n);
+  }
+}
+
+static void side_clear(cost_model *m, int *n) {
+  for (int i = 0; i < *n; i++) m->side[m->side_touched[i]] = 0;
+  *n = 0;
 }
 
 double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
@@ -551,35 +584,42 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
   for (int i = 0; i < n; i++) {
     const cost_stage *s = &stages[i];
     stage_acts *a = &m->acts[i];
-    int cn = s->n_cores, last = s->first_core + cn - 1;
+    int cn = s->n_cores, last = s->first_core + cn - 1, n_side = 0;
     double A = s->gather_bytes;
+    int streams = !s->fits && c->n_dram > 0, hops = 0;
+    /* the busy side: all-gathers, then the streams */
+    side_busy(m, s, &n_side);
     a->fixed = s->flops / s->speed + (double)s->n_segments * c->noc_latency;
     a->gather[0] = m->n_terms;
     for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
       int at = s->first_core + k;
-      activity_terms x = {m, link_bytes, A * (double)(k + 1) / cn, a->gather[0]};
+      activity_terms x = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
       chip_route(c, at, at + 1, route_term, &x);
       x.own = A * (double)(cn - 1 - k) / cn;
       chip_route(c, at + 1, at, route_term, &x);
     }
     a->gather[1] = a->in[0] = m->n_terms;
-    int streams = !s->fits && c->n_dram > 0, hops = 0;
-    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes);
+    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side);
     a->in[1] = a->out[0] = m->n_terms;
-    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes);
+    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side);
     a->out[1] = m->n_terms;
     a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
+    side_clear(m, &n_side);
+    /* the send side */
+    for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++)
+      if (xfer[t].bytes > 0) load_route(c, m->side, last, xfer[t].dst_core, s->gamma * xfer[t].bytes, m->side_touched, &n_side);
     a->sends = xfer_off[i];
     for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++) {
       int *r = &m->send_ranges[3 * t];
       r[0] = m->n_terms;
       r[2] = 0;
       if (xfer[t].bytes > 0) {
-        activity_terms x = {m, link_bytes, s->gamma * xfer[t].bytes, m->n_terms};
+        activity_terms x = {m, link_bytes, m->side, s->gamma * xfer[t].bytes, m->n_terms};
         r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &x);
       }
       r[1] = m->n_terms;
     }
+    side_clear(m, &n_side);
   }
   if (m->terms_oom) return -1;
   /* f(T) = max(bound, max_i t_i(T)) falls as T grows; T* = f(T*) lies in [lo, f(lo)] */

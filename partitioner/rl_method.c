@@ -3,7 +3,8 @@
  * The rl method is a policy-guided search: episodes start from the initial plan (the `even`
  * partitioner's unless o->init names another) or from the best plan so far, the policy proposes
  * moves, every proposal is simulated (repeats come from the simulator's cache), and the method
- * returns the best plan seen — so it never returns anything worse than its initial plan.  A short
+ * returns the best plan seen — so it never returns anything worse than its initial plan, nor than
+ * optimal's plan, which is offered as a candidate before the episodes (the best the model knows).  A short
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
  * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
  * reads the answer back, leaving the caller free to start its own simulator. */
@@ -62,7 +63,6 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   cost_model *model = NULL;
   method_report init_rep;
   rl_eval warm_rl = {0}, warm_best = {0};
-  int retries = 0;
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
   if (st != MP_OK) return st;
   st = rl_env_from_graph(g, c->n_cores, &env, err);
@@ -101,23 +101,12 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
   if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
-  /* The simulator needs a little more memory than the model: when the model's best plan fits on the
-   * model but not on the simulator, search the model again with less SRAM counted as usable. */
-  static const double limits[] = {0.98, 0.96, 0.94, 0.92, 0.90};
-  rl_eval now;
-  for (int k = 0; st == MP_OK && warm && warm_best.feasible && k < (int)(sizeof limits / sizeof *limits); k++) {
-    rl_trainer_best(t, 0, &now);
-    if (now.feasible) break;
-    rl_trainer *again = NULL;
-    creward.mem_limit = limits[k];
-    wcfg.episodes = 0;
-    st = rl_trainer_new(&wcfg, &win, 1, rl_trainer_policy(warm), &again, err);
-    if (st == MP_OK) st = rl_trainer_offer(again, 0, rl_trainer_best(warm, 0, NULL), err);
-    if (st == MP_OK) st = model_search(again, err);
-    if (st == MP_OK) st = rl_trainer_offer(t, 0, rl_trainer_best(again, 0, NULL), err);
-    rl_trainer_free(again);
-    retries++;
-  }
+  /* the best plan the model knows: optimal's, simulated like every other candidate */
+  plan *opt = NULL;
+  method_report opt_rep;
+  if (st == MP_OK && strcmp(init_name, "optimal") != 0) st = method_run("optimal", g, c, o, &opt, &opt_rep, err);
+  if (st == MP_OK && opt) st = rl_trainer_offer(t, 0, opt->arranged, err);
+  plan_free(opt);
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
@@ -139,9 +128,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (warm)
     method_note(rep,
                 "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and "
-                "the pair polish%s;",
-                warm_rl.figure, warm_best.figure,
-                retries > 0 ? " (searched again with less SRAM counted: the simulator found it did not fit)" : "");
+                "the pair polish (optimal's plan was offered too);",
+                warm_rl.figure, warm_best.figure);
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
               start.figure, 100.0 * (best.figure / start.figure - 1.0));
 cleanup:

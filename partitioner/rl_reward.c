@@ -14,7 +14,8 @@
 
 void rl_reward_weights_default(rl_reward_weights *w, int simulated) {
   w->period = 1.0;
-  w->memory = simulated ? 0.0 : 1.0;
+  w->memory = 0.0; /* both backends charge a core that does not fit the streams of its excess */
+  (void)simulated;
   w->storage = 0.0;
   w->routing = 0.0;
 }
@@ -63,11 +64,7 @@ static mp_status model_figures(const rl_reward *r, const int *arranged, double r
     plan_free(p);
     return err_nomem(err);
   }
-  for (int i = 0; i < p->n_stages; i++) {
-    buf[p->n_stages + i] /= r->mem_limit;
-    mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
-    if (r->mem_limit != 1.0) fits &= buf[p->n_stages + i] <= 1.0;
-  }
+  for (int i = 0; i < p->n_stages; i++) mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
   f->period = worst;
   f->mem_ratio = mem_max;
   f->link_util = 0.0;
@@ -130,7 +127,6 @@ static mp_status figures_of(const rl_reward *r, const int *arranged, double ref,
 
 /* Both inits: the fields every backend has, then T_ref from the reference plan. */
 static mp_status init_common(rl_reward *r, int simulated, const int *ref, const rl_reward_weights *w, mp_error *err) {
-  r->mem_limit = 1.0;
   if (w)
     r->w = *w;
   else

@@ -28,9 +28,8 @@ typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, 
 /* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
  * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
  * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
- * period 1, storage 0, routing 0, and memory 0 for the simulator (it already charges an over-full
- * core the DRAM streaming of its excess weights, so a penalty would count it twice) but 1 for the
- * analytical model (which has no streaming: the penalty is the only price of not fitting). */
+ * period 1, storage 0, routing 0, memory 0: the simulator and the model both charge an over-full core
+ * the DRAM streams of its excess (weights and spilled activations), so a penalty would count it twice. */
 typedef struct rl_reward_weights {
   double period, memory, storage, routing;
 } rl_reward_weights;
@@ -60,10 +59,6 @@ typedef struct rl_reward {
   int n_cores, n_layers;
   rl_reward_weights w;
   double ref_period_s; /* T_ref, set by the init */
-  /* RL_REWARD_MODEL: share of a core's SRAM a plan may use to count as fitting (1 after the init; the
-   * rl method lowers it when the simulator, which needs a little more memory than the model, finds
-   * the model's best plan does not fit) */
-  double mem_limit;
 } rl_reward;
 
 /* Prepares r for g on sim's chip with reference plan ref (borrowed; evaluated once for T_ref).  w

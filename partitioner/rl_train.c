@@ -38,7 +38,7 @@ void rl_train_config_default(rl_train_config *c, int n_cores) {
   c->restart_best = 0.75;
   c->balance_weight = 1.0;
   c->samples = 8;
-  c->feasible_first = 1;
+  c->feasible_first = 0;
   c->target_reward = INFINITY;
 }
 

@@ -50,13 +50,14 @@ typedef struct rl_train_config {
   double restart_best;  /* probability that an episode starts from the best plan so far, in [0, 1] */
   double balance_weight; /* weight of rl_eval.balance in the learning signal (>= 0) */
   int samples;           /* K proposals drawn per state (1..1024); see above */
-  int feasible_first;    /* 1: a plan that fits memory beats any plan that does not */
+  int feasible_first;    /* 1: a plan that fits memory beats any plan that does not (default 0) */
   double target_reward; /* an episode ends once its reward reaches this (+inf: never) */
 } rl_train_config;
 
 /* Fills the defaults (see partitioner/README.md, "RL partitioner"): seed 1, episodes 0 (the caller
  * decides), batch 8, max_steps min(2·n_cores, 16), hidden 16 × 2 layers, lr 3e-3, entropy
- * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, balance_weight 1, samples 8, feasible_first 1, target +inf. */
+ * 0.01, gamma 0.9, clip_norm 1, restart_best 0.75, balance_weight 1, samples 8, feasible_first 0 (DRAM streams
+ * are charged in time, so a plan that does not fit competes on its period), target +inf. */
 void rl_train_config_default(rl_train_config *c, int n_cores);
 
 /* MP_USAGE naming the first out-of-range field, else MP_OK. */
