@@ -4,8 +4,8 @@
  * from the model's definition (the stage-local terms, the uncontended plan terms and link loads, the
  * lower relaxation of optimal.c); optimal's certified bound must be the relaxation's brute-force
  * optimum, its plan no worse than any other method's, and how often it is the model's optimum is
- * measured.  Also: the threshold DP against the position-aware DP on larger instances, and a graph
- * that fits nowhere. */
+ * measured.  Also: the threshold DP against the position-aware DP on larger instances, a graph that
+ * fits nowhere, and an upper relaxation whose compute is not monotone in the cores. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -631,6 +631,32 @@ static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
   chip_free(c);
 }
 
+/* The upper relaxation adds a hop's latency per layer to the compute of a group of c > 1 cores only,
+ * so its compute can rise from c = 1 to 2 and fall after.  a, b on c cores of 8 Gflop/s, links of 6e8
+ * B/s, 12 us a hop: 492000 / 8e9 = 61.5 us on one core, (36000 / 6e8)(c - 1) / c + 61.5 us / c + 2 x 12
+ * us on more: 84.75 us on 2, 84.5 on 3, 84.375 on 4 (the relaxation's optimum: a alone must send x,
+ * 2 x 24000 / 6e8 + 2 hops = 104 us).  Taken for a monotone run (61.5 < 84.375: "rising"), the counts
+ * within 84.375 us stop before the first one above it, 2, so 4 cores is lost at the very value of the
+ * plan the search recovered above it; optimal must still return a plan, and every check of the random
+ * instances must hold. */
+static void optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores(void) {
+  graph *g = load_graph(
+      "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\",\"inputs\":[{\"name\":\"in\",\"bytes\":1000}],"
+      "\"ops\":[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":24000}],"
+      "\"macs\":0,\"flops\":480000,\"weight_bytes\":0},"
+      "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":12000}],"
+      "\"macs\":0,\"flops\":12000,\"weight_bytes\":0}]}");
+  chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
+                      "\"core\":{\"flops\":8e9,\"sram_bytes\":2000000,\"transfer_factor\":2},"
+                      "\"noc\":{\"bandwidth\":6e8,\"latency\":1.2e-05}}");
+  CU_ASSERT_FATAL(g && c);
+  tally t = {0};
+  CU_ASSERT_EQUAL(one_instance(0, g, c, &t), 0);
+  CU_ASSERT_EQUAL(t.instances, 1);
+  graph_free(g);
+  chip_free(c);
+}
+
 static CU_TestInfo tests[] = {
     {"optimal_should_agree_with_brute_force_on_1000_random_instances",
      optimal_should_agree_with_brute_force_on_1000_random_instances},
@@ -638,6 +664,8 @@ static CU_TestInfo tests[] = {
      threshold_dp_should_equal_the_position_aware_dp_on_larger_instances},
     {"optimal_should_return_a_plan_that_streams_when_nothing_fits",
      optimal_should_return_a_plan_that_streams_when_nothing_fits},
+    {"optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores",
+     optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores},
     CU_TEST_INFO_NULL,
 };
 
