@@ -1,9 +1,11 @@
-/* Tests of optimal.c: the DP's optimum against a brute-force enumeration of every arranged_core list
- * on random small instances (DAGs with skip connections and multi-output layers; uniform and
- * heterogeneous chips; memory that sometimes cannot hold any plan), each brute-force plan costed
- * twice — by cost.c and by a straightforward re-computation written here from the model's
- * definition; the fast uniform DP against the position-aware DP on larger instances; the lower
- * bounds. */
+/* Tests of optimal.c against brute force: on random small instances (DAGs with skip connections and
+ * multi-output layers; uniform and heterogeneous chips with random DRAM ports; memory sometimes too
+ * small for any plan) every plan is enumerated and costed by cost.c and by references written here
+ * from the model's definition (the stage-local terms, the uncontended plan terms and link loads, the
+ * lower relaxation of optimal.c); optimal's certified bound must be the relaxation's brute-force
+ * optimum, its plan no worse than any other method's, and how often it is the model's optimum is
+ * measured.  Also: the threshold DP against the position-aware DP on larger instances, a graph that
+ * fits nowhere, and an upper relaxation whose compute is not monotone in the cores. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "method.h"
 #include "method_int.h"
 #include "plan.h"
+#include "split.h"
 #include "strbuf.h"
 #include "testutil.h"
 #define OPTIMAL_MEM_SLACK 0.01 /* TEMP until the rewrite */
@@ -30,6 +33,27 @@ static uint64_t next_u64(void) { /* xorshift64* */
 }
 
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
+
+/* A graph / chip from its JSON text, or NULL (the reason on stderr). */
+static graph *load_graph(const char *text) {
+  cJSON *root = NULL;
+  mp_error err;
+  graph *g = NULL;
+  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
+  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
+  cJSON_Delete(root);
+  return g;
+}
+
+static chip *load_chip(const char *text) {
+  cJSON *root = NULL;
+  mp_error err;
+  chip *c = NULL;
+  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
+  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
+  cJSON_Delete(root);
+  return c;
+}
 
 /* A random DAG of n layers: layer j reads the previous layer's first output and, with probability
  * 1/2, an output of a random earlier layer (a skip connection); some layers have two outputs, and
@@ -62,202 +86,463 @@ static graph *random_graph(int n, int zero_work) {
                   (unsigned long long)flops, below(200000));
   }
   strbuf_printf(&b, "]}");
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("random", b.s, b.len, &root, &err) == MP_OK) graph_from_json(root, "random", &g, &err);
-  if (!g) fprintf(stderr, "random graph refused: %s\n%s\n", err.msg, b.s);
-  cJSON_Delete(root);
+  graph *g = b.oom ? NULL : load_graph(b.s);
   strbuf_clear(&b);
   return g;
 }
 
-/* A random chip of w x h cores; heterogeneous chips override some cores' figures; sram_scale makes
- * memory tight (small) or plentiful (large). */
-static chip *random_chip(int w, int h, int hetero, double sram_scale) {
+/* A random chip of w x h cores: heterogeneous chips override some cores' figures; sram_scale makes
+ * memory tight (small) or plentiful (large); n_ports DRAM ports at distinct random positions with a
+ * random bandwidth (from a tenth of the NoC's to a few times it); a hop's latency of 0 or up to 20 us. */
+static chip *random_chip(int w, int h, int hetero, double sram_scale, int n_ports) {
   strbuf b = {0};
+  double bw = 1e8 * (1 + below(20)), lat = below(3) == 0 ? 0 : 1e-6 * (1 + below(20));
   strbuf_printf(&b,
-      "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":%d},"
-      "\"core\":{\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g},\"noc\":{\"bandwidth\":%g,\"latency\":1e-9}",
-      w, h, 1e9 * (1 + below(8)), (unsigned long long)(sram_scale * (1 + below(100000))), 1.0 + below(2),
-      1e8 * (1 + below(20)));
+                "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":%d},"
+                "\"core\":{\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g},"
+                "\"noc\":{\"bandwidth\":%g,\"latency\":%g}",
+                w, h, 1e9 * (1 + below(8)), 1 + (unsigned long long)(sram_scale * below(100000)), 1.0 + below(2),
+                bw, lat);
+  if (n_ports > 0) {
+    int taken[64] = {0};
+    strbuf_printf(&b, ",\"dram\":{\"bandwidth\":%g,\"ports\":[", bw * (0.1 + 0.1 * below(40)));
+    for (int i = 0; i < n_ports; i++) {
+      int at = below(w * h);
+      while (taken[at]) at = (at + 1) % (w * h);
+      taken[at] = 1;
+      strbuf_printf(&b, "%s[%d,%d]", i ? "," : "", at % w, at / w);
+    }
+    strbuf_printf(&b, "]}");
+  }
   if (hetero) {
     strbuf_printf(&b, ",\"overrides\":[");
     int n = w * h, first = 1;
     for (int i = 0; i < n; i++)
       if (below(2) || i == n - 1) {
-        strbuf_printf(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}",
-                      first ? "" : ",", i, 1e9 * (1 + below(8)), (unsigned long long)(sram_scale * (1 + below(100000))),
-                      1.0 + below(3));
+        strbuf_printf(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}", first ? "" : ",",
+                      i, 1e9 * (1 + below(8)), 1 + (unsigned long long)(sram_scale * below(100000)), 1.0 + below(3));
         first = 0;
       }
     strbuf_printf(&b, "]");
   }
   strbuf_printf(&b, "}");
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("random", b.s, b.len, &root, &err) == MP_OK) chip_from_json(root, "random", &c, &err);
-  if (!c) fprintf(stderr, "random chip refused: %s\n%s\n", err.msg, b.s);
-  cJSON_Delete(root);
+  chip *c = b.oom ? NULL : load_chip(b.s);
   strbuf_clear(&b);
   return c;
 }
 
-/* The model recomputed from its definition, independently of cost.c: sums in double, X from each
- * tensor's consumer list, group figures from the cores.  Returns the bottleneck; *fits, *ratio. */
-static double reference_cost(const graph *g, const chip *c, const plan *p, int *fits, double *ratio) {
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-300; }
+
+/* ---- the model, recomputed from its definition (cost.h) --------------------------------------------- */
+
+/* Links as chip.h numbers them: NoC link from (x, y) in direction d at (y W + x) 4 + d; port i's down
+ * link at 4 W H + 2 i, its up link one more. */
+static int noc_link(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
+static int port_link(const chip *c, int i, int up) { return 4 * c->width * c->height + 2 * i + up; }
+
+/* Adds bytes on every NoC link of the XY route (x first) from (x, y) to (tx, ty); returns its hops. */
+static int walk(const chip *c, int x, int y, int tx, int ty, double bytes, double *load) {
+  int hops = 0;
+  for (; x != tx; x += tx > x ? 1 : -1, hops++) load[noc_link(c, x, y, tx > x ? CHIP_XPLUS : CHIP_XMINUS)] += bytes;
+  for (; y != ty; y += ty > y ? 1 : -1, hops++) load[noc_link(c, x, y, ty > y ? CHIP_YPLUS : CHIP_YMINUS)] += bytes;
+  return hops;
+}
+
+static int manhattan(const chip *c, int a, int b) {
+  return abs(c->cores[a].x - c->cores[b].x) + abs(c->cores[a].y - c->cores[b].y);
+}
+
+/* The port with the fewest hops to core k, ties to the lowest index. */
+static int nearest_port(const chip *c, int k) {
+  int best = 0;
+  for (int i = 1; i < c->n_dram; i++)
+    if (abs(c->cores[k].x - c->dram[i].x) + abs(c->cores[k].y - c->dram[i].y) <
+        abs(c->cores[k].x - c->dram[best].x) + abs(c->cores[k].y - c->dram[best].y))
+      best = i;
+  return best;
+}
+
+/* A read of bytes from core k's port into k (up 0), or a write from k to it (up 1); returns the hops. */
+static int dram_route(const chip *c, int k, int up, double bytes, double *load) {
+  int i = nearest_port(c, k);
+  load[port_link(c, i, up)] += bytes;
+  return up ? walk(c, c->cores[k].x, c->cores[k].y, c->dram[i].x, c->dram[i].y, bytes, load)
+            : walk(c, c->dram[i].x, c->dram[i].y, c->cores[k].x, c->cores[k].y, bytes, load);
+}
+
+static double link_bw(const chip *c, int link) {
+  return link >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
+}
+
+/* The largest load per bandwidth over the links. */
+static double busiest(const chip *c, const double *load) {
   double worst = 0;
-  *fits = 1;
-  *ratio = 0;
-  for (int s = 0; s < p->n_stages; s++) {
-    const plan_stage *st = &p->stages[s];
-    int l = st->first_layer, r = st->first_layer + st->n_layers - 1, n = st->n_cores;
-    double F = 0, W = 0, A = 0, M = 0, X = 0;
-    for (int j = l; j <= r; j++) {
-      F += (double)g->ops[j].flops;
-      W += (double)g->ops[j].weight_bytes;
-      double a = 0;
-      for (int k = 0; k < g->ops[j].n_outputs; k++) {
-        const graph_tensor *t = &g->tensors[g->ops[j].outputs[k]];
-        a += (double)t->bytes;
-        int later = 0;
-        for (int q = 0; q < t->n_consumers; q++)
-          if (t->consumers[q] > r) later = 1;
-        if (later) X += (double)t->bytes;
-      }
-      A += a;
-      if (a > M) M = a;
-    }
-    double speed = 0, gamma = 0, sram = INFINITY;
-    for (int i = st->first_core; i < st->first_core + n; i++) {
-      speed += c->cores[i].flops;
-      gamma = fmax(gamma, c->cores[i].transfer_factor);
-      sram = fmin(sram, (double)c->cores[i].sram_bytes);
-    }
-    double B = c->noc_bandwidth;
-    double t = fmax(F / speed + (n - 1.0) / n * A / B, gamma * X / B);
-    double mem = W / n + M;
-    if (mem > sram * (1 + 1e-12)) *fits = 0;
-    *ratio = fmax(*ratio, mem / sram);
-    worst = fmax(worst, t);
-  }
+  for (int k = 0; k < 4 * c->width * c->height + 2 * c->n_dram; k++) worst = fmax(worst, load[k] / link_bw(c, k));
   return worst;
 }
 
-static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-300; }
+#define MAX_LINKS (4 * 16 + 2 * 16)
+
+/* A stage's stage-local terms. */
+typedef struct ref_stage {
+  double F, W, A, Y, X, speed, gamma, sram, compute, mem;
+  int fits;
+  double in_bytes, out_bytes, in_s, out_s, send, time;
+} ref_stage;
+
+/* Layers l..r on cores k0 .. k0 + n - 1.  The sums in double, X from each tensor's consumers, the
+ * group from its cores; each core whose own SRAM is short by e streams e in and e - W/n out. */
+static void reference_stage(const graph *g, const chip *c, int l, int r, int k0, int n, ref_stage *s) {
+  memset(s, 0, sizeof *s);
+  for (int j = l; j <= r; j++) {
+    const graph_op *op = &g->ops[j];
+    s->F += (double)op->flops;
+    s->W += (double)op->weight_bytes;
+    double a = 0;
+    for (int k = 0; k < op->n_outputs; k++) {
+      const graph_tensor *t = &g->tensors[op->outputs[k]];
+      a += (double)t->bytes;
+      int later = 0;
+      for (int q = 0; q < t->n_consumers; q++) later |= t->consumers[q] > r;
+      if (later) s->X += (double)t->bytes;
+    }
+    s->A += a;
+    s->Y = fmax(s->Y, a);
+  }
+  s->sram = INFINITY;
+  for (int k = k0; k < k0 + n; k++) {
+    s->speed += c->cores[k].flops;
+    s->gamma = fmax(s->gamma, c->cores[k].transfer_factor);
+    s->sram = fmin(s->sram, (double)c->cores[k].sram_bytes);
+  }
+  double B = c->noc_bandwidth, lat = c->noc_latency;
+  s->compute = s->F / s->speed + (n - 1.0) / n * s->A / B;
+  s->mem = s->W / n + s->Y;
+  s->fits = s->mem <= s->sram;
+  if (!s->fits && c->n_dram > 0) {
+    double in_load[MAX_LINKS] = {0}, out_load[MAX_LINKS] = {0};
+    int in_hops = -1, out_hops = -1;
+    for (int k = k0; k < k0 + n; k++) {
+      double e = s->mem - (double)c->cores[k].sram_bytes, spill = e - s->W / n;
+      if (e > 0) {
+        s->in_bytes += e;
+        int h = dram_route(c, k, 0, e, in_load);
+        if (h > in_hops) in_hops = h;
+      }
+      if (spill > 0) {
+        s->out_bytes += spill;
+        int h = dram_route(c, k, 1, spill, out_load);
+        if (h > out_hops) out_hops = h;
+      }
+    }
+    if (in_hops >= 0) s->in_s = busiest(c, in_load) + in_hops * lat;
+    if (out_hops >= 0) s->out_s = busiest(c, out_load) + out_hops * lat;
+  }
+  s->send = s->gamma * s->X / B;
+  s->time = fmax(s->compute + s->in_s + s->out_s, s->send);
+}
+
+/* Whether cost_model_stage's figures of the stage agree with the reference. */
+static int stage_agrees(cost_model *m, const graph *g, const chip *c, int l, int r, int k0, int n) {
+  cost_stage cs;
+  ref_stage s;
+  cost_model_stage(m, l, r - l + 1, k0, n, &cs);
+  reference_stage(g, c, l, r, k0, n, &s);
+  return close_to(cs.flops, s.F) && close_to(cs.weight_bytes, s.W) && close_to(cs.gather_bytes, s.A) &&
+         close_to(cs.max_act_bytes, s.Y) && close_to(cs.send_bytes, s.X) && close_to(cs.speed, s.speed) &&
+         close_to(cs.gamma, s.gamma) && close_to(cs.sram_bytes, s.sram) && close_to(cs.compute_s, s.compute) &&
+         close_to(cs.mem_bytes, s.mem) && cs.fits == s.fits && close_to(cs.dram_in_bytes, s.in_bytes) &&
+         close_to(cs.dram_out_bytes, s.out_bytes) && close_to(cs.dram_in_s, s.in_s) &&
+         close_to(cs.dram_out_s, s.out_s) && close_to(cs.send_s, s.send) && close_to(cs.time_s, s.time);
+}
+
+/* The uncontended period of plan p with every plan term, and its link loads (load, zeroed here):
+ * each stage's compute plus a hop's latency per segment with bytes (split_new's segments, c > 1);
+ * a Send per (tensor, later stage with a consumer) of gamma b / B plus its hops' latency; the loads
+ * of the all-gather chains, the Sends (gamma b) and the DRAM streams.  stage_t gets every t_i. */
+static double reference_plan(const graph *g, const chip *c, const plan *p, const split *sp, double *load,
+                             double *stage_t) {
+  int stage_of[16];
+  double worst = 0, B = c->noc_bandwidth, lat = c->noc_latency;
+  memset(load, 0, MAX_LINKS * sizeof *load);
+  for (int i = 0; i < p->n_stages; i++)
+    for (int j = p->stages[i].first_layer; j < p->stages[i].first_layer + p->stages[i].n_layers; j++) stage_of[j] = i;
+  for (int i = 0; i < p->n_stages; i++) {
+    const plan_stage *st = &p->stages[i];
+    int l = st->first_layer, r = l + st->n_layers - 1, a = st->first_core, n = st->n_cores, last = a + n - 1;
+    ref_stage s;
+    reference_stage(g, c, l, r, a, n, &s);
+    int gathering[16] = {0}, segs = 0;
+    for (int j = l; j <= r; j++)
+      if (g->ops[j].out_bytes > 0) gathering[sp->groups[i].segment[j - l]] = 1;
+    for (int q = 0; q < 16; q++) segs += gathering[q];
+    double compute = s.compute + (n > 1 ? segs : 0) * lat, send = 0;
+    for (int k = 0; k + 1 < n; k++) {
+      const chip_core *u = &c->cores[a + k], *v = &c->cores[a + k + 1];
+      walk(c, u->x, u->y, v->x, v->y, s.A * (k + 1) / n, load);
+      walk(c, v->x, v->y, u->x, u->y, s.A * (n - 1 - k) / n, load);
+    }
+    for (int j = l; j <= r; j++)
+      for (int k = 0; k < g->ops[j].n_outputs; k++) {
+        const graph_tensor *t = &g->tensors[g->ops[j].outputs[k]];
+        int sent_to[16] = {0};
+        for (int q = 0; q < t->n_consumers; q++) {
+          int d = stage_of[t->consumers[q]];
+          if (d == i || sent_to[d] || t->bytes == 0) continue;
+          sent_to[d] = 1;
+          int dst = p->stages[d].first_core;
+          send += s.gamma * (double)t->bytes / B + manhattan(c, last, dst) * lat;
+          walk(c, c->cores[last].x, c->cores[last].y, c->cores[dst].x, c->cores[dst].y, s.gamma * (double)t->bytes,
+               load);
+        }
+      }
+    if (!s.fits && c->n_dram > 0)
+      for (int k = a; k <= last; k++) {
+        double e = s.mem - (double)c->cores[k].sram_bytes, spill = e - s.W / n;
+        if (e > 0) dram_route(c, k, 0, e, load);
+        if (spill > 0) dram_route(c, k, 1, spill, load);
+      }
+    stage_t[i] = fmax(compute + s.in_s + s.out_s, send);
+    worst = fmax(worst, stage_t[i]);
+  }
+  return fmax(worst, busiest(c, load));
+}
+
+/* ---- the lower relaxation of optimal.c (uniform chips) -------------------------------------------- */
+
+/* Per count c, the least over the positions k .. k+c-1 of the busiest link's streaming cores per
+ * bandwidth, for the reads and, separately, for the writes (each stream at its own best position). */
+typedef struct low_tables {
+  double in[17], out[17];
+} low_tables;
+
+static void low_setup(const chip *c, low_tables *t) {
+  for (int n = 1; n <= c->n_cores; n++) {
+    t->in[n] = t->out[n] = INFINITY;
+    for (int k = 0; k + n <= c->n_cores; k++) {
+      double in_load[MAX_LINKS] = {0}, out_load[MAX_LINKS] = {0};
+      for (int q = k; q < k + n && c->n_dram > 0; q++) {
+        dram_route(c, q, 0, 1, in_load);
+        dram_route(c, q, 1, 1, out_load);
+      }
+      t->in[n] = fmin(t->in[n], busiest(c, in_load));
+      t->out[n] = fmin(t->out[n], busiest(c, out_load));
+    }
+  }
+}
+
+/* A stage's time in the lower relaxation: compute without latency, the DRAM streams at their best
+ * positions without latency, its tensors sent once without latency. */
+static double low_stage(const graph *g, const chip *c, const low_tables *t, int l, int r, int n) {
+  ref_stage s;
+  reference_stage(g, c, l, r, 0, n, &s); /* on a uniform chip only the stage's count matters here */
+  double dram = 0;
+  if (!s.fits && c->n_dram > 0) {
+    double e = s.mem - s.sram, spill = e - s.W / n;
+    dram = e * t->in[n] + (spill > 0 ? spill * t->out[n] : 0);
+  }
+  return fmax(s.compute + dram, s.send);
+}
+
+/* ---- brute force ------------------------------------------------------------------------------------ */
 
 typedef struct brute {
-  int pass;     /* 0: is there a fitting plan, else the least ratio; 1: the least time within bound */
-  double bound; /* pass 1: the largest ratio allowed (1 when something fits) */
-  double best;  /* the optimum's bottleneck by the definition (pass 1) */
-  double ratio; /* pass 0: the least memory ratio (> 1 when nothing fits) */
-  int feasible;
+  const graph *g;
+  const chip *c;
+  cost_model *m;
+  low_tables low;
+  double bound;    /* cost_lower_bound */
+  double best;     /* least full-model period */
+  double relaxed;  /* least lower-relaxation value (uniform) or stage-local bottleneck (heterogeneous) */
+  int any_fits;
   long plans;
-  int mismatches; /* plans where cost.c and the reference disagree */
+  int bad_stage, bad_plan, bad_period, below_bound; /* plans where a check failed */
+  int contended;   /* plans whose period is above their uncontended period */
 } brute;
 
-/* Every arranged_core list: n_cores entries >= 0 summing to n_layers, the last > 0.  Pass 0 finds
- * whether any plan fits and otherwise the least ratio lambda*; pass 1 the least bottleneck among the
- * plans that fit or, when none does, those within lambda* (1 + OPTIMAL_MEM_SLACK). */
-static void enumerate(const graph *g, const chip *c, cost_model *m, int *arr, int i, int left, brute *b) {
-  int C = c->n_cores;
+/* One plan: its full period from cost_model_period and cost_evaluate (equal bit for bit), the
+ * uncontended plan terms against the reference, every stage against the reference, its relaxed
+ * value and the lower bound. */
+static void visit_plan(brute *b, const plan *p) {
+  const graph *g = b->g;
+  const chip *c = b->c;
+  mp_error err;
+  int fits;
+  double period = cost_model_period(b->m, p, NULL, NULL, &fits, NULL);
+  cost_result *r = NULL;
+  split *sp = NULL;
+  if (cost_evaluate(g, c, p, &r, &err) != MP_OK || split_new(g, p, &sp, &err) != MP_OK) {
+    b->bad_plan++;
+    cost_result_free(r);
+    return;
+  }
+  double load[MAX_LINKS], stage_t[16];
+  double unc = reference_plan(g, c, p, sp, load, stage_t);
+  int ok = close_to(unc, r->uncontended_s);
+  for (int k = 0; k < r->n_links; k++) ok &= close_to(load[k], r->link_bytes[k]);
+  for (int i = 0; i < p->n_stages; i++) ok &= close_to(stage_t[i], r->stages[i].time_s);
+  if (!ok) b->bad_plan++;
+  if (period != r->period_s || fits != r->feasible || period < r->uncontended_s) b->bad_period++;
+  if (period > r->uncontended_s) b->contended++;
+  double relaxed = 0;
+  for (int i = 0; i < p->n_stages; i++) {
+    const plan_stage *st = &p->stages[i];
+    int l = st->first_layer, last = l + st->n_layers - 1;
+    if (!stage_agrees(b->m, g, c, l, last, st->first_core, st->n_cores)) b->bad_stage++;
+    if (c->heterogeneous) {
+      cost_stage cs;
+      cost_model_stage(b->m, l, st->n_layers, st->first_core, st->n_cores, &cs);
+      relaxed = fmax(relaxed, cs.time_s);
+    } else {
+      relaxed = fmax(relaxed, low_stage(g, c, &b->low, l, last, st->n_cores));
+    }
+  }
+  if (b->bound > period * (1 + 1e-12)) b->below_bound++;
+  if (b->plans == 0 || period < b->best) b->best = period;
+  if (b->plans == 0 || relaxed < b->relaxed) b->relaxed = relaxed;
+  b->any_fits |= fits;
+  b->plans++;
+  split_free(sp);
+  cost_result_free(r);
+}
+
+/* Every arranged_core list: n_cores entries >= 0 summing to n_layers, the last > 0. */
+static void enumerate(brute *b, int *arr, int i, int left) {
+  int C = b->c->n_cores;
   if (i == C - 1) {
     if (left == 0) return;
     arr[i] = left;
     plan *p = NULL;
     mp_error err;
-    if (plan_new(arr, C, g->n_ops, &p, &err) != MP_OK) {
-      b->mismatches++;
+    if (plan_new(arr, C, b->g->n_ops, &p, &err) != MP_OK) {
+      b->bad_plan++;
       return;
     }
-    int fits, ref_fits;
-    double ratio, ref_ratio;
-    double t = cost_model_period(m, p, NULL, NULL, &fits, &ratio);
-    double ref = reference_cost(g, c, p, &ref_fits, &ref_ratio);
-    if (!close_to(t, ref) || fits != ref_fits || !close_to(ratio, ref_ratio)) b->mismatches++;
-    b->plans++;
-    if (b->pass == 0) {
-      if (fits) b->feasible = 1;
-      if (b->plans == 1 || ratio < b->ratio) b->ratio = ratio;
-    } else if ((b->feasible ? fits : ratio <= b->bound) && t < b->best) {
-      b->best = t;
-    }
+    visit_plan(b, p);
     plan_free(p);
     return;
   }
   for (int k = 0; k <= left; k++) {
     arr[i] = k;
-    enumerate(g, c, m, arr, i + 1, left - k, b);
+    enumerate(b, arr, i + 1, left - k);
   }
 }
 
-/* Runs one instance; returns 0 when optimal matches the brute force, else prints why. */
-static int one_instance(int id, graph *g, chip *c, int *infeasible_seen, int *hetero_seen) {
+/* The methods optimal must never be worse than (the learning method is left out). */
+static const char *const others[] = {"even", "balanced", "seed-split", "greedy"};
+
+typedef struct tally {
+  int instances, hetero, streaming, failures, equal, equal_hetero, exact, contended;
+  double worst_gap, worst_low_gap;
+} tally;
+
+/* Runs one instance; returns 0 when every check holds, else prints why. */
+static int one_instance(int id, graph *g, chip *c, tally *t) {
   mp_error err;
-  cost_model *m = NULL;
-  if (!g || !c || cost_model_new(g, c, &m, &err) != MP_OK) return 1;
-  int arr[64];
-  brute b = {0, 0, INFINITY, 0, 0, 0, 0};
-  enumerate(g, c, m, arr, 0, g->n_ops, &b);
-  b.pass = 1;
-  b.bound = b.feasible ? 1 : b.ratio * (1 + OPTIMAL_MEM_SLACK);
-  enumerate(g, c, m, arr, 0, g->n_ops, &b);
-  method_options o;
-  method_options_default(&o);
-  method_report rep;
+  brute b = {.g = g, .c = c};
+  if (!g || !c || cost_model_new(g, c, &b.m, &err) != MP_OK) return 1;
+  cost_bound lb;
+  cost_lower_bound(g, c, &lb);
+  b.bound = lb.bound_s;
+  if (!c->heterogeneous) low_setup(c, &b.low);
+  int arr[16];
+  enumerate(&b, arr, 0, g->n_ops);
+  optimal_result res;
+  method_report rep = {0};
   plan *p = NULL;
   int bad = 0;
-  if (method_run("optimal", g, c, &o, &p, &rep, &err) != MP_OK) {
-    fprintf(stderr, "instance %d: optimal failed: %s\n", id, err.msg);
-    bad = 1;
-  } else {
-    int fits;
-    double ratio;
-    double t = cost_model_period(m, p, NULL, NULL, &fits, &ratio);
-    if (b.mismatches || fits != b.feasible || !close_to(t, b.best) || (!fits && ratio > b.bound * (1 + 1e-12)) ||
-        rep.feasible != fits) {
-      fprintf(stderr, "instance %d (%d layers, %d cores): optimal %.17g fits %d ratio %g; brute %.17g fits %d ratio %g "
-              "over %ld plans, %d cost mismatches\n", id, g->n_ops, c->n_cores, t, fits, ratio, b.best, b.feasible,
-              b.ratio, b.plans / 2, b.mismatches);
-      bad = 1;
-    }
-    cost_bound lb;
-    cost_lower_bound(g, c, &lb);
-    if (lb.bound_s > b.best * (1 + 1e-12)) {
-      fprintf(stderr, "instance %d: lower bound %.17g above the optimum %.17g\n", id, lb.bound_s, b.best);
-      bad = 1;
-    }
+  if (optimal_solve(g, c, &p, &res, &rep, &err) != MP_OK) {
+    fprintf(stderr, "\ninstance %d: optimal failed: %s", id, err.msg);
+    cost_model_free(b.m);
+    return 1;
   }
-  if (!b.feasible) (*infeasible_seen)++;
-  if (c->heterogeneous) (*hetero_seen)++;
+  double t_opt = cost_model_period(b.m, p, NULL, NULL, NULL, NULL);
+  int low_ok = close_to(res.lower_s, b.relaxed);
+  if (b.bad_stage || b.bad_plan || b.bad_period || b.below_bound || !low_ok || t_opt != res.period_s ||
+      res.lower_s > b.best * (1 + 1e-12) || b.best > res.period_s || res.exact != (res.period_s <= res.lower_s) ||
+      lb.bound_s > res.lower_s * (1 + 1e-12)) {
+    fprintf(stderr,
+            "\ninstance %d (%d layers, %d cores, %s, %d ports): %ld plans, %d stage / %d plan / %d period "
+            "mismatches, %d below cost_lower_bound; lower %.17g relaxed brute %.17g; brute %.17g optimal %.17g "
+            "(its plan %.17g) exact %d",
+            id, g->n_ops, c->n_cores, c->heterogeneous ? "heterogeneous" : "uniform", c->n_dram, b.plans, b.bad_stage,
+            b.bad_plan, b.bad_period, b.below_bound, res.lower_s, b.relaxed, b.best, res.period_s, t_opt, res.exact);
+    bad = 1;
+  }
+  for (size_t k = 0; k < sizeof others / sizeof *others; k++) {
+    method_options o;
+    method_options_default(&o);
+    plan *q = NULL;
+    method_report qr;
+    if (method_run(others[k], g, c, &o, &q, &qr, &err) != MP_OK) {
+      fprintf(stderr, "\ninstance %d: %s failed: %s", id, others[k], err.msg);
+      bad = 1;
+      continue;
+    }
+    double tq = cost_model_period(b.m, q, NULL, NULL, NULL, NULL);
+    if (tq < res.period_s) {
+      fprintf(stderr, "\ninstance %d: %s's plan %.17g beats optimal's %.17g", id, others[k], tq, res.period_s);
+      bad = 1;
+    }
+    plan_free(q);
+  }
+  t->instances++;
+  t->hetero += c->heterogeneous;
+  t->streaming += !b.any_fits && c->n_dram > 0;
+  int equal = res.period_s <= b.best * (1 + 1e-12);
+  t->equal += equal;
+  t->equal_hetero += equal && c->heterogeneous;
+  t->exact += res.exact;
+  t->contended += b.contended > 0;
+  t->worst_gap = fmax(t->worst_gap, res.period_s / b.best - 1);
+  t->worst_low_gap = fmax(t->worst_low_gap, b.best / res.lower_s - 1);
   plan_free(p);
-  cost_model_free(m);
+  cost_model_free(b.m);
   return bad;
 }
 
-static void optimal_should_equal_brute_force_on_400_random_instances(void) {
+/* 1000 instances of 1-7 layers on 1-9 cores (each up to 3003 plans): a third heterogeneous, memory
+ * tight a third of the time, four chips in five with one or two DRAM ports.  Every check above must
+ * hold on every instance.  How often optimal's plan is the brute-force optimum is measured, not
+ * proved (the repair is a local search): at this seed 918 of 1000 (91.8%: 662 of 723 uniform chips,
+ * 256 of 277 heterogeneous ones), the worst plan 84.7% above the optimum (a heterogeneous chip whose
+ * best start has one stage, which no repair move splits); four other seeds gave 90.6-92.8%.  Without
+ * the repair it is 889 here: the floor, 900, leaves some room for another search and still needs it. */
+static void optimal_should_agree_with_brute_force_on_1000_random_instances(void) {
   rng_state = UINT64_C(0x9e3779b97f4a7c15);
-  int failures = 0, infeasible = 0, hetero = 0;
-  for (int id = 0; id < 400; id++) {
-    int n_layers = 1 + below(6);
-    int w = 1 + below(3), h = 1 + below(2);
+  tally t = {0};
+  for (int id = 0; id < 1000; id++) {
+    int n_layers = 1 + below(7);
+    int w = 1 + below(3), h = 1 + below(3);
     int het = below(3) == 0;
-    double sram_scale = below(4) == 0 ? 0.2 : 40.0; /* tight memory a quarter of the time */
+    double sram_scale = below(3) == 0 ? 0.2 : 40.0;
+    int ports = below(5) == 0 ? 0 : 1 + below(w * h < 2 ? 1 : 2);
     graph *g = random_graph(n_layers, below(40) == 0);
-    chip *c = random_chip(w, h, het, sram_scale);
-    failures += one_instance(id, g, c, &infeasible, &hetero);
+    chip *c = random_chip(w, h, het, sram_scale, ports);
+    t.failures += one_instance(id, g, c, &t);
     graph_free(g);
     chip_free(c);
   }
-  CU_ASSERT_EQUAL(failures, 0);
-  CU_ASSERT(infeasible >= 20); /* the memory-infeasible branch was exercised */
-  CU_ASSERT(hetero >= 50);     /* and the position-aware DP */
-  fprintf(stderr, "  (%d infeasible, %d heterogeneous instances) ", infeasible, hetero);
+  fprintf(stderr,
+          "\n  %d instances (%d heterogeneous, %d where no plan fits and DRAM streams, %d with a contended plan): "
+          "optimal's plan is the brute-force optimum on %d (%.1f%%; uniform %d of %d, heterogeneous %d of %d), "
+          "certified exact on %d; worst gap to the optimum %.3g%%, largest optimum over the certified bound "
+          "%.3g%% ",
+          t.instances, t.hetero, t.streaming, t.contended, t.equal, 100.0 * t.equal / t.instances,
+          t.equal - t.equal_hetero, t.instances - t.hetero, t.equal_hetero, t.hetero, t.exact, 100 * t.worst_gap,
+          100 * t.worst_low_gap);
+  CU_ASSERT_EQUAL(t.failures, 0);
+  CU_ASSERT_EQUAL(t.instances, 1000);
+  CU_ASSERT(t.hetero >= 200);    /* the position-aware DP ran */
+  CU_ASSERT(t.streaming >= 100); /* DRAM terms decided (no plan fits) */
+  CU_ASSERT(t.contended >= 300); /* contention took part */
+  CU_ASSERT(t.equal >= 900);     /* the measured floor (see above) */
 }
 
 /* The uniform chip's threshold DP against the position-aware DP, which runs once a single core
- * differs; the difference (a larger SRAM on core 0, with memory never binding) changes no figure. */
+ * differs; the difference (a larger SRAM on core 0, with memory never binding, so no DRAM stream) changes
+ * no stage-local figure, and the certified bounds (each the optimum of the stage-local terms without
+ * latency) are equal. */
 static void threshold_dp_should_equal_the_position_aware_dp_on_larger_instances(void) {
   rng_state = 12345;
   for (int id = 0; id < 12; id++) {
@@ -265,34 +550,26 @@ static void threshold_dp_should_equal_the_position_aware_dp_on_larger_instances(
     graph *g = random_graph(n_layers, 0);
     char text[512];
     double flops = 1e9 * (1 + below(8)), bw = 1e8 * (1 + below(20));
-#define CHIP_FMT                                                                                   \
+#define CHIP_FMT                                                                                               \
   "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"u\",\"mesh\":{\"width\":4,\"height\":3},"            \
-  "\"core\":{\"flops\":%g,\"sram_bytes\":100000000000},\"noc\":{\"bandwidth\":%g,\"latency\":0}%s}"
-    chip *cu = NULL, *ch = NULL;
-    cJSON *root = NULL;
-    mp_error err;
+  "\"core\":{\"flops\":%g,\"sram_bytes\":100000000000},\"noc\":{\"bandwidth\":%g,\"latency\":0},"              \
+  "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}%s}"
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, "");
-    CU_ASSERT_EQUAL_FATAL(jsonio_parse("u", text, strlen(text), &root, &err), MP_OK);
-    CU_ASSERT_EQUAL_FATAL(chip_from_json(root, "u", &cu, &err), MP_OK);
-    cJSON_Delete(root);
+    chip *cu = load_chip(text);
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, ",\"overrides\":[{\"core\":0,\"sram_bytes\":200000000000}]");
-    CU_ASSERT_EQUAL_FATAL(jsonio_parse("h", text, strlen(text), &root, &err), MP_OK);
-    CU_ASSERT_EQUAL_FATAL(chip_from_json(root, "h", &ch, &err), MP_OK);
-    cJSON_Delete(root);
-    method_options o;
-    method_options_default(&o);
-    method_report ru, rh;
+#undef CHIP_FMT
+    chip *ch = load_chip(text);
+    CU_ASSERT_FATAL(g && cu && ch && !cu->heterogeneous && ch->heterogeneous);
+    mp_error err;
+    optimal_result ru, rh;
+    method_report repu = {0}, reph = {0};
     plan *pu = NULL, *ph = NULL;
-    CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, cu, &o, &pu, &ru, &err), MP_OK);
-    CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, ch, &o, &ph, &rh, &err), MP_OK);
-    CU_ASSERT_PTR_NOT_NULL(strstr(ru.notes, "threshold DP"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(rh.notes, "position-aware DP"));
-    cost_result *a = NULL, *b = NULL;
-    CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, cu, pu, &a, &err), MP_OK);
-    CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, ch, ph, &b, &err), MP_OK);
-    CU_ASSERT(close_to(a->bottleneck_s, b->bottleneck_s));
-    cost_result_free(a);
-    cost_result_free(b);
+    CU_ASSERT_EQUAL_FATAL(optimal_solve(g, cu, &pu, &ru, &repu, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(optimal_solve(g, ch, &ph, &rh, &reph, &err), MP_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(repu.notes, "threshold DP"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(reph.notes, "position-aware DP"));
+    CU_ASSERT(close_to(ru.lower_s, rh.lower_s));
+    CU_ASSERT(ru.lower_s <= ru.period_s && rh.lower_s <= rh.period_s);
     plan_free(pu);
     plan_free(ph);
     chip_free(cu);
@@ -301,98 +578,95 @@ static void threshold_dp_should_equal_the_position_aware_dp_on_larger_instances(
   }
 }
 
-/* Layers whose own activation exceeds SRAM: no plan fits, and the plan returned is the one whose
- * worst per-core need is least; the report says so. */
-static void optimal_should_return_the_least_infeasible_plan_and_say_so(void) {
+/* a: x (1000 B), 100 flops, 4000 B of weights; b: x -> y (10 B), 100 flops.  Two cores of 1 Gflop/s
+ * and 1500 B, links and a DRAM port at (0,0) of 1e9 B/s, no latency.  No plan fits:
+ * [1, 1]: a on core 0 needs 5000 B, reads e = 3500 B of weights over the port's link alone (its core is
+ *   the port's): 3.5 us, plus 0.1 us of work; its Send of x takes 1 us: t = 3.6 us; b on core 1 fits
+ *   (0.1 us); the port's link carries 3.5 us, x0>x1 1 us, no activity shares a link: period 3.6 us.
+ * [0, 2]: both on both cores need 2000 + 1000 B, e = 1500 B a core; the reads load the port's link with
+ *   3000 B and x0>x1 with 1500 B: 3 us; work 0.1 us and all-gather (1/2) 1010 B: 0.505 us; t = 3.605
+ *   us without contention, more with it (the gather and core 1's reads share x0>x1).
+ * So the optimum is [1, 1] at 3.6 us, and it streams: not feasible.  The lower relaxation gives the
+ * same 3.6 us ([1, 1] with a at the port's core), so the plan is certified exact. */
+static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
   const char *graph_text =
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"big\",\"inputs\":[],\"ops\":["
-      "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[{\"name\":\"x\",\"bytes\":1000}],\"macs\":0,\"flops\":100,"
-      "\"weight_bytes\":4000},"
-      "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":10}],\"macs\":0,\"flops\":100,"
-      "\"weight_bytes\":0}]}";
-  /* 2 cores of 1500 B: layer a alone on two cores needs 4000/2 + 1000 = 3000 B (ratio 2), which no
-   * plan improves on (a needs its 1000 B activation plus a share of 4000 B weights on at most two
-   * cores); together with b the same cores need 3000 B as well; a on one core needs 5000 B. */
+      "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[{\"name\":\"x\",\"bytes\":1000}],\"macs\":0,"
+      "\"flops\":100,\"weight_bytes\":4000},"
+      "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":10}],\"macs\":0,"
+      "\"flops\":100,\"weight_bytes\":0}]}";
   const char *chip_text =
       "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"small\",\"mesh\":{\"width\":2,\"height\":1},"
-      "\"core\":{\"flops\":1e9,\"sram_bytes\":1500},\"noc\":{\"bandwidth\":1e9,\"latency\":0}}";
-  cJSON *root = NULL;
+      "\"core\":{\"flops\":1e9,\"sram_bytes\":1500},\"noc\":{\"bandwidth\":1e9,\"latency\":0},"
+      "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}}";
+  graph *g = load_graph(graph_text);
+  chip *c = load_chip(chip_text);
+  CU_ASSERT_FATAL(g && c);
   mp_error err;
-  graph *g = NULL;
-  chip *c = NULL;
-  CU_ASSERT_EQUAL_FATAL(jsonio_parse("g", graph_text, strlen(graph_text), &root, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(graph_from_json(root, "g", &g, &err), MP_OK);
-  cJSON_Delete(root);
-  CU_ASSERT_EQUAL_FATAL(jsonio_parse("c", chip_text, strlen(chip_text), &root, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_from_json(root, "c", &c, &err), MP_OK);
-  cJSON_Delete(root);
   method_options o;
   method_options_default(&o);
   method_report rep;
   plan *p = NULL;
   CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &o, &p, &rep, &err), MP_OK);
   CU_ASSERT_EQUAL(rep.feasible, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "least-infeasible"));
-  /* The only plan with ratio 2 is both layers on both cores: arranged [0, 2]. */
-  CU_ASSERT_EQUAL(p->n_stages, 1);
-  CU_ASSERT_EQUAL(p->arranged[0], 0);
-  CU_ASSERT_EQUAL(p->arranged[1], 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "memory"));
+  CU_ASSERT_EQUAL_FATAL(p->n_stages, 2);
+  CU_ASSERT_EQUAL(p->arranged[0], 1);
+  CU_ASSERT_EQUAL(p->arranged[1], 1);
   cost_result *r = NULL;
   CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &r, &err), MP_OK);
-  CU_ASSERT_DOUBLE_EQUAL(r->mem_ratio, 2.0, 1e-12);
+  CU_ASSERT_EQUAL(r->feasible, 0);
+  CU_ASSERT_DOUBLE_EQUAL(r->stages[0].dram_in_bytes, 3500, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(r->stages[0].dram_s, 3.5e-6, 1e-18);
+  CU_ASSERT_DOUBLE_EQUAL(r->period_s, 3.6e-6, 1e-18);
+  CU_ASSERT_EQUAL(r->binding, COST_BIND_DRAM);
   cost_result_free(r);
+  plan_free(p);
+  optimal_result res;
+  CU_ASSERT_EQUAL_FATAL(optimal_solve(g, c, &p, &res, &rep, &err), MP_OK);
+  CU_ASSERT_DOUBLE_EQUAL(res.period_s, 3.6e-6, 1e-18);
+  CU_ASSERT_DOUBLE_EQUAL(res.lower_s, 3.6e-6, 1e-18);
+  CU_ASSERT_EQUAL(res.exact, 1);
   plan_free(p);
   graph_free(g);
   chip_free(c);
 }
 
-/* No method finds a fitting plan with a lower bottleneck than the optimum, and the optimum is never
- * below the lower bound, on larger random instances than brute force can take. */
-static void no_method_should_beat_the_optimum_on_medium_instances(void) {
-  rng_state = 777;
-  for (int id = 0; id < 30; id++) {
-    graph *g = random_graph(8 + below(8), 0);
-    chip *c = random_chip(2 + below(3), 1 + below(3), below(4) == 0, below(3) == 0 ? 0.5 : 40.0);
-    CU_ASSERT_FATAL(g && c);
-    method_options o;
-    method_options_default(&o);
-    method_report rep;
-    plan *p = NULL;
-    mp_error err;
-    cost_result *best = NULL;
-    CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &o, &p, &rep, &err), MP_OK);
-    CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &best, &err), MP_OK);
-    plan_free(p);
-    cost_bound lb;
-    cost_lower_bound(g, c, &lb);
-    CU_ASSERT(lb.bound_s <= best->bottleneck_s * (1 + 1e-12));
-    for (int i = 1; i < method_count(); i++) {
-      if (!strcmp(method_at(i)->name, "rl")) continue; /* trains on the simulator: not for this loop */
-      cost_result *r = NULL;
-      CU_ASSERT_EQUAL_FATAL(method_run(method_at(i)->name, g, c, &o, &p, &rep, &err), MP_OK);
-      CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &r, &err), MP_OK);
-      if (r->feasible) CU_ASSERT(best->feasible && r->bottleneck_s >= best->bottleneck_s * (1 - 1e-12));
-      /* Nothing fits: no plan has a ratio below lambda* >= best's / (1 + slack), and none within best's
-       * ratio (so within the slack) has a lower bottleneck. */
-      if (!r->feasible && !best->feasible) {
-        CU_ASSERT(r->mem_ratio >= best->mem_ratio / (1 + OPTIMAL_MEM_SLACK) * (1 - 1e-12));
-        if (r->mem_ratio <= best->mem_ratio) CU_ASSERT(r->bottleneck_s >= best->bottleneck_s * (1 - 1e-12));
-      }
-      cost_result_free(r);
-      plan_free(p);
-    }
-    cost_result_free(best);
-    graph_free(g);
-    chip_free(c);
-  }
+/* The upper relaxation adds a hop's latency per layer to the compute of a group of c > 1 cores only,
+ * so its compute can rise from c = 1 to 2 and fall after.  a, b on c cores of 8 Gflop/s, links of 6e8
+ * B/s, 12 us a hop: 492000 / 8e9 = 61.5 us on one core, (36000 / 6e8)(c - 1) / c + 61.5 us / c + 2 x 12
+ * us on more: 84.75 us on 2, 84.5 on 3, 84.375 on 4 (the relaxation's optimum: a alone must send x,
+ * 2 x 24000 / 6e8 + 2 hops = 104 us).  Taken for a monotone run (61.5 < 84.375: "rising"), the counts
+ * within 84.375 us stop before the first one above it, 2, so 4 cores is lost at the very value of the
+ * plan the search recovered above it; optimal must still return a plan, and every check of the random
+ * instances must hold. */
+static void optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores(void) {
+  graph *g = load_graph(
+      "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\",\"inputs\":[{\"name\":\"in\",\"bytes\":1000}],"
+      "\"ops\":[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":24000}],"
+      "\"macs\":0,\"flops\":480000,\"weight_bytes\":0},"
+      "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":12000}],"
+      "\"macs\":0,\"flops\":12000,\"weight_bytes\":0}]}");
+  chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
+                      "\"core\":{\"flops\":8e9,\"sram_bytes\":2000000,\"transfer_factor\":2},"
+                      "\"noc\":{\"bandwidth\":6e8,\"latency\":1.2e-05}}");
+  CU_ASSERT_FATAL(g && c);
+  tally t = {0};
+  CU_ASSERT_EQUAL(one_instance(0, g, c, &t), 0);
+  CU_ASSERT_EQUAL(t.instances, 1);
+  graph_free(g);
+  chip_free(c);
 }
 
 static CU_TestInfo tests[] = {
-    {"optimal_should_equal_brute_force_on_400_random_instances", optimal_should_equal_brute_force_on_400_random_instances},
+    {"optimal_should_agree_with_brute_force_on_1000_random_instances",
+     optimal_should_agree_with_brute_force_on_1000_random_instances},
     {"threshold_dp_should_equal_the_position_aware_dp_on_larger_instances",
      threshold_dp_should_equal_the_position_aware_dp_on_larger_instances},
-    {"optimal_should_return_the_least_infeasible_plan_and_say_so", optimal_should_return_the_least_infeasible_plan_and_say_so},
-    {"no_method_should_beat_the_optimum_on_medium_instances", no_method_should_beat_the_optimum_on_medium_instances},
+    {"optimal_should_return_a_plan_that_streams_when_nothing_fits",
+     optimal_should_return_a_plan_that_streams_when_nothing_fits},
+    {"optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores",
+     optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores},
     CU_TEST_INFO_NULL,
 };
 
