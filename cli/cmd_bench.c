@@ -10,12 +10,15 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "fidelity.h"
+#include "jsonio.h"
 #include "method.h"
 #include "progress.h"
 #include "sweep.h"
 
 static const char usage_text[] =
     "usage: meshpipe bench [--quick] [-o BENCH.json] [--baseline OLD.json] [--filter TEXT] [-j N] [-q]\n"
+    "       meshpipe bench --fidelity [--quick] [--json FILE] [--filter TEXT] [--methods a,b,...] [-j N] [-q]\n"
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
@@ -41,9 +44,18 @@ static const char usage_text[] =
     "  --no-speed          do not judge speed figures (they are still recorded and shown)\n"
     "  -j, --jobs N        cases run at once (default 1: speed figures are cleaner alone)\n"
     "  -q, --quiet         no progress and no result table (the diff table is still printed)\n"
-    "  -h, --help          show this help\n";
+    "  -h, --help          show this help\n"
+    "\n"
+    "With --fidelity it runs the fidelity matrix instead: every model of tests/models and every other\n"
+    "graph of traces/ on 4x4, 8x8, 16x16 and 32x32 meshes with 1, 2, 4 and 8 MiB of SRAM per core\n"
+    "(--quick: 4x4 and 8x8, 2 and 8 MiB).  Per case: optimal's plan, the model's period, the simulated\n"
+    "steady period and their ratio, what sets the model's period, how the simulator measured its own,\n"
+    "the term that makes most of the difference, and optimal's simulated throughput against the best\n"
+    "plan of the other methods (--methods; default even, balanced, seed-split, greedy); then the\n"
+    "summary.  --json FILE also writes every figure.  Exits 1 when a case fails.  The full matrix\n"
+    "takes about an hour on 2 cores (the 32x32 cases dominate); --quick a few seconds.\n";
 
-enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED };
+enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED, OPT_FIDELITY, OPT_JSON, OPT_METHODS };
 
 typedef struct bench_case {
   int graph, chip;
@@ -153,6 +165,98 @@ static int intern(const char **list, int *n, int max, const char *path) {
 
 #define MAX_FILES 16
 
+/* ---- bench --fidelity ---------------------------------------------------------------------------- */
+
+typedef struct fidelity_bar {
+  progress bar;
+  int show, done, total;
+} fidelity_bar;
+
+static void fidelity_progress(void *ctx, int done, int total) {
+  fidelity_bar *f = ctx;
+  f->done = done;
+  f->total = total;
+  if (f->show) progress_update(&f->bar, done, "of %d cases", total);
+}
+
+static int run_fidelity(int argc, char **argv) {
+  static const struct option options[] = {
+      {"fidelity", no_argument, NULL, OPT_FIDELITY}, {"quick", no_argument, NULL, OPT_QUICK},
+      {"json", required_argument, NULL, OPT_JSON},   {"filter", required_argument, NULL, OPT_FILTER},
+      {"methods", required_argument, NULL, OPT_METHODS}, {"jobs", required_argument, NULL, 'j'},
+      {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
+      {0}};
+  int quick = 0, quiet = 0, opt, n_methods = 0;
+  long jobs = 1;
+  const char *json = NULL, *filter = NULL, *methods[FIDELITY_MAX_METHODS];
+  char list[256] = "";
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "j:qh", options, NULL)) != -1) {
+    switch (opt) {
+    case OPT_FIDELITY: break;
+    case OPT_QUICK: quick = 1; break;
+    case OPT_JSON: json = optarg; break;
+    case OPT_FILTER: filter = optarg; break;
+    case 'q': quiet = 1; break;
+    case 'h': return cli_help(usage_text);
+    case 'j':
+      if (cli_parse_int("bench", "--jobs", optarg, 1, 1024, &jobs)) return 2;
+      break;
+    case OPT_METHODS:
+      if (strlen(optarg) >= sizeof list) return cli_usage("bench", "--methods is too long");
+      snprintf(list, sizeof list, "%s", optarg);
+      for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+        if (!method_find(t)) return cli_usage("bench", "--methods: unknown method '%s'", t);
+        if (n_methods == FIDELITY_MAX_METHODS - 1)
+          return cli_usage("bench", "--methods: at most %d methods beside optimal", FIDELITY_MAX_METHODS - 1);
+        methods[n_methods++] = t;
+      }
+      break;
+    case ':': return cli_usage("bench", "option '%s' needs a value", argv[optind - 1]);
+    default:
+      return cli_usage("bench", "option '%s' does not apply to --fidelity", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return cli_usage("bench", "unexpected argument '%s'", argv[optind]);
+  mp_error err;
+  err_clear(&err);
+  fidelity_matrix *m = NULL;
+  fidelity_bar f = {.show = !quiet};
+  int code = 0;
+  mp_status st = fidelity_new(MESHPIPE_DATA_DIR, quick, n_methods ? methods : NULL, n_methods, &m, &err);
+  if (st == MP_OK) {
+    progress_init(&f.bar, stderr, "fidelity", -1, 10.0, -1);
+    st = fidelity_run(m, (int)jobs, filter, fidelity_progress, &f, &err);
+    if (f.show && f.total > 0) progress_finish(&f.bar, f.done, "of %d cases", f.total);
+  }
+  if (st != MP_OK) {
+    fidelity_free(m);
+    return cli_fail(&err);
+  }
+  int failed = 0;
+  for (int i = 0; i < m->n_rows; i++)
+    if (!m->rows[i].done && !m->rows[i].skipped) {
+      fprintf(stderr, "meshpipe: fidelity case %s|%s: %s\n", m->graphs[m->rows[i].graph]->name,
+              m->chips[m->rows[i].chip]->name, m->rows[i].failure);
+      failed++;
+    }
+  strbuf table = {0};
+  fidelity_table(m, &table);
+  if (!quiet || !json) fputs(table.s ? table.s : "", stdout);
+  strbuf_clear(&table);
+  if (json) {
+    cJSON *root = fidelity_to_json(m);
+    st = root ? jsonio_save(json, root, &err) : err_nomem(&err);
+    cJSON_Delete(root);
+    if (st != MP_OK) code = cli_fail(&err);
+  }
+  if (code == 0 && failed) code = cli_fail(&(mp_error){MP_RUN, "fidelity cases failed (see above)"});
+  if (code == 0 && fflush(stdout) != 0) code = cli_fail(&(mp_error){MP_OUTPUT, "cannot write to standard output"});
+  fidelity_free(m);
+  return code;
+}
+
 static int run(int argc, char **argv) {
   static const struct option options[] = {
       {"quick", no_argument, NULL, OPT_QUICK},          {"output", required_argument, NULL, 'o'},
@@ -160,6 +264,8 @@ static int run(int argc, char **argv) {
       {"jobs", required_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
       {"no-speed", no_argument, NULL, OPT_NO_SPEED},
       {"help", no_argument, NULL, 'h'},                 {0}};
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--fidelity") == 0) return run_fidelity(argc, argv);
   int quick = 0, quiet = 0, no_speed = 0, opt;
   long jobs = 1;
   const char *out = "BENCH.json", *baseline = NULL, *filter = "";

@@ -25,7 +25,8 @@
 /* One case's figures. */
 typedef struct fidelity_row {
   int graph, chip; /* indices into the matrix */
-  int done;        /* the case ran (else failure says why) */
+  int done;        /* the case ran (else failure says why, unless skipped) */
+  int skipped;     /* left out by fidelity_run's filter */
   char failure[256];
   int n_stages;                 /* of optimal's plan */
   double model_s, sim_s;        /* optimal's plan: the model's period and the simulated one */
@@ -60,9 +61,10 @@ void fidelity_free(fidelity_matrix *m);
 /* Runs case i (in the calling process: it starts a SimGrid engine, so once per process) into its row. */
 mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err);
 
-/* Runs every case whose "graph|chip" contains filter (NULL: all) in worker processes, at most jobs at
- * once; calls progress (may be NULL) as each finishes.  A failed case keeps its message in its row; only
- * a failure of the pool itself is returned. */
+/* Runs every case whose "graph|chip" contains filter (NULL: all; MP_USAGE when it matches none) in
+ * worker processes, at most jobs at once; calls progress (may be NULL) as each finishes.  The others are
+ * marked skipped.  A failed case keeps its message in its row; only a failure of the pool itself is
+ * returned. */
 typedef void (*fidelity_progress_fn)(void *ctx, int done, int total);
 mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelity_progress_fn progress, void *ctx,
                        mp_error *err);
@@ -74,7 +76,7 @@ mp_status fidelity_row_decode(const char *line, int n_methods, fidelity_row *r, 
 /* What the matrix says as a whole. */
 typedef struct fidelity_summary {
   int cases;                         /* rows that ran */
-  int within_5, within_15;           /* model / simulated period within 5% / 15% */
+  int within_5, within_10, within_15; /* model / simulated period within 5% / 10% / 15% */
   double worst_ratio;                /* the ratio furthest from 1 */
   int worst_row;
   int optimal_best;                  /* cases where no method's plan simulates more than 3% faster */

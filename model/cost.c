@@ -434,17 +434,24 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
   return period;
 }
 
+/* A link busy this share of the period or more is what sets it when no stage takes that long alone:
+ * under processor sharing the stages that cross it take at least a period whatever else they do. */
+#define COST_SATURATED 0.95
+
 /* ---- contention --------------------------------------------------------------------------------- */
 
 /* An activity (an all-gather, a DRAM stream, a Send) puts own bytes on link k, whose whole load per
  * micro-batch is load.  The traffic it can meet there is the load less what its own side of its stage
  * puts on k: a group's all-gathers and streams run one after the other on its actor, its Sends one
  * after the other on its sender, but the two sides overlap.  At period T that traffic keeps the link
- * busy a share u = (load - side) / (bw T) of the time, and the activity's own bytes take
- * (own / bw) (1 + u) = alpha + beta / T.  An activity lasts the largest of that over its links.  Only
- * the pairs (alpha, beta) that no other pair of the same activity dominates are kept. */
+ * busy a share u = (load - side) / (bw T) of the time.  The simulator shares a link equally between
+ * the activities on it (SimGrid's fair-bottleneck sharing of parallel tasks), so the link serves them
+ * like a processor-sharing queue, in which an activity needing own / bw alone takes
+ * (own / bw) / (1 - u) = alpha T / (T - busy), with busy = (load - side) / bw the time the others
+ * keep it busy per micro-batch.  An activity lasts the largest of that over its links.  Only the pairs
+ * (alpha, busy) that no other pair of the same activity dominates are kept. */
 typedef struct term {
-  double alpha, beta;
+  double alpha, busy;
 } term;
 
 typedef struct activity_terms {
@@ -454,12 +461,12 @@ typedef struct activity_terms {
   int start;                 /* its first pair in m->terms */
 } activity_terms;
 
-static int add_term(cost_model *m, int start, double alpha, double beta) {
+static int add_term(cost_model *m, int start, double alpha, double busy) {
   for (int i = start; i < m->n_terms; i++) {
     term *t = &m->terms[i];
-    if (t->alpha >= alpha && t->beta >= beta) return 0; /* dominated */
-    if (alpha >= t->alpha && beta >= t->beta) {         /* dominates: replace */
-      *t = (term){alpha, beta};
+    if (t->alpha >= alpha && t->busy >= busy) return 0; /* dominated */
+    if (alpha >= t->alpha && busy >= t->busy) {         /* dominates: replace */
+      *t = (term){alpha, busy};
       return 0;
     }
   }
@@ -470,21 +477,25 @@ static int add_term(cost_model *m, int start, double alpha, double beta) {
     m->terms = grown;
     m->cap_terms = cap;
   }
-  m->terms[m->n_terms++] = (term){alpha, beta};
+  m->terms[m->n_terms++] = (term){alpha, busy};
   return 0;
 }
 
 static void route_term(void *ctx, int k) {
   activity_terms *x = ctx;
   double bw = chip_link_bandwidth(x->m->c, k);
-  if (add_term(x->m, x->start, x->own / bw, x->own * (x->load[k] - x->side[k]) / (bw * bw)) != 0) x->m->terms_oom = 1;
+  if (add_term(x->m, x->start, x->own / bw, (x->load[k] - x->side[k]) / bw) != 0) x->m->terms_oom = 1;
 }
 
-/* An activity's duration at T from its pairs [start, end). */
+/* An activity's duration at T from its pairs [start, end); infinite when the others alone fill a link
+ * it needs. */
 static double lasts(const cost_model *m, int start, int end, double T) {
   double worst = 0;
   for (int i = start; i < end; i++) {
-    double d = m->terms[i].alpha + m->terms[i].beta / T;
+    const term *t = &m->terms[i];
+    if (!(t->alpha > 0)) continue;
+    if (t->busy >= T) return HUGE_VAL;
+    double d = t->alpha * T / (T - t->busy);
     if (d > worst) worst = d;
   }
   return worst;
@@ -508,7 +519,7 @@ static int stream_terms(cost_model *m, const cost_stage *s, int up, const double
   for (int i = 0; i < n; i++) {
     int k = m->touched[i];
     double bw = chip_link_bandwidth(c, k), own = m->scratch[k];
-    if (add_term(m, start, own / bw, own * (load[k] - side[k]) / (bw * bw)) != 0) m->terms_oom = 1;
+    if (add_term(m, start, own / bw, (load[k] - side[k]) / bw) != 0) m->terms_oom = 1;
     m->scratch[k] = 0;
   }
   return hops;
@@ -622,11 +633,18 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
     side_clear(m, &n_side);
   }
   if (m->terms_oom) return -1;
-  /* f(T) = max(bound, max_i t_i(T)) falls as T grows; T* = f(T*) lies in [lo, f(lo)] */
+  /* f(T) = max(bound, max_i t_i(T)) falls as T grows towards the uncontended times, so T* = f(T*) is
+   * above lo and below the first T found with f(T) <= T */
   double hi = lo;
-  for (int i = 0; i < n; i++) {
-    double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], lo);
-    if (t > hi) hi = t;
+  for (int grow = 0; grow < 64; grow++) {
+    double f = bound;
+    for (int i = 0; i < n && f <= hi; i++) {
+      double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], hi);
+      if (t > f) f = t;
+    }
+    if (f <= hi) break;
+    lo = hi;
+    hi = f < HUGE_VAL && f < 2 * hi ? f : 2 * hi;
   }
   for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
     double mid = lo + (hi - lo) / 2, f = bound;
@@ -704,7 +722,8 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
   int top = 0;
   for (int i = 1; i < r->n_stages; i++)
     if (r->stages[i].contended_s > r->stages[top].contended_s) top = i;
-  if (v.bound >= r->stages[top].contended_s) {
+  if (r->stages[top].time_s < COST_SATURATED * r->period_s && v.bound >= COST_SATURATED * r->period_s) {
+    /* contention sets the period, and the stages wait on a link that busy */
     r->binding = v.link >= 4 * c->width * c->height ? COST_BIND_PORT : COST_BIND_LINK;
   } else {
     const cost_stage *b = &r->stages[top];

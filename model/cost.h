@@ -157,9 +157,9 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
 
 /* Contention (a plan term): an activity (an all-gather, a DRAM stream, a Send) shares its links with
  * the rest of their traffic.  At a period T the rest of a link's load per micro-batch, O, keeps the
- * link busy a share u = O / (bandwidth T) of the time, and stretches the activity's own bytes on it by
- * 1 + u (the share of its time another flow halves its bandwidth, phases taken at random); the
- * activity lasts the largest of that over its links, plus its latency.  The period is the least T at
+ * link busy a share u = O / (bandwidth T) of the time.  The simulator splits a link equally between the
+ * activities on it, so the link serves like a processor-sharing queue and stretches the activity's own
+ * bytes on it by 1 / (1 - u); the activity lasts the largest of that over its links, plus its latency.  The period is the least T at
  * least every link's load / bandwidth and every stage's time at T (stage times fall as T grows, so
  * there is one, found by bisection).  stages have their plan terms; xfer holds the Sends, stage i's at
  * xfer_off[i] .. xfer_off[i+1]; link_bytes the plan's loads.  Sets every stage's contended_s and

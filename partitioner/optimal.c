@@ -87,7 +87,9 @@ static double mem_at(const figs *s, int c) { return cost_mem_bytes((double)s->we
 
 static double compute_at(const opt *o, const figs *s, int c) {
   double t = cost_compute_s((double)s->flops, (double)c * o->f, (double)s->gather, c, o->B);
-  return o->kind == HIGH && c > 1 ? t + (double)s->n_layers * o->lat : t;
+  /* the upper relaxation's latency for every count, one core included: compute_range needs the time
+   * non-increasing in c, and a bound above the one-core stage (which has no hop) keeps it an upper bound */
+  return o->kind == HIGH ? t + (double)s->n_layers * o->lat : t;
 }
 
 static double send_of(const opt *o, const figs *s) {

@@ -1,7 +1,7 @@
 /* Tests of cost.c: hand counts of the stage-local terms (a three-layer graph with a skip connection on a
  * uniform and a heterogeneous chip, DRAM streams limited by a NoC link or a port, spilled activations),
  * of the plan terms (a Send per destination group, a hop's latency per all-gather segment, every
- * link's load), of contention (the fixed point of T = a + b / T solved by hand), cost_model_period
+ * link's load), of contention (the fixed point of T = a + b T / (T - c) solved by hand), cost_model_period
  * against cost_evaluate on random plans of ResNet-50, the lower bounds, names, JSON and errors. */
 #include <math.h>
 #include <stdint.h>
@@ -516,12 +516,12 @@ static const char *ROW4_SLOW_TEXT =
  * x0>x1, x1>x2, x2>x3; b's all-gather puts A/2 = 500 B on x1>x2 and on x2>x1.  x1>x2 thus carries 1500
  * B: link bound 1.5 s.  Without contention: stage 0 max(1, 1 + 3 x 0.05) = 1.15 s, stage 1 2.4e9 / 2e9
  * + 0.05 (one segment) + 500 / 1000 = 1.75 s, stage 2 1 s: 1.75 s.
- * With contention at period T: on x1>x2 the gather's 500 B take (500 / 1000)(1 + 1000 / (1000 T)) =
- * 0.5 + 0.5 / T (x2>x1 carries nothing else: 0.5), so stage 1 takes 1.25 + 0.5 + 0.5 / T = a + b / T
- * with a = 1.75, b = 0.5.  T = a + b / T, i.e. T^2 - a T - b = 0: T = (a + sqrt(a^2 + 4b)) / 2 =
- * (1.75 + sqrt(3.0625 + 2)) / 2 = (1.75 + 2.25) / 2 = 2 s.  There the others stay below: stage 0's
- * Send takes 1 + 0.5 / 2 + 0.15 = 1.4 s (its 1000 B meet 500 B on x1>x2), stage 2 1 s, the link bound
- * 1.5 s; so the period is 2 s.
+ * With contention at period T, each link a processor-sharing queue: on x1>x2 the gather's 500 B meet
+ * the Send's 1000 B, busy 1 s a micro-batch, and take (500 / 1000) T / (T - 1) (x2>x1 carries nothing
+ * else: 0.5), so stage 1 takes 1.25 + 0.5 T / (T - 1).  T = 1.25 + 0.5 T / (T - 1) is
+ * T^2 - 2.75 T + 1.25 = 0: T = (2.75 + sqrt(2.75^2 - 5)) / 2 = 2.17539 s.  There the others stay
+ * below: stage 0's Send takes T / (T - 0.5) + 0.15 = 1.44836 s (its 1000 B meet 500 B on x1>x2),
+ * stage 2 1 s, the link bound 1.5 s is 69 % of the period; so the period is stage 1's compute.
  * [1, 1, 0, 1]: a on core 0, b on core 1, c on cores 2-3: x goes x0>x1>x2, c's gather uses x2>x3 and
  * x3>x2, no link is shared, and the period is the uncontended 2.4 s of stage 1 (b on one core). */
 static void contention_should_stretch_a_shared_link_to_the_hand_solved_fixed_point(void) {
@@ -537,12 +537,12 @@ static void contention_should_stretch_a_shared_link_to_the_hand_solved_fixed_poi
   NEAR(r->stages[0].time_s, 1.15);
   NEAR(r->stages[1].time_s, 1.75);
   NEAR(r->uncontended_s, 1.75);
-  double a = 1.75, b = 0.5, T = (a + sqrt(a * a + 4 * b)) / 2;
-  NEAR(T, 2.0);
+  double T = (2.75 + sqrt(2.75 * 2.75 - 5)) / 2;
+  CU_ASSERT(fabs(T - 2.17539) < 1e-5);
   CU_ASSERT(r->period_s > r->uncontended_s);
   NEAR(r->period_s, T);
   NEAR(r->stages[1].contended_s, T);
-  NEAR(r->stages[0].contended_s, 1 + 0.5 / T + 3 * 0.05);
+  NEAR(r->stages[0].contended_s, T / (T - 0.5) + 3 * 0.05);
   NEAR(r->stages[2].contended_s, 1.0);
   CU_ASSERT_EQUAL(r->bottleneck_stage, 1);
   CU_ASSERT_EQUAL(r->binding, COST_BIND_COMPUTE);
@@ -581,9 +581,11 @@ static chip *pair_with_port(double noc_bandwidth, double port_bandwidth) {
 /* [1, 1]: a on core 0, b on core 1, each needing 2000 + 100 B of its 1000: each reads e = 1100 B from
  * the port at (0,0), b's over x0>x1 too; a sends x (100 B) over x0>x1.  Work 1 ms each.
  * Port of 1000 B/s, links of 1e6: the port's down link carries 2200 B, 2.2 s; each stage takes 1 ms
- * + 1.1 s, and under contention 1 ms + 1.1 (1 + 1.1 / 2.2) = 1.651 s at T = 2.2 s: the port binds and
- * the period is its load, 2.2 s.  Port of 1e9, links of 1000 B/s: x0>x1 carries 1100 + 100 B, 1.2 s;
- * b takes 1 ms + 1.1 s, 1 ms + 1.1 (1 + 0.1 / 1.2) = 1.19267 s under contention at 1.2 s, a 0.1 s:
+ * + 1.1 s alone, and under contention (the other stream keeps the port busy 1.1 s) 1 ms + 1.1 T /
+ * (T - 1.1): T = 0.001 + 1.1 T / (T - 1.1) is T^2 - 2.201 T + 0.0011 = 0, T = 2.2005 s, with the
+ * port busy 99.98 % of it: the port binds.  Port of 1e9, links of 1000 B/s: x0>x1 carries 1100 + 100
+ * B, 1.2 s; b takes 1 ms + 1.1 s alone, 1 ms + 1.1 T / (T - 0.1) under contention: T^2 - 1.201 T +
+ * 0.0001 = 0, T = 1.20092 s, a's Send 0.1 T / (T - 1.1) = 1.19 s (its 100 B meet b's 1100):
  * the link binds, period 1.2 s.  In the test of two Sends above stage 0's Sends set the period
  * ("send"), in the table of link loads stage 0's streams ("dram"). */
 static void binding_should_name_what_sets_the_period(void) {
@@ -597,16 +599,20 @@ static void binding_should_name_what_sets_the_period(void) {
   NEAR(r->stages[1].dram_in_s, 1.1);
   NEAR(r->link_bound_s, 2.2);
   CU_ASSERT_EQUAL(r->busiest_link, chip_port_link(port, 0, 0));
-  NEAR(r->period_s, 2.2);
-  NEAR(r->stages[1].contended_s, 0.001 + 1.1 * 1.5);
+  double T = (2.201 + sqrt(2.201 * 2.201 - 4 * 0.0011)) / 2;
+  CU_ASSERT(fabs(T - 2.2005) < 1e-4);
+  NEAR(r->period_s, T);
+  NEAR(r->stages[1].contended_s, 0.001 + 1.1 * T / (T - 1.1));
   CU_ASSERT_EQUAL(r->binding, COST_BIND_PORT);
   cost_result_free(r);
   r = evaluate(g, link, (int[]){1, 1});
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   NEAR(r->link_bound_s, 1.2);
   CU_ASSERT_EQUAL(r->busiest_link, chip_link_index(link, 0, 0, CHIP_XPLUS));
-  NEAR(r->period_s, 1.2);
-  NEAR(r->stages[1].contended_s, 0.001 + 1.1 * (1 + 0.1 / 1.2));
+  T = (1.201 + sqrt(1.201 * 1.201 - 4 * 0.0001)) / 2;
+  CU_ASSERT(fabs(T - 1.20092) < 1e-5);
+  NEAR(r->period_s, T);
+  NEAR(r->stages[1].contended_s, 0.001 + 1.1 * T / (T - 0.1));
   CU_ASSERT_EQUAL(r->binding, COST_BIND_LINK);
   cost_result_free(r);
   graph_free(g);

@@ -21,7 +21,6 @@
 #include "split.h"
 #include "strbuf.h"
 #include "testutil.h"
-#define OPTIMAL_MEM_SLACK 0.01 /* TEMP until the rewrite */
 
 static uint64_t rng_state;
 
