@@ -30,6 +30,7 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
 #include <simgrid/semaphore.h>
@@ -82,11 +83,19 @@ static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
 }
 
-/* A group's DRAM read (before a micro-batch's first segment) or write (after its last): one ptask over
- * the ports it uses and the group's cores (sim_program.c prepared its hosts and matrices). */
-static void stream(jgroup *gr, const double *matrix) {
-  size_t h = (size_t)gr->n_dram_hosts;
-  sg_actor_parallel_execute(gr->n_dram_hosts, gr->dram_hosts, (double *)matrix + h * h, (double *)matrix);
+/* A group's DRAM reads (write 0: before a micro-batch's first segment) or writes (1: after its last):
+ * every core's transfer at once, then the wait for the last (sim_program.c prepared the hosts and
+ * matrices).  Returns the number of transfers. */
+static int stream(jgroup *gr, int write) {
+  int n = 0;
+  for (int k = 0; k < gr->n_cores; k++) {
+    double *x = gr->dram_matrix + 10 * (size_t)k;
+    if (!((write ? gr->dram_out[k] : gr->dram_in[k]) > 0)) continue;
+    gr->dram_execs[n] = sg_actor_parallel_exec_init(2, gr->dram_hosts + 2 * k, x + 8, x + 4 * write);
+    sg_exec_start(gr->dram_execs[n++]);
+  }
+  for (int i = 0; i < n; i++) sg_exec_wait(gr->dram_execs[i]);
+  return n;
 }
 
 /* Timeline events (only when the job has a timeline; times relative to the job's start). */
@@ -257,8 +266,7 @@ static void group_actor(int argc, char **argv) {
     started(j, mb);
     if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
-      stream(gr, gr->dram_read);
-      gr->acts++;
+      gr->acts += stream(gr, 0);
       gr->mb_dram[mb] += simgrid_get_clock() - t;
       if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
@@ -280,8 +288,7 @@ static void group_actor(int argc, char **argv) {
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
     if (gr->left[mb] == 1 && gr->model.dram_out_bytes > 0) { /* its last segment: write the spill back */
-      stream(gr, gr->dram_write);
-      gr->acts++;
+      gr->acts += stream(gr, 1);
       double t2 = simgrid_get_clock();
       gr->mb_dram[mb] += t2 - t1;
       if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);

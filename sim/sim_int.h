@@ -104,13 +104,14 @@ typedef struct jgroup {
   int n_recvs;
   jrecv *recvs;
   /* DRAM streams (cost_core_dram), NULL when the group fits: per core its reads and writes per
-   * micro-batch and its nearest port; one ptask reads before the micro-batch's first segment, one
-   * writes after its last, over the hosts of the ports used, then the group's cores */
+   * micro-batch and its nearest port.  Before the micro-batch's first segment every core that reads
+   * starts its own transfer from its port (a two-host ptask), after the last every core that writes
+   * its own to the port; the group waits for all of them. */
   double *dram_in, *dram_out;
   int *dram_port;
-  int n_dram_hosts;
-  sg_host_t *dram_hosts;
-  double *dram_read, *dram_write; /* the two ptasks' byte matrices, then their zero flops */
+  sg_host_t *dram_hosts;  /* per core: its port's host, then its own (2 n) */
+  double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
+  sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
   /* run state */
   double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
   unsigned char *done;   /* per (micro-batch, segment): ran */

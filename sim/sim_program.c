@@ -9,14 +9,23 @@
  * bytes A of its layers (a ptask over the group's cores along the snake chain: link k->k+1 carries
  * (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A), none in a one-core group;
  * with no contention that is exactly the model's per-layer sum.  A send is a ptask of gamma * bytes
- * from the group's last core to the destination group's first core on the XY route.  When a group's
- * per-core share s_i = W_i/c_i + max a_j exceeds a core's SRAM, that core's excess weights (at most
- * W_i/c_i) are streamed every micro-batch, before its first segment, from the DRAM port nearest the
- * group's first core to the cores that need them, all at once (one ptask sharing the port's link),
- * through the NoC.  A chip without DRAM ports streams nothing.  Graph inputs are fed by the host to
- * every group that reads them and cost nothing.  A tensor read by several later groups is sent once
- * to each (one Send/Recv pair per destination group), whereas the analytical model counts its bytes
- * once.
+ * from the group's last core to the destination group's first core on the XY route; a tensor read by
+ * several later groups is sent once to each (one Send/Recv pair per destination group), as the model
+ * counts it.  Graph inputs are fed by the host to every group that reads them and cost nothing.
+ *
+ * DRAM.  When a group's per-core share s_i = W_i/c_i + max a_j exceeds a core's SRAM by e, the core
+ * streams e every micro-batch through its nearest DRAM port (chip_nearest_dram): before the first
+ * segment it reads e (its excess weights, W_i/c_i at most, then the spilled activations it reloads),
+ * after the last segment it writes the spill, max(0, e - W_i/c_i), back (cost_core_dram).  Each core's transfer is its
+ * own two-host ptask from the port's host over the port's down link and the XY route (or back over the
+ * up link), all of a group's started at once; the group waits for the last.  The port's links have the
+ * port's bandwidth, so a stream is limited by whichever of them and the NoC links it crosses is busiest.
+ * A chip without DRAM ports streams nothing.
+ *
+ * Sharing.  SimGrid's ptask model (L07) splits a link's bandwidth equally between the activities on it
+ * (its fair-bottleneck solver, not the weighted max-min of plain transfers), each activity running at the
+ * pace its most contended link allows; the analytical model treats each link as a processor-sharing
+ * queue to match (cost.h, cost_contended).
  *
  * From a trace.  Micro-batch 0 of each group defines its program (every other micro-batch must repeat
  * it): the receives before a compute are its needs, the sends after it its posts, the DRAM reads come
@@ -48,8 +57,8 @@ void sim_job_free(job *j) {
     free(gr->dram_out);
     free(gr->dram_port);
     free(gr->dram_hosts);
-    free(gr->dram_read);
-    free(gr->dram_write);
+    free(gr->dram_matrix);
+    free(gr->dram_execs);
     free(gr->gather_matrix);
     free(gr->done);
     free(gr->left);
@@ -71,7 +80,7 @@ void sim_job_free(job *j) {
 /* The DRAM streams of a group whose share does not fit every core (cost_core_dram, from its
  * analytical figures, so that a plan and its trace stream alike on any chip): each core reads its
  * excess from its nearest port before the micro-batch's first segment and writes its spilled
- * activation back after the last, each stream one ptask over the ports it uses and the group's cores.
+ * activation back after the last, each core's transfer its own (a core has its own DMA engine).
  * Nothing on a chip without DRAM ports.  0, or -1 when out of memory. */
 static int setup_dram(const sim *s, jgroup *gr) {
   const chip *c = s->chip;
@@ -81,36 +90,21 @@ static int setup_dram(const sim *s, jgroup *gr) {
   gr->dram_in = calloc((size_t)n, sizeof *gr->dram_in);
   gr->dram_out = calloc((size_t)n, sizeof *gr->dram_out);
   gr->dram_port = malloc((size_t)n * sizeof *gr->dram_port);
-  gr->dram_hosts = malloc(((size_t)n + (size_t)c->n_dram) * sizeof *gr->dram_hosts);
-  if (!gr->dram_in || !gr->dram_out || !gr->dram_port || !gr->dram_hosts) return -1;
-  int *host_of_port = malloc((size_t)c->n_dram * sizeof *host_of_port), np = 0;
-  if (!host_of_port) return -1;
-  for (int i = 0; i < c->n_dram; i++) host_of_port[i] = -1;
+  gr->dram_hosts = malloc(2 * (size_t)n * sizeof *gr->dram_hosts);
+  gr->dram_matrix = calloc(10 * (size_t)n, sizeof *gr->dram_matrix);
+  gr->dram_execs = malloc((size_t)n * sizeof *gr->dram_execs);
+  if (!gr->dram_in || !gr->dram_out || !gr->dram_port || !gr->dram_hosts || !gr->dram_matrix || !gr->dram_execs)
+    return -1;
   for (int k = 0; k < n; k++) {
     int core = gr->first_core + k, port = chip_nearest_dram(c, core);
     cost_core_dram(cs, (double)c->cores[core].sram_bytes, &gr->dram_in[k], &gr->dram_out[k]);
-    if ((gr->dram_in[k] > 0 || gr->dram_out[k] > 0) && host_of_port[port] < 0) {
-      host_of_port[port] = np;
-      gr->dram_hosts[np++] = s->dram_hosts[port];
-    }
     gr->dram_port[k] = port;
+    gr->dram_hosts[2 * k] = s->dram_hosts[port];
+    gr->dram_hosts[2 * k + 1] = s->hosts[core];
+    double *x = gr->dram_matrix + 10 * (size_t)k;
+    x[1] = gr->dram_in[k];  /* read: port -> core */
+    x[6] = gr->dram_out[k]; /* write: core -> port */
   }
-  size_t h = (size_t)np + (size_t)n;
-  gr->n_dram_hosts = (int)h;
-  for (int k = 0; k < n; k++) gr->dram_hosts[np + k] = s->hosts[gr->first_core + k];
-  gr->dram_read = calloc(h * h + h, sizeof *gr->dram_read);
-  gr->dram_write = calloc(h * h + h, sizeof *gr->dram_write);
-  if (!gr->dram_read || !gr->dram_write) {
-    free(host_of_port);
-    return -1;
-  }
-  for (int k = 0; k < n; k++) {
-    int ph = host_of_port[gr->dram_port[k]];
-    if (ph < 0) continue;
-    gr->dram_read[(size_t)ph * h + (size_t)(np + k)] = gr->dram_in[k];
-    gr->dram_write[(size_t)(np + k) * h + (size_t)ph] = gr->dram_out[k];
-  }
-  free(host_of_port);
   return 0;
 }
 

@@ -503,10 +503,11 @@ static const char dram_graph[] =
     "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":4000}]}";
 
 static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(void) {
-  /* s = 4000 / 2 + 1000 = 3000 > 2500: each core streams 500 bytes per micro-batch; the two streams
-   * share the port's 1 GB/s link (1000 bytes: 1 us) and the one to core 1 also crosses one NoC hop
-   * (1 ns latency): 1.001 us per micro-batch, before compute 1e6 / 2e12 = 0.5 us and the gather of
-   * 1000 bytes over 2 cores (500 / 1e10 + 1e-9 = 51 ns). */
+  /* s = 4000 / 2 + 1000 = 3000 > 2500: each core streams 500 bytes per micro-batch, each core its own
+   * transfer; the two share the port's 1 GB/s link (1000 bytes: 1 us).  The one to core 1 also crosses
+   * one NoC hop (1 ns latency), during which core 0's has the port to itself, so the port stays busy
+   * and both are done at 1 us (the model adds the hop: 1.001 us), before compute 1e6 / 2e12 = 0.5 us
+   * and the gather of 1000 bytes over 2 cores (500 / 1e10 + 1e-9 = 51 ns). */
   sim_case cs[1] = {{dram_graph, {0, 1}, 2, 2}};
   cJSON *res = eval_cases(dram_chip, cs, 1, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(res);
@@ -516,9 +517,10 @@ static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(vo
   CU_ASSERT_EQUAL(num(stage(r, 0), "dram_bytes"), 1000);
   CU_ASSERT_EQUAL(num(stage(r, 0), "sram_bytes"), 3000);
   CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(stage(r, 0), "fits")));
-  ASSERT_REL(num(stage(r, 0), "dram_s"), 1.001e-6);
+  ASSERT_REL(num(stage(r, 0), "dram_s"), 1e-6);
   ASSERT_REL(num(stage(r, 0), "compute_s"), 0.5e-6 + 51e-9);
-  ASSERT_REL(num(r, "makespan_s"), 2 * (1.001e-6 + 0.5e-6 + 51e-9));
+  ASSERT_REL(num(r, "makespan_s"), 2 * (1e-6 + 0.5e-6 + 51e-9));
+  ASSERT_REL(num(stage(r, 0), "analytical_t_s"), 1.001e-6 + 0.5e-6 + 51e-9);
   /* 1000 bytes each per micro-batch: the port's link, and x0y0>x1y0 (gather 500 + core 1's stream
    * 500), listed first as the lower link number */
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(r, "links");
@@ -534,10 +536,12 @@ static void sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan(vo
  * of 4000 weight bytes and a 3000-byte output on all three cores (plan [0,0,1]): each core needs
  * 4000 / 3 + 3000 bytes, 1333.3 over, all of them weights (W / c >= the excess: nothing to write back).
  * Core 0 sits at the port and reads over the port's link alone; cores 1 and 2 read over x0y0>x1y0 too
- * (2666.7 bytes), core 2 one hop further.  With a 1 TB/s port the stream takes 2666.7 B / 1 GB/s + 2 ns:
- * the first NoC link out of the port limits it, not the port (4000 bytes, 4 ns); with a 1 GB/s port the
- * port's link does: 4000 B / 1 GB/s + 2 ns.  Compute: 1e6 / 3e12 plus the all-gather of 3000 bytes over
- * three cores, (2/3) 3000 / 1e9, plus its hop's 1 ns.  Nothing else moves, so the period is the model's. */
+ * (2666.7 bytes), core 2 one hop further; each core's transfer is its own.  With a 1 TB/s port the
+ * first NoC link out of the port limits the streams, not the port (4000 bytes, 4 ns): that link is busy
+ * from core 1's first hop (1 ns) to 1 ns + 2666.7 B / 1 GB/s; with a 1 GB/s port the port's link does,
+ * busy from the start (core 0's transfer crosses nothing else) to 4000 B / 1 GB/s.  The model adds the
+ * longest route's latency instead (2 ns) to the busiest link's time.  Compute: 1e6 / 3e12 plus the all-gather of 3000 bytes over
+ * three cores, (2/3) 3000 / 1e9, plus its hop's 1 ns.  Nothing else moves: the period is compute + stream. */
 static const char port_line_chip[] =
     "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line3p\",\"mesh\":{\"width\":3,\"height\":1},"
     "\"core\":{\"flops\":1e12,\"sram_bytes\":3000},\"noc\":{\"bandwidth\":1e9,\"latency\":1e-9},"
@@ -552,7 +556,8 @@ static void sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_por
   snprintf(chips[0], sizeof chips[0], port_line_chip, "1e12");
   snprintf(chips[1], sizeof chips[1], port_line_chip, "1e9");
   sim_case cs[1] = {{heavy_graph, {0, 0, 1}, 3, 4}};
-  const double e = 4000.0 / 3, streams[2] = {2 * e / 1e9 + 2e-9, 3 * e / 1e9 + 2e-9};
+  const double e = 4000.0 / 3, streams[2] = {2 * e / 1e9 + 1e-9, 3 * e / 1e9};
+  const double model[2] = {2 * e / 1e9 + 2e-9, 3 * e / 1e9 + 2e-9};
   const double compute = 1e6 / 3e12 + 2.0 / 3 * 3000 / 1e9 + 1e-9;
   for (int k = 0; k < 2; k++) {
     cJSON *res = eval_cases(chips[k], cs, 1, 0);
@@ -561,9 +566,9 @@ static void sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_por
     CU_ASSERT_EQUAL(num(stage(r, 0), "dram_bytes"), 4000);
     ASSERT_REL(num(stage(r, 0), "dram_s"), streams[k]);
     ASSERT_REL(num(stage(r, 0), "compute_s"), compute);
-    ASSERT_REL(num(stage(r, 0), "analytical_t_s"), compute + streams[k]);
+    ASSERT_REL(num(stage(r, 0), "analytical_t_s"), compute + model[k]);
     ASSERT_REL(num(r, "period_s"), compute + streams[k]);
-    ASSERT_REL(num(r, "model_period_s"), compute + streams[k]);
+    ASSERT_REL(num(r, "model_period_s"), compute + model[k]);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(r, "model_binding")->valuestring, "dram");
     cJSON_Delete(res);
   }
@@ -974,18 +979,16 @@ static void sim_steady_state_should_equal_the_long_run_interval(void) {
 }
 
 /* VGG-16 on the 8x8 chip cut evenly (23 stages; the first two convolutions spill their activations
- * and the classifier streams its weights from the two DRAM ports): the completions look periodic for
- * a while around micro-batch 45 (a detector content with six equal intervals, blind to the first stages
- * still filling the window, stops there with a period 0.4% too long), then settle for good after
- * about 110.  The even plan: one layer on every third core, then on every
- * second. */
+ * and the classifier streams its weights from the two DRAM ports): a warm-up of 30 micro-batches, and
+ * the completions settle for good only after about 90, three times the window's worth of a fast
+ * pipeline.  The even plan: one layer on every third core, then on every second. */
 static const int vgg_even8[64] = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0,
                                   0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0,
                                   1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
 
 /* Simulates that plan with the given cap (0: the default, 4 x 23 + 32 = 124), and fixed runs of 500
- * and 1000 micro-batches; checks the steady period against the long run: to 1e-9 when it settled,
- * within 1% when the cap cut it short. */
+ * and 1000 micro-batches; checks the steady period against the long run: to 1e-9 when it settled
+ * (after at least 80 micro-batches), within 0.1% when the cap of 80 cut it short. */
 static int slow_transient(void *arg) {
   int cap = *(const int *)arg;
   chip *c = NULL;
@@ -1005,9 +1008,9 @@ static int slow_transient(void *arg) {
       sim_evaluate_m(s, g, p, 1000, &b, &err) != MP_OK)
     return 11;
   double T = (999 * b.period_s - 499 * a.period_s) / 500;
-  if (cap == 0 && (r.period_kind != SIM_PERIOD_STEADY || r.microbatches < 100 || !close_rel(r.period_s, T, 1e-9)))
+  if (cap == 0 && (r.period_kind != SIM_PERIOD_STEADY || r.microbatches < 80 || !close_rel(r.period_s, T, 1e-9)))
     return 1;
-  if (cap > 0 && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != cap || !close_rel(r.period_s, T, 1e-2)))
+  if (cap > 0 && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != cap || !close_rel(r.period_s, T, 1e-3)))
     return 2;
   sim_result_clear(&r);
   sim_result_clear(&a);
@@ -1020,7 +1023,7 @@ static int slow_transient(void *arg) {
 }
 
 static void sim_steady_state_should_wait_out_a_slow_transient(void) {
-  int deflt = 0, short_cap = 100;
+  int deflt = 0, short_cap = 80;
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &deflt), 0);
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &short_cap), 0);
 }
