@@ -13,42 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_int.h"
 #include "split.h"
 
-/* Segment counts by stage range: open addressing on (first << 32 | n). */
-typedef struct seg_memo {
-  uint64_t *keys; /* 0: empty (no range has n == 0) */
-  int *counts;
-  size_t cap, used;
-} seg_memo;
-
-struct cost_model {
-  const graph *g;
-  const chip *c;
-  int n_links;
-  int *port_of;         /* per core: its nearest DRAM port, -1 on a chip without */
-  double *scratch;      /* per link: one stream's loads (left zeroed) */
-  int *touched;         /* links with a load in scratch */
-  double *plan_load;    /* per link: a plan's loads (cost_model_period) */
-  double *side;         /* per link: one side of one stage's own load (cost_contended), left zeroed */
-  int *side_touched;
-  int *stage_of;        /* per layer: its stage in the plan being costed */
-  int *seg_of;          /* per layer of a stage: its segment (split_segments) */
-  unsigned char *has_a; /* per segment: it all-gathers bytes */
-  cost_transfer *xfer;  /* the plan's Sends, stage i's at xfer_off[i] .. xfer_off[i+1] (cost_model_period) */
-  int xfer_cap;
-  int *xfer_off;        /* per stage + 1 */
-  cost_stage *stg;      /* the plan's stages (cost_model_period) */
-  int cap_stages;
-  seg_memo memo;
-  /* contention (cost_contended) */
-  struct term *terms;
-  int n_terms, cap_terms, terms_oom;
-  struct stage_acts *acts;
-  int cap_acts;
-  int *send_ranges; /* per Send: [first pair, end pair, hops] */
-  int cap_ranges;
-};
 
 double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth) {
   return flops / speed + ((double)(n_cores - 1) / (double)n_cores) * (gather_bytes / bandwidth);
@@ -142,8 +109,7 @@ static void add_load(void *ctx, int link) {
   x->load[link] += x->bytes;
 }
 
-/* Adds bytes on the route from `from` to `to` (chip_route's ends); returns its hops. */
-static int load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched) {
+int cost_load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched) {
   loading x = {load, bytes, touched, n_touched};
   return chip_route(c, from, to, add_load, &x);
 }
@@ -165,8 +131,8 @@ static double stream_s(cost_model *m, const cost_stage *s, int up, double *bytes
     if (!(b > 0)) continue;
     int port = CHIP_PORT(m->port_of[k]);
     double w = alike ? 1 : b;
-    int h = up ? load_route(c, m->scratch, k, port, w, m->touched, &n)
-               : load_route(c, m->scratch, port, k, w, m->touched, &n);
+    int h = up ? cost_load_route(c, m->scratch, k, port, w, m->touched, &n)
+               : cost_load_route(c, m->scratch, port, k, w, m->touched, &n);
     if (h > hops) hops = h;
     *bytes += b;
     each = b;
@@ -259,17 +225,17 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
   double A = s->gather_bytes;
   for (int k = 0; k + 1 < c_n && A > 0; k++) {
     int a = s->first_core + k;
-    load_route(c, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
-    load_route(c, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
+    cost_load_route(c, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
+    cost_load_route(c, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
   }
   for (int i = 0; i < n_sends; i++)
-    if (sends[i].bytes > 0) load_route(c, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
+    if (sends[i].bytes > 0) cost_load_route(c, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
   if (s->fits || c->n_dram == 0) return;
   for (int k = s->first_core; k <= last; k++) {
     double in, out;
     cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-    if (in > 0) load_route(c, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);
-    if (out > 0) load_route(c, link_bytes, k, CHIP_PORT(m->port_of[k]), out, NULL, NULL);
+    if (in > 0) cost_load_route(c, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);
+    if (out > 0) cost_load_route(c, link_bytes, k, CHIP_PORT(m->port_of[k]), out, NULL, NULL);
   }
 }
 
@@ -437,230 +403,6 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
 /* A link busy this share of the period or more is what sets it when no stage takes that long alone:
  * under processor sharing the stages that cross it take at least a period whatever else they do. */
 #define COST_SATURATED 0.95
-
-/* ---- contention --------------------------------------------------------------------------------- */
-
-/* An activity (an all-gather, a DRAM stream, a Send) puts own bytes on link k, whose whole load per
- * micro-batch is load.  The traffic it can meet there is the load less what its own side of its stage
- * puts on k: a group's all-gathers and streams run one after the other on its actor, its Sends one
- * after the other on its sender, but the two sides overlap.  At period T that traffic keeps the link
- * busy a share u = (load - side) / (bw T) of the time.  The simulator shares a link equally between
- * the activities on it (SimGrid's fair-bottleneck sharing of parallel tasks), so the link serves them
- * like a processor-sharing queue, in which an activity needing own / bw alone takes
- * (own / bw) / (1 - u) = alpha T / (T - busy), with busy = (load - side) / bw the time the others
- * keep it busy per micro-batch.  An activity lasts the largest of that over its links.  Only the pairs
- * (alpha, busy) that no other pair of the same activity dominates are kept. */
-typedef struct term {
-  double alpha, busy;
-} term;
-
-typedef struct activity_terms {
-  cost_model *m;
-  const double *load, *side; /* the plan's loads; its side's own loads */
-  double own;                /* bytes on each link (Sends, gathers: the same on every link of the route) */
-  int start;                 /* its first pair in m->terms */
-} activity_terms;
-
-static int add_term(cost_model *m, int start, double alpha, double busy) {
-  for (int i = start; i < m->n_terms; i++) {
-    term *t = &m->terms[i];
-    if (t->alpha >= alpha && t->busy >= busy) return 0; /* dominated */
-    if (alpha >= t->alpha && busy >= t->busy) {         /* dominates: replace */
-      *t = (term){alpha, busy};
-      return 0;
-    }
-  }
-  if (m->n_terms == m->cap_terms) {
-    int cap = m->cap_terms ? 2 * m->cap_terms : 256;
-    term *grown = realloc(m->terms, (size_t)cap * sizeof *grown);
-    if (!grown) return -1;
-    m->terms = grown;
-    m->cap_terms = cap;
-  }
-  m->terms[m->n_terms++] = (term){alpha, busy};
-  return 0;
-}
-
-static void route_term(void *ctx, int k) {
-  activity_terms *x = ctx;
-  double bw = chip_link_bandwidth(x->m->c, k);
-  if (add_term(x->m, x->start, x->own / bw, (x->load[k] - x->side[k]) / bw) != 0) x->m->terms_oom = 1;
-}
-
-/* An activity's duration at T from its pairs [start, end); infinite when the others alone fill a link
- * it needs. */
-static double lasts(const cost_model *m, int start, int end, double T) {
-  double worst = 0;
-  for (int i = start; i < end; i++) {
-    const term *t = &m->terms[i];
-    if (!(t->alpha > 0)) continue;
-    if (t->busy >= T) return HUGE_VAL;
-    double d = t->alpha * T / (T - t->busy);
-    if (d > worst) worst = d;
-  }
-  return worst;
-}
-
-/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.
- * Returns its longest route's hops. */
-static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side) {
-  const chip *c = m->c;
-  int n = 0, hops = 0;
-  for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
-    double in, out;
-    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-    double b = up ? out : in;
-    if (!(b > 0)) continue;
-    int port = CHIP_PORT(m->port_of[k]);
-    int h = up ? load_route(c, m->scratch, k, port, b, m->touched, &n) : load_route(c, m->scratch, port, k, b, m->touched, &n);
-    if (h > hops) hops = h;
-  }
-  int start = m->n_terms;
-  for (int i = 0; i < n; i++) {
-    int k = m->touched[i];
-    double bw = chip_link_bandwidth(c, k), own = m->scratch[k];
-    if (add_term(m, start, own / bw, (load[k] - side[k]) / bw) != 0) m->terms_oom = 1;
-    m->scratch[k] = 0;
-  }
-  return hops;
-}
-
-/* Per stage, the ranges of its activities' pairs: gather, reads, writes, then one range per Send. */
-typedef struct stage_acts {
-  int gather[2], in[2], out[2]; /* [start, end) */
-  double fixed;                 /* work and latencies of the busy side */
-  int sends;                    /* index of its first Send's range in m->send_ranges */
-} stage_acts;
-
-static double stage_at(const cost_model *m, const cost_stage *s, const stage_acts *a, int n_sends, double T) {
-  double busy = a->fixed + lasts(m, a->gather[0], a->gather[1], T) + lasts(m, a->in[0], a->in[1], T) +
-                lasts(m, a->out[0], a->out[1], T);
-  double send = 0;
-  for (int i = 0; i < n_sends; i++) {
-    const int *r = &m->send_ranges[3 * (a->sends + i)];
-    send += lasts(m, r[0], r[1], T) + (double)r[2] * m->c->noc_latency;
-  }
-  (void)s;
-  return busy > send ? busy : send;
-}
-
-/* What stage s's all-gathers and DRAM streams put on every link, into m->side (listed in side_touched). */
-static void side_busy(cost_model *m, const cost_stage *s, int *n) {
-  const chip *c = m->c;
-  int cn = s->n_cores;
-  double A = s->gather_bytes;
-  for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) {
-    int at = s->first_core + k;
-    load_route(c, m->side, at, at + 1, A * (double)(k + 1) / cn, m->side_touched, n);
-    load_route(c, m->side, at + 1, at, A * (double)(cn - 1 - k) / cn, m->side_touched, n);
-  }
-  if (s->fits || c->n_dram == 0) return;
-  for (int k = s->first_core; k < s->first_core + cn; k++) {
-    double in, out;
-    cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-    if (in > 0) load_route(c, m->side, CHIP_PORT(m->port_of[k]), k, in, m->side_touched, n);
-    if (out > 0) load_route(c, m->side, k, CHIP_PORT(m->port_of[k]), out, m->side_touched, n);
-  }
-}
-
-static void side_clear(cost_model *m, int *n) {
-  for (int i = 0; i < *n; i++) m->side[m->side_touched[i]] = 0;
-  *n = 0;
-}
-
-double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
-                      const double *link_bytes) {
-  const chip *c = m->c;
-  double bound = 0, lo = 0;
-  for (int k = 0; k < m->n_links; k++) {
-    double t = link_bytes[k] / chip_link_bandwidth(c, k);
-    if (t > bound) bound = t;
-  }
-  for (int i = 0; i < n; i++) lo = stages[i].time_s > lo ? stages[i].time_s : lo; /* without contention */
-  if (bound > lo) lo = bound;
-  if (!(lo > 0)) return lo;
-  /* the pairs of every activity */
-  if (n > m->cap_acts || xfer_off[n] > m->cap_ranges) {
-    int na = n > m->cap_acts ? n : m->cap_acts, nr = xfer_off[n] > m->cap_ranges ? xfer_off[n] : m->cap_ranges;
-    stage_acts *acts = realloc(m->acts, (size_t)na * sizeof *acts);
-    if (acts) m->acts = acts;
-    int *ranges = realloc(m->send_ranges, 3 * ((size_t)nr + 1) * sizeof *ranges);
-    if (ranges) m->send_ranges = ranges;
-    if (!acts || !ranges) return -1;
-    m->cap_acts = na;
-    m->cap_ranges = nr;
-  }
-  m->n_terms = 0;
-  m->terms_oom = 0;
-  for (int i = 0; i < n; i++) {
-    const cost_stage *s = &stages[i];
-    stage_acts *a = &m->acts[i];
-    int cn = s->n_cores, last = s->first_core + cn - 1, n_side = 0;
-    double A = s->gather_bytes;
-    int streams = !s->fits && c->n_dram > 0, hops = 0;
-    /* the busy side: all-gathers, then the streams */
-    side_busy(m, s, &n_side);
-    a->fixed = s->flops / s->speed + (double)s->n_segments * c->noc_latency;
-    a->gather[0] = m->n_terms;
-    for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
-      int at = s->first_core + k;
-      activity_terms x = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
-      chip_route(c, at, at + 1, route_term, &x);
-      x.own = A * (double)(cn - 1 - k) / cn;
-      chip_route(c, at + 1, at, route_term, &x);
-    }
-    a->gather[1] = a->in[0] = m->n_terms;
-    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side);
-    a->in[1] = a->out[0] = m->n_terms;
-    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side);
-    a->out[1] = m->n_terms;
-    a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
-    side_clear(m, &n_side);
-    /* the send side */
-    for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++)
-      if (xfer[t].bytes > 0) load_route(c, m->side, last, xfer[t].dst_core, s->gamma * xfer[t].bytes, m->side_touched, &n_side);
-    a->sends = xfer_off[i];
-    for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++) {
-      int *r = &m->send_ranges[3 * t];
-      r[0] = m->n_terms;
-      r[2] = 0;
-      if (xfer[t].bytes > 0) {
-        activity_terms x = {m, link_bytes, m->side, s->gamma * xfer[t].bytes, m->n_terms};
-        r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &x);
-      }
-      r[1] = m->n_terms;
-    }
-    side_clear(m, &n_side);
-  }
-  if (m->terms_oom) return -1;
-  /* f(T) = max(bound, max_i t_i(T)) falls as T grows towards the uncontended times, so T* = f(T*) is
-   * above lo and below the first T found with f(T) <= T */
-  double hi = lo;
-  for (int grow = 0; grow < 64; grow++) {
-    double f = bound;
-    for (int i = 0; i < n && f <= hi; i++) {
-      double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], hi);
-      if (t > f) f = t;
-    }
-    if (f <= hi) break;
-    lo = hi;
-    hi = f < HUGE_VAL && f < 2 * hi ? f : 2 * hi;
-  }
-  for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
-    double mid = lo + (hi - lo) / 2, f = bound;
-    for (int i = 0; i < n && f <= mid; i++) {
-      double t = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], mid);
-      if (t > f) f = t;
-    }
-    if (f > mid)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  for (int i = 0; i < n; i++)
-    stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], hi);
-  return hi;
-}
 
 mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_result **out, mp_error *err) {
   *out = NULL;

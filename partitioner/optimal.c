@@ -19,10 +19,9 @@
  *   HIGH  compute with a hop's latency per layer, DRAM at the worst position with the longest route's
  *         latency, a Send per consumer layer beyond the stage at the longest route's latency.  Each stage
  *         term is at least the model's, so the HIGH plan's stages are within its optimum in the model.
- * Both plans are costed in full, the better is improved by a steepest descent on the full model (one
- * layer or one core across a stage boundary; ties go to the lower 8-norm of the stage and link
- * times), and the result is certified exact when its period equals T_low, else the report gives T_low
- * and the gap.
+ * Both plans and those of the fast methods are costed in full, the best is improved by a local search
+ * on the full model (optimal_repair.c), and the result is certified exact when its period equals T_low,
+ * else the report gives T_low and the gap.
  * Each relaxation's optimum is found by a threshold DP.  For a threshold T, a stage l..r and a core
  * count c are within T when max(compute(c) + dram(c), send) <= T.  With D = F/f - A/B, compute(c) =
  * A/B + D/c is monotone in c; the memory per core W/c + Y falls with c, so the counts that fit form
@@ -53,6 +52,7 @@
 
 #include "cost.h"
 #include "method_int.h"
+#include "optimal_int.h"
 
 enum { LOW, HIGH };
 
@@ -577,88 +577,7 @@ cleanup:
   return T;
 }
 
-/* ---- the repair on the full model --------------------------------------------------------------------- */
-
-/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage and link
- * times (the tie-break: lower means the near-slowest stages and links have more slack). */
-typedef struct candidate {
-  int n, *layers, *cores;
-  double period, norm;
-} candidate;
-
-static mp_status cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, err);
-  if (st != MP_OK) return st;
-  x->period = cost_model_period(m, p, stage_s, NULL, NULL, NULL);
-  plan_free(p);
-  if (x->period < 0) return err_nomem(err);
-  double s8 = 0;
-  for (int i = 0; i < x->n; i++) {
-    double r = stage_s[i] / x->period;
-    s8 += r * r * r * r * r * r * r * r;
-  }
-  x->norm = s8;
-  return MP_OK;
-}
-
-static int better(const candidate *a, const candidate *b) {
-  return a->period < b->period || (a->period == b->period && a->norm < b->norm);
-}
-
-/* Steepest descent from *best on the full model: every move of one layer or one core across a stage
- * boundary, to the best strictly better plan, until none is (or max_rounds rounds).  Returns the rounds
- * run, or -1 on an error (err set). */
-static int repair(cost_model *m, candidate *best, int max_rounds, mp_error *err) {
-  int n = best->n, rounds = 0;
-  candidate trial = {n, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), 0, 0};
-  candidate top = {n, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), 0, 0};
-  double *stage_s = malloc((size_t)n * sizeof *stage_s);
-  if (!trial.layers || !trial.cores || !top.layers || !top.cores || !stage_s) {
-    rounds = -1;
-    err_nomem(err);
-    goto cleanup;
-  }
-  for (; rounds < max_rounds; rounds++) {
-    int improved = 0;
-    top.period = best->period;
-    top.norm = best->norm;
-    for (int i = 0; i + 1 < n; i++)
-      for (int move = 0; move < 4; move++) {
-        memcpy(trial.layers, best->layers, (size_t)n * sizeof(int));
-        memcpy(trial.cores, best->cores, (size_t)n * sizeof(int));
-        int *v = move < 2 ? trial.layers : trial.cores, from = move % 2 ? i + 1 : i, to = move % 2 ? i : i + 1;
-        if (v[from] < 2) continue;
-        v[from]--;
-        v[to]++;
-        if (cost_candidate(m, &trial, stage_s, err) != MP_OK) {
-          rounds = -1;
-          goto cleanup;
-        }
-        if (better(&trial, &top)) {
-          memcpy(top.layers, trial.layers, (size_t)n * sizeof(int));
-          memcpy(top.cores, trial.cores, (size_t)n * sizeof(int));
-          top.period = trial.period;
-          top.norm = trial.norm;
-          improved = 1;
-        }
-      }
-    if (!improved) break;
-    memcpy(best->layers, top.layers, (size_t)n * sizeof(int));
-    memcpy(best->cores, top.cores, (size_t)n * sizeof(int));
-    best->period = top.period;
-    best->norm = top.norm;
-  }
-cleanup:
-  free(trial.layers);
-  free(trial.cores);
-  free(top.layers);
-  free(top.cores);
-  free(stage_s);
-  return rounds;
-}
-
-/* Rounds of the repair at most (each costs about 4 x stages full evaluations). */
+/* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
 
 /* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
@@ -702,12 +621,12 @@ static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_ca
   }
   int pick = 0;
   for (int i = 0; i < n_cand && st == MP_OK; i++) {
-    st = cost_candidate(m, &cand[i], stage_s, err);
-    if (st == MP_OK && better(&cand[i], &cand[pick])) pick = i;
+    st = optimal_cost_candidate(m, &cand[i], stage_s, err);
+    if (st == MP_OK && optimal_better(&cand[i], &cand[pick])) pick = i;
   }
   if (st != MP_OK) goto cleanup;
   double before = cand[pick].period;
-  int rounds = repair(m, &cand[pick], OPTIMAL_REPAIR_ROUNDS, err);
+  int rounds = optimal_repair(m, &cand[pick], g->n_ops, OPTIMAL_REPAIR_ROUNDS, err);
   if (rounds < 0) {
     st = err->status;
     goto cleanup;

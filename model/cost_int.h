@@ -1,0 +1,53 @@
+/* cost_int: the cost model's insides, shared by cost.c (stage and plan terms) and cost_contend.c
+ * (contention); not part of cost.h.
+ *
+ * A cost_model borrows its graph and chip; every array is owned and sized at cost_model_new or grown on
+ * demand; the per-link scratch arrays (scratch, side) are left zeroed after every use. */
+#ifndef MESHPIPE_COST_INT_H
+#define MESHPIPE_COST_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+
+/* Segment counts by stage range: open addressing on (first << 32 | n). */
+typedef struct seg_memo {
+  uint64_t *keys; /* 0: empty (no range has n == 0) */
+  int *counts;
+  size_t cap, used;
+} seg_memo;
+
+struct cost_model {
+  const graph *g;
+  const chip *c;
+  int n_links;
+  int *port_of;         /* per core: its nearest DRAM port, -1 on a chip without */
+  double *scratch;      /* per link: one stream's loads (left zeroed) */
+  int *touched;         /* links with a load in scratch */
+  double *plan_load;    /* per link: a plan's loads (cost_model_period) */
+  double *side;         /* per link: one side of one stage's own load (cost_contended), left zeroed */
+  int *side_touched;
+  int *stage_of;        /* per layer: its stage in the plan being costed */
+  int *seg_of;          /* per layer of a stage: its segment (split_segments) */
+  unsigned char *has_a; /* per segment: it all-gathers bytes */
+  cost_transfer *xfer;  /* the plan's Sends, stage i's at xfer_off[i] .. xfer_off[i+1] (cost_model_period) */
+  int xfer_cap;
+  int *xfer_off;        /* per stage + 1 */
+  cost_stage *stg;      /* the plan's stages (cost_model_period) */
+  int cap_stages;
+  seg_memo memo;
+  /* contention (cost_contended) */
+  struct term *terms;
+  int n_terms, cap_terms, terms_oom;
+  struct stage_acts *acts;
+  int cap_acts;
+  int *send_ranges; /* per Send: [first pair, end pair, hops] */
+  int cap_ranges;
+};
+
+/* Adds bytes on every link of the route from `from` to `to` (chip_route's ends) into load, listing in
+ * touched (when not NULL) the links whose load was 0; returns the route's hops. */
+int cost_load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched);
+
+#endif

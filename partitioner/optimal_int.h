@@ -1,0 +1,29 @@
+/* optimal_int: what optimal.c and optimal_repair.c share (not part of the method interface).
+ *
+ * A candidate is a plan as stage arrays (layers and cores per stage, arrays owned by whoever made it,
+ * with room for as many stages as the graph has layers) with its figures on the full model. */
+#ifndef MESHPIPE_OPTIMAL_INT_H
+#define MESHPIPE_OPTIMAL_INT_H
+
+#include "cost.h"
+#include "err.h"
+
+/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage and link
+ * times (the tie-break: lower means the near-slowest stages and links have more slack). */
+typedef struct candidate {
+  int n, *layers, *cores;
+  double period, norm;
+} candidate;
+
+/* Costs x on the full model (m borrowed): its period and the tie-break norm; stage_s is scratch for
+ * x->n entries. */
+mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err);
+
+/* 1 when a is better than b: a lower period, or the same period and a lower norm. */
+int optimal_better(const candidate *a, const candidate *b);
+
+/* Improves *best (room for cap stages) by local search on the full model, at most max_rounds sweeps;
+ * returns the sweeps run, or -1 on an error (err set). */
+int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err);
+
+#endif

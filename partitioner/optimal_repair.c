@@ -1,0 +1,144 @@
+/* optimal_repair: the local search that takes optimal's best start to a better plan on the full model
+ * (optimal.c; the relaxations ignore what only whole plans have: per-destination Sends, latencies,
+ * contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
+ * returns is one the model can cost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimal_int.h"
+#include "plan.h"
+
+
+mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err) {
+  plan *p = NULL;
+  mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, err);
+  if (st != MP_OK) return st;
+  x->period = cost_model_period(m, p, stage_s, NULL, NULL, NULL);
+  plan_free(p);
+  if (x->period < 0) return err_nomem(err);
+  double s8 = 0;
+  for (int i = 0; i < x->n; i++) {
+    double r = stage_s[i] / x->period;
+    s8 += r * r * r * r * r * r * r * r;
+  }
+  x->norm = s8;
+  return MP_OK;
+}
+
+int optimal_better(const candidate *a, const candidate *b) {
+  return a->period < b->period || (a->period == b->period && a->norm < b->norm);
+}
+
+/* Merges stages i and i + 1 of x (keep 0) or splits stage i in two halves of its layers and cores
+ * (keep 1; x has room for one more stage).  0 when the stage cannot be split. */
+static int restructure(candidate *x, int i, int split) {
+  if (!split) {
+    x->layers[i] += x->layers[i + 1];
+    x->cores[i] += x->cores[i + 1];
+    memmove(x->layers + i + 1, x->layers + i + 2, (size_t)(x->n - i - 2) * sizeof(int));
+    memmove(x->cores + i + 1, x->cores + i + 2, (size_t)(x->n - i - 2) * sizeof(int));
+    x->n--;
+    return 1;
+  }
+  if (x->layers[i] < 2 || x->cores[i] < 2) return 0;
+  memmove(x->layers + i + 1, x->layers + i, (size_t)(x->n - i) * sizeof(int));
+  memmove(x->cores + i + 1, x->cores + i, (size_t)(x->n - i) * sizeof(int));
+  x->layers[i] /= 2;
+  x->cores[i] /= 2;
+  x->layers[i + 1] -= x->layers[i];
+  x->cores[i + 1] -= x->cores[i];
+  x->n++;
+  return 1;
+}
+
+/* 1 when one of stages [i, i + k) of x alone, stage-local and without contention (a lower bound on its
+ * time in the full model), takes longer than period: then x cannot be better than a plan at period. */
+static int hopeless(cost_model *m, const candidate *x, int i, int k, double period) {
+  int fl = 0, fc = 0;
+  for (int j = 0; j < i; j++) {
+    fl += x->layers[j];
+    fc += x->cores[j];
+  }
+  for (int j = i; j < i + k && j < x->n; j++) {
+    cost_stage cs;
+    cost_model_stage(m, fl, x->layers[j], fc, x->cores[j], &cs);
+    if (cs.time_s > period) return 1;
+    fl += x->layers[j];
+    fc += x->cores[j];
+  }
+  return 0;
+}
+
+static void copy_candidate(candidate *to, const candidate *from) {
+  to->n = from->n;
+  memcpy(to->layers, from->layers, (size_t)from->n * sizeof(int));
+  memcpy(to->cores, from->cores, (size_t)from->n * sizeof(int));
+  to->period = from->period;
+  to->norm = from->norm;
+}
+
+/* Local search from *best on the full model: sweeps over the stage boundaries trying every move of one
+ * layer or one core across each, taking a move as soon as it gives a strictly better plan (first
+ * improvement: on hundreds of stages a sweep makes many moves for the cost of one steepest step); when
+ * a sweep improves nothing, a sweep of merges of neighbouring stages and splits of a stage in halves,
+ * then moves again; until neither improves (or max_rounds sweeps).  *best has room for cap stages.
+ * Returns the sweeps run, or -1 on an error (err set). */
+int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err) {
+  int rounds = 0, structural = 0;
+  candidate trial = {0, malloc((size_t)cap * sizeof(int)), malloc((size_t)cap * sizeof(int)), 0, 0};
+  double *stage_s = malloc((size_t)cap * sizeof *stage_s);
+  if (!trial.layers || !trial.cores || !stage_s) {
+    rounds = -1;
+    err_nomem(err);
+    goto cleanup;
+  }
+  copy_candidate(&trial, best);
+  for (; rounds < max_rounds; rounds++) {
+    double before = best->period;
+    if (!structural) {
+      for (int i = 0; i + 1 < best->n; i++)
+        for (int move = 0; move < 4; move++) {
+          int *v = move < 2 ? trial.layers : trial.cores, from = move % 2 ? i + 1 : i, to = move % 2 ? i : i + 1;
+          if (v[from] < 2) continue;
+          v[from]--;
+          v[to]++;
+          int skip = hopeless(m, &trial, i, 2, best->period);
+          if (!skip && optimal_cost_candidate(m, &trial, stage_s, err) != MP_OK) {
+            rounds = -1;
+            goto cleanup;
+          }
+          if (!skip && optimal_better(&trial, best)) {
+            copy_candidate(best, &trial);
+          } else { /* undo */
+            v[from]++;
+            v[to]--;
+          }
+        }
+    } else {
+      for (int i = 0; i < best->n; i++)
+        for (int split = 0; split < 2; split++) {
+          if ((!split && i + 1 >= best->n) || (split && best->n >= cap)) continue;
+          if (!restructure(&trial, i, split)) continue;
+          int skip = hopeless(m, &trial, i, 1 + split, best->period);
+          if (!skip && optimal_cost_candidate(m, &trial, stage_s, err) != MP_OK) {
+            rounds = -1;
+            goto cleanup;
+          }
+          if (!skip && optimal_better(&trial, best)) {
+            copy_candidate(best, &trial);
+          } else {
+            copy_candidate(&trial, best);
+          }
+        }
+    }
+    int faster = best->period < before;
+    if (structural && !faster) break;
+    structural = !faster; /* moves that only even out the rest: time to restructure */
+  }
+cleanup:
+  free(trial.layers);
+  free(trial.cores);
+  free(stage_s);
+  return rounds;
+}
+
