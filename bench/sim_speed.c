@@ -1,15 +1,17 @@
 /* sim_speed: how fast the SimGrid simulator evaluates plans, and what a 32x32 chip costs to start.
  *
- * For ResNet-50 (traces/resnet50.json, or the graph given as argv[1]) on the 4x4, 8x8 and 16x16
- * meshes, each in a child process of its own (SimGrid starts once per process): N random plans of
- * 1..16 stages with M = 8 micro-batches, cache off, one after the other in one sim; prints
- * evaluations per second (wall) and per CPU-second, activities per evaluation and simulated
- * activities/s; then all of it again with sim_options.fast_gather, and on 8x8 with
- * sim_options.isolate.  Then, in another child, the start-up time of a sim on the 32x32 mesh, one
- * evaluation there, and the child's peak resident memory.
+ * For ResNet-50 (traces/resnet50.json, or the graph given as argv[1]) on the 4x4, 8x8, 16x16 and
+ * 32x32 meshes (the last with a twentieth of the evaluations), each in a child process of its own
+ * (SimGrid starts once per process): N random plans of 1..16 stages run to steady state (the
+ * simulator's default; M > 0 forces M micro-batches), cache off, one after the other in one sim;
+ * prints evaluations per second (wall) and per CPU-second, micro-batches and activities per
+ * evaluation, simulated activities/s and how many runs settled; then all of it again with
+ * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the
+ * start-up time of a sim on the 32x32 mesh, one steady evaluation there, and the child's peak
+ * resident memory.
  *
  * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP
- * [ROUTING]]]]]]]] (default 2000 evaluations per chip).  With CHIP, that chip only, with M
+ * [ROUTING]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).  With CHIP, that chip only, with M
  * micro-batches, fast_gather = FAST, isolate = ISOLATE and sim_options.routing = ROUTING (0
  * automatic, 1 Full, 2 DijkstraCache); with DUMP (not "-"), every evaluation's `simulate --json`
  * object is also written to the file DUMP, one line each (timed too), so that two builds can be
@@ -67,7 +69,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
   free(cut);
 }
 
-static int microbatches = 8, fast_gather = 0, isolate = 0;
+static int microbatches = 0, fast_gather = 0, isolate = 0; /* 0: steady state */
 static const char *dump_path; /* NULL, or where every evaluation's JSON goes */
 static int routing = SIM_ROUTING_AUTO;
 
@@ -113,7 +115,8 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     perror(dump_path);
     return 1;
   }
-  long acts = 0;
+  long acts = 0, mbs = 0;
+  int settled = 0;
   double stages = 0, first_makespan = 0, first_throughput = 0, t = now(), cpu = cpu_now();
   for (int e = 0; e < n_evals; e++) {
     int k = 1 + (int)rng_below(&r, (uint64_t)max_k);
@@ -130,6 +133,8 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
       return 1;
     }
     acts += res.activities;
+    mbs += res.microbatches;
+    settled += res.period_kind != SIM_PERIOD_UNSETTLED;
     stages += k;
     if (e == 0) {
       first_makespan = res.makespan_s;
@@ -162,15 +167,20 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   plan_free(p0);
   sim_stats st;
   sim_get_stats(s, &st);
-  printf("%-10s %4d cores  %-11s M=%d %6d evals  %8.1f evals/s  %8.1f evals/CPU-s  %7.1f activities/eval  %9.0f "
-         "activities/s  (mean %.1f stages, "
-         "start-up %.3f s, %.0f%% of the time in the engine; first plan again after all: %s)\n",
+  char m[32];
+  if (microbatches > 0)
+    snprintf(m, sizeof m, "M=%d", microbatches);
+  else
+    snprintf(m, sizeof m, "steady");
+  printf("%-10s %4d cores  %-11s %-6s %6d evals  %8.1f evals/s  %8.1f evals/CPU-s  %6.1f micro-batches/eval  %7.1f "
+         "activities/eval  %9.0f activities/s  (mean %.1f stages, %d of %d settled, start-up %.3f s, %.0f%% of the time "
+         "in the engine; first plan again after all: %s)\n",
          c->name, c->n_cores,
          fast_gather ? "fast-gather"
          : isolate   ? "isolated"
                      : "chain",
-         microbatches, n_evals, n_evals / dt, n_evals / dcpu, (double)acts / n_evals, (double)acts / dt,
-         stages / n_evals, st.startup_s, 100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
+         m, n_evals, n_evals / dt, n_evals / dcpu, (double)mbs / n_evals, (double)acts / n_evals, (double)acts / dt,
+         stages / n_evals, settled, n_evals, st.startup_s, 100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
   fflush(stdout);
   free(layers);
   free(cores);
@@ -211,8 +221,9 @@ static int bench_startup(const char *graph_path, const char *chip_path) {
   double first = now() - t;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("%-10s %4d cores  start-up %.3f s  first 16-stage evaluation %.3f s (%ld activities)  peak RSS %.1f MB\n",
-         c->name, c->n_cores, startup, first, res.activities, ru.ru_maxrss / 1024.0);
+  printf("%-10s %4d cores  start-up %.3f s  first 16-stage evaluation %.3f s (%d micro-batches, %ld activities)  peak "
+         "RSS %.1f MB\n",
+         c->name, c->n_cores, startup, first, res.microbatches, res.activities, ru.ru_maxrss / 1024.0);
   fflush(stdout);
   sim_result_clear(&res);
   plan_free(p);
@@ -241,20 +252,21 @@ int main(int argc, char **argv) {
   const char *graph_path = argc > 1 ? argv[1] : "traces/resnet50.json";
   int n = argc > 2 ? atoi(argv[2]) : 2000;
   if (n < 1) n = 1;
-  static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16"};
+  static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32"};
   int rc = 0;
-  if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
+  if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 0;
   if (argc > 5) fast_gather = atoi(argv[5]) != 0;
   if (argc > 6) isolate = atoi(argv[6]) != 0;
   if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
   if (argc > 8) routing = atoi(argv[8]);
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
-  printf("sim_speed: %s, M = 8, random plans of 1..16 stages, one process per chip\n", graph_path);
+  printf("sim_speed: %s, steady state, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
       char path[512];
       snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
-      rc |= in_child(bench_chip, graph_path, path, n);
+      int evals = i == 3 ? (n / 20 > 0 ? n / 20 : 1) : n;
+      rc |= in_child(bench_chip, graph_path, path, evals);
     }
   isolate = 1; /* bit-identical mode, on 8x8 */
   fast_gather = 0;
