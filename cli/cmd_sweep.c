@@ -274,7 +274,7 @@ static int build_sweep(sweep_args *a, int loud, sweep **out) {
 }
 
 static int run(int argc, char **argv) {
-  int rank, ranks, code = ranks_start("sweep", &rank, &ranks);
+  int rank, ranks, code = ranks_start("sweep", 1, &rank, &ranks); /* its -j is its own worker pool */
   if (code != 0) return code;
   sweep_args a;
   sweep *s = NULL;

@@ -31,11 +31,12 @@ static const char usage[] =
     "A checkpoint (POLICY.ckpt) is written every --checkpoint-every episodes and at the end; after a\n"
     "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
     "run, and --resume with a larger --episodes extends a finished run.\n"
-    "Under 'mpirun -np N meshpipe train ...' (meshpipe built with Open MPI) each batch's episodes are\n"
-    "dealt over the N processes, each with its own simulator, and rank 0 alone prints, checkpoints and\n"
-    "writes the policy.  With --isolate the policy and plans are bit for bit those of one process with\n"
-    "the same seed; without it they are too unless a simulated figure's last digits (which move with\n"
-    "the engine's history, about 1e-11 relative) cross the 1e-6 grid rewards are rounded to.\n"
+    "With --jobs N (N processes forked on this machine) or under 'mpirun -np N meshpipe train ...'\n"
+    "(meshpipe built with Open MPI) each batch's episodes are dealt over the N processes, each with its\n"
+    "own simulator, and the first alone prints, checkpoints and writes the policy.  With --isolate the\n"
+    "policy and plans are bit for bit those of one process with the same seed; without it they are too\n"
+    "unless a simulated figure's last digits (which move with the engine's history, about 1e-11\n"
+    "relative) cross the 1e-6 grid rewards are rounded to.\n"
     "\n"
     "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
     "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
@@ -64,6 +65,7 @@ static const char usage[] =
     "                         by reward alone; the simulator charges an over-full core its DRAM streams)\n"
     "  --isolate              simulate every plan in a fork of the idle engine: figures bit-identical\n"
     "                         in any process whatever ran before (about 1.5x slower; see below)\n"
+    "  --jobs N               play each batch's episodes in N processes on this machine (default 1)\n"
     "  -j, --json             print the summary as one JSON object\n"
     "  -q, --quiet            no progress line\n"
     "\n"
@@ -71,6 +73,7 @@ static const char usage[] =
 
 enum {
   OPT_EPISODES = 256,
+  OPT_JOBS,
   OPT_SEED,
   OPT_INIT,
   OPT_POLICY,
@@ -121,6 +124,7 @@ static int train(int argc, char **argv, int rank, int size) {
       {"w-routing", required_argument, NULL, OPT_WR}, {"polish", required_argument, NULL, OPT_POLISH},
       {"feasible-first", no_argument, NULL, OPT_FEASIBLE_FIRST}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
+      {"jobs", required_argument, NULL, OPT_JOBS},
       {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
              *policy_path = NULL;
@@ -146,6 +150,7 @@ static int train(int argc, char **argv, int rank, int size) {
     case 'o': output = optarg; break;
     case 'j': json = 1; break;
     case 'q': quiet = 1; break;
+    case OPT_JOBS: break; /* taken by ranks_start */
     case OPT_EPISODES:
       if (cli_parse_int("train", "--episodes", optarg, 0, 1000000000L, &episodes)) return 2;
       break;
@@ -363,7 +368,7 @@ static int train(int argc, char **argv, int rank, int size) {
     printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), "
            "seed %ld",
            ts.episodes, ts.iterations, n, n == 1 ? "" : "s", c->name, c->n_cores, train_s, total_s - train_s, seed);
-    printf(size > 1 ? ", on %d MPI ranks\n" : "\n", size);
+    printf(size > 1 ? ", on %d processes\n" : "\n", size);
     printf("%ld reward evaluations", ts.evaluations - evals0);
     if (engine) printf(", %ld simulations, %.1f%% from the simulator's cache", ss.evaluations, 100 * hit);
     printf("\npolicy written to %s (checkpoint %s)\n", output, ckpt);
@@ -435,7 +440,9 @@ cleanup:
 }
 
 static int run(int argc, char **argv) {
-  int rank, size, code = ranks_start("train", &rank, &size);
+  int jobs = ranks_jobs_option("train", argc, argv);
+  if (jobs == 0) return 2;
+  int rank, size, code = ranks_start("train", jobs, &rank, &size);
   if (code != 0) return code;
   return ranks_finish(train(argc, argv, rank, size));
 }

@@ -1,10 +1,14 @@
-/* ranks: this process's place among the processes that `mpirun -np N meshpipe ...` started.
+/* ranks: this process's place among the processes that share a command's work: those that
+ * `mpirun -np N meshpipe ...` started, or those `--jobs N` forks on one machine.
  *
  * A launch by mpirun (Open MPI, or another PMI launcher) is seen in the environment.  When meshpipe
  * is built with Open MPI, ranks_start initialises MPI and every other function here works over
  * MPI_COMM_WORLD; built without it, a launch of more than one process is refused (each would run
- * the whole job).  Without a launch, this process is rank 0 of 1 and nothing here touches MPI.
- * Only commands that split their work over ranks (sweep, train) call ranks_start. */
+ * the whole job).  Without a launch and with jobs > 1, ranks_start forks jobs - 1 children before
+ * anything else starts (SimGrid in particular: each child starts its own engine): rank 0 is the
+ * parent, and the functions here work over a pipe pair per child, the parent relaying.  Without
+ * either, this process is rank 0 of 1 and nothing here touches MPI or forks.  Only commands that
+ * split their work over ranks (sweep, train) call ranks_start. */
 #ifndef MESHPIPE_RANKS_H
 #define MESHPIPE_RANKS_H
 
@@ -12,8 +16,13 @@
 
 #include "err.h"
 
-/* Fills *rank and *size (0 of 1 without a launch).  Returns 0, or prints why not and returns 2. */
-int ranks_start(const char *command, int *rank, int *size);
+/* Fills *rank and *size (0 of 1 without a launch and with jobs 1); with jobs > 1 (and no launch)
+ * forks the other jobs - 1 ranks.  Returns 0, or prints why not and returns 2 (or 1 when fork fails). */
+int ranks_start(const char *command, int jobs, int *rank, int *size);
+
+/* The value of --jobs among argv's options (1 when absent), for commands that must start their ranks
+ * before they parse their options; 0 (after printing why) when it is not a count in 1..256. */
+int ranks_jobs_option(const char *command, int argc, char **argv);
 
 /* Ends a command started with ranks_start: every rank gets rank 0's exit code (returned) and MPI is
  * finalised.  Every rank must call it, unless one aborts. */

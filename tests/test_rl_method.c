@@ -221,6 +221,39 @@ static void train_under_mpirun_should_write_what_one_process_writes(void) {
   free(out), free(errout);
 }
 
+/* --jobs 3: three forked processes write what one does, and only the first prints (one summary). */
+static void train_with_jobs_should_write_what_one_process_writes(void) {
+  char args[4096], *out1 = NULL, *err1 = NULL, *out3 = NULL, *err3 = NULL, g[1024], c[1024], one[1024], three[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(one, sizeof one, "%s", testutil_temp_path("jobs1.pol"));
+  snprintf(three, sizeof three, "%s", testutil_temp_path("jobs3.pol"));
+  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out1, &err1), 0);
+  snprintf(args, sizeof args, "train -q --json --isolate --jobs 3 -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, three);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out3, &err3), 0);
+  CU_ASSERT_STRING_EQUAL(err3, "");
+  for (int k = 0; k < 2; k++) { /* the policy, then the checkpoint */
+    char pa[1100], pb[1100];
+    snprintf(pa, sizeof pa, "%s%s", one, k ? ".ckpt" : "");
+    snprintf(pb, sizeof pb, "%s%s", three, k ? ".ckpt" : "");
+    size_t la = 0, lb = 0;
+    char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
+    CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a), free(b);
+  }
+  cJSON *ra = cJSON_Parse(out1), *rb = cJSON_Parse(out3); /* one JSON object each: one printer */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+  char *ga = cJSON_PrintUnformatted(cJSON_GetObjectItem(ra, "graphs"));
+  char *gb = cJSON_PrintUnformatted(cJSON_GetObjectItem(rb, "graphs"));
+  CU_ASSERT_STRING_EQUAL(ga, gb);
+  free(ga), free(gb);
+  cJSON_Delete(ra);
+  cJSON_Delete(rb);
+  free(out1), free(err1), free(out3), free(err3);
+}
+
 static void train_should_reject_bad_usage_with_exit_status_2(void) {
   char g[1024], c[1024], pol[1024], nograph[1024];
   snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
@@ -238,6 +271,8 @@ static void train_should_reject_bad_usage_with_exit_status_2(void) {
       {1, 1, "--init nothing", "no method 'nothing'"},
       {1, 1, "--resume", "no checkpoint"},
       {1, 1, "--batch 1", "--batch"},
+      {1, 1, "--jobs 0", "--jobs '0' is not a number of processes"},
+      {1, 1, "--jobs many", "--jobs 'many' is not a number of processes"},
       {1, 1, "--episodes -3", "--episodes"},
       {1, 1, "extra", "unexpected argument"},
       {1, 1, "--bogus", "unknown option"},
@@ -277,6 +312,7 @@ static CU_TestInfo tests[] = {
      the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
     {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
+    {"train_with_jobs_should_write_what_one_process_writes", train_with_jobs_should_write_what_one_process_writes},
     {"train_under_mpirun_should_write_what_one_process_writes",
      train_under_mpirun_should_write_what_one_process_writes},
     {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},
