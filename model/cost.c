@@ -89,6 +89,9 @@ void cost_model_free(cost_model *m) {
   free(m->terms);
   free(m->acts);
   free(m->send_ranges);
+  free(m->sb);
+  free(m->sb_first);
+  free(m->phase);
   free(m->memo.keys);
   free(m->memo.counts);
   free(m);

@@ -1,9 +1,12 @@
 /* cost_contend: contention, the model's last plan term (cost.h, cost_contended).  Each link is a
  * processor-sharing queue for the activities crossing it, as SimGrid's fair-bottleneck sharing makes it
  * in the simulator; an activity's time at a period T follows from the load the rest of the plan puts on
- * its links, and the period is the least T that every stage meets. */
+ * its links, and the period is the least T that every stage meets.  DRAM reads are then placed in the
+ * period: a pipeline's stages start one after the other, each when the one before hands it its input,
+ * so reads that start together share their links for their whole length (see phase_pass). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cost_int.h"
 
@@ -68,9 +71,53 @@ static double lasts(const cost_model *m, int start, int end, double T) {
   return worst;
 }
 
-/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.
- * Returns its longest route's hops. */
-static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side) {
+/* One stage's DRAM reads on one link (the phase pass). */
+typedef struct stream_bytes {
+  int link, stage;
+  double bytes;
+} stream_bytes;
+
+/* What the phase pass knows of the reads: per stage i its start phase[2i] within the period and its
+ * length phase[2i+1]; m->sb and m->sb_first list every stage's read bytes per link.  NULL before it. */
+typedef struct phases {
+  double T;
+  int self; /* the stage whose terms are being built */
+} phases;
+
+/* The part of circular intervals [a, a + la) and [b, b + lb) (lengths at most T) that they share. */
+static double overlap(double a, double la, double b, double lb, double T) {
+  double d = fmod(b - a, T), o = 0;
+  if (d < 0) d += T;
+  /* b's interval starts d after a's; it may also wrap round to meet a's start */
+  o += fmin(la, d + lb) - fmin(la, d);
+  if (d + lb > T) o += fmin(la, d + lb - T);
+  return o;
+}
+
+/* Of link k's reads, those of other stages that overlap stage x->self's in the period: the bytes they
+ * move while it reads (each at most its own, as an equal share gives no more), into *sync, and all their
+ * bytes into *all. */
+static void read_company(const cost_model *m, const phases *x, int k, double own, double *sync, double *all) {
+  *sync = *all = 0;
+  const double *ph = m->phase;
+  int i = x->self;
+  for (int e = m->sb_first[k]; e < m->sb_first[k + 1]; e++) {
+    const stream_bytes *b = &m->sb[e];
+    if (b->stage == i) continue;
+    *all += b->bytes;
+    int j = b->stage;
+    double len = ph[2 * j + 1];
+    if (!(len > 0)) continue;
+    double moved = b->bytes * overlap(ph[2 * i], ph[2 * i + 1], ph[2 * j], len, x->T) / len;
+    *sync += moved < own ? moved : own;
+  }
+}
+
+/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.  With
+ * phases (reads only), the reads of the other stages that overlap s's join its own bytes, and the rest
+ * of their bytes leave the link's other traffic.  Returns its longest route's hops. */
+static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side,
+                        const phases *x) {
   const chip *c = m->c;
   int n = 0, hops = 0;
   for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
@@ -85,8 +132,14 @@ static int stream_terms(cost_model *m, const cost_stage *s, int up, const double
   int start = m->n_terms;
   for (int i = 0; i < n; i++) {
     int k = m->touched[i];
-    double bw = chip_link_bandwidth(c, k), own = m->scratch[k];
-    if (add_term(m, start, own / bw, (load[k] - side[k]) / bw) != 0) m->terms_oom = 1;
+    double bw = chip_link_bandwidth(c, k), own = m->scratch[k], rest = load[k] - side[k], with = 0;
+    if (x && !up) {
+      double all;
+      read_company(m, x, k, own, &with, &all);
+      rest -= all;
+      if (rest < 0) rest = 0;
+    }
+    if (add_term(m, start, (own + with) / bw, rest / bw) != 0) m->terms_oom = 1;
     m->scratch[k] = 0;
   }
   return hops;
@@ -135,28 +188,11 @@ static void side_clear(cost_model *m, int *n) {
   *n = 0;
 }
 
-double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
-                      const double *link_bytes) {
+/* Builds the pairs of every activity of the plan (with phases when x is not NULL); -1 when out of
+ * memory. */
+static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
+                       const double *link_bytes, phases *x) {
   const chip *c = m->c;
-  double bound = 0, lo = 0;
-  for (int k = 0; k < m->n_links; k++) {
-    double t = link_bytes[k] / chip_link_bandwidth(c, k);
-    if (t > bound) bound = t;
-  }
-  for (int i = 0; i < n; i++) lo = stages[i].time_s > lo ? stages[i].time_s : lo; /* without contention */
-  if (bound > lo) lo = bound;
-  if (!(lo > 0)) return lo;
-  /* the pairs of every activity */
-  if (n > m->cap_acts || xfer_off[n] > m->cap_ranges) {
-    int na = n > m->cap_acts ? n : m->cap_acts, nr = xfer_off[n] > m->cap_ranges ? xfer_off[n] : m->cap_ranges;
-    stage_acts *acts = realloc(m->acts, (size_t)na * sizeof *acts);
-    if (acts) m->acts = acts;
-    int *ranges = realloc(m->send_ranges, 3 * ((size_t)nr + 1) * sizeof *ranges);
-    if (ranges) m->send_ranges = ranges;
-    if (!acts || !ranges) return -1;
-    m->cap_acts = na;
-    m->cap_ranges = nr;
-  }
   m->n_terms = 0;
   m->terms_oom = 0;
   for (int i = 0; i < n; i++) {
@@ -165,21 +201,22 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
     int cn = s->n_cores, last = s->first_core + cn - 1, n_side = 0;
     double A = s->gather_bytes;
     int streams = !s->fits && c->n_dram > 0, hops = 0;
+    if (x) x->self = i;
     /* the busy side: all-gathers, then the streams */
     side_busy(m, s, &n_side);
     a->fixed = s->flops / s->speed + (double)s->n_segments * c->noc_latency;
     a->gather[0] = m->n_terms;
     for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
       int at = s->first_core + k;
-      activity_terms x = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
-      chip_route(c, at, at + 1, route_term, &x);
-      x.own = A * (double)(cn - 1 - k) / cn;
-      chip_route(c, at + 1, at, route_term, &x);
+      activity_terms t = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
+      chip_route(c, at, at + 1, route_term, &t);
+      t.own = A * (double)(cn - 1 - k) / cn;
+      chip_route(c, at + 1, at, route_term, &t);
     }
     a->gather[1] = a->in[0] = m->n_terms;
-    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side);
+    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, x);
     a->in[1] = a->out[0] = m->n_terms;
-    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side);
+    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side, x);
     a->out[1] = m->n_terms;
     a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
     side_clear(m, &n_side);
@@ -192,18 +229,21 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
       r[0] = m->n_terms;
       r[2] = 0;
       if (xfer[t].bytes > 0) {
-        activity_terms x = {m, link_bytes, m->side, s->gamma * xfer[t].bytes, m->n_terms};
-        r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &x);
+        activity_terms at = {m, link_bytes, m->side, s->gamma * xfer[t].bytes, m->n_terms};
+        r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &at);
       }
       r[1] = m->n_terms;
     }
     side_clear(m, &n_side);
   }
-  if (m->terms_oom) return -1;
-  /* Every t_i(T) falls as T grows towards the stage's uncontended time, so {T : t_i(T) <= T} is a ray
-   * [T_i, inf) and the period, the least T at least the bound with every t_i(T) <= T, is the largest of
-   * the bound and the T_i.  Scanning the stages with the largest T so far, a stage within it needs no
-   * root; one beyond it gets its own, by bisection on a bracket grown until t_i(hi) <= hi. */
+  return m->terms_oom ? -1 : 0;
+}
+
+/* The least T >= lo with every stage's time at T within T.  Every t_i(T) falls as T grows towards the
+ * stage's uncontended time, so {T : t_i(T) <= T} is a ray [T_i, inf) and the period is the largest of lo
+ * and the T_i.  Scanning the stages with the largest T so far, a stage within it needs no root; one
+ * beyond it gets its own, by bisection on a bracket grown until t_i(hi) <= hi. */
+static double solve(const cost_model *m, cost_stage *stages, int n, const int *xfer_off, double lo) {
   double hi = lo, worst = -1;
   int first = 0; /* the stage slowest at lo first: its root is usually the period, and the rest then
                   * need one evaluation each */
@@ -236,8 +276,127 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
     }
     hi = b;
   }
-  for (int i = 0; i < n; i++)
-    stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], hi);
   return hi;
 }
 
+/* Placements of the reads at most: each places them at the period and slowest stage the last one found. */
+#define COST_PHASE_PASSES 4
+
+static int cmp_sb(const void *a, const void *b) {
+  const stream_bytes *x = a, *y = b;
+  if (x->link != y->link) return x->link < y->link ? -1 : 1;
+  return (x->stage > y->stage) - (x->stage < y->stage);
+}
+
+/* The phases of the reads at period T (the first pass's).  In steady state the slowest stage b starts a
+ * micro-batch as soon as it ends one: call that 0.  A stage after it starts when the one before has
+ * done its work and its first Send (its busy side and that Send at T); the first stage starts when the
+ * window of micro-batches in flight lets it, which is when the last stage completes one (the stages
+ * before b are faster and fill the window), and the stages up to b follow it in the same way.  All
+ * modulo T.  A stage's reads come first and last what their pairs say at T.  Also lists every stage's
+ * read bytes per link. */
+static int place_reads(cost_model *m, const cost_stage *stages, int n, const int *xfer_off, double T) {
+  const chip *c = m->c;
+  if (n > m->cap_phase) {
+    double *ph = realloc(m->phase, 3 * (size_t)n * sizeof *ph);
+    if (!ph) return -1;
+    m->phase = ph;
+    m->cap_phase = n;
+  }
+  double *hand = m->phase + 2 * (size_t)n; /* per stage: from its start to the next one's */
+  int b = 0;
+  double worst = -1;
+  for (int i = 0; i < n; i++) {
+    const stage_acts *a = &m->acts[i];
+    double reads = lasts(m, a->in[0], a->in[1], T);
+    m->phase[2 * i + 1] = reads < T ? reads : T;
+    hand[i] = a->fixed + lasts(m, a->gather[0], a->gather[1], T) + reads + lasts(m, a->out[0], a->out[1], T);
+    if (i + 1 < n && xfer_off[i + 1] > xfer_off[i]) {
+      const int *r = &m->send_ranges[3 * xfer_off[i]];
+      hand[i] += lasts(m, r[0], r[1], T) + (double)r[2] * c->noc_latency;
+    }
+    double t = stage_at(m, &stages[i], a, xfer_off[i + 1] - xfer_off[i], T);
+    if (t > worst) {
+      worst = t;
+      b = i;
+    }
+  }
+  double at = 0;
+  for (int k = 0; k < n; k++) { /* b, the stages after it, then from the first stage up to b */
+    int i = (b + k) % n;
+    m->phase[2 * i] = fmod(at, T);
+    at += hand[i];
+  }
+  if (!m->sb_first && !(m->sb_first = calloc((size_t)m->n_links + 1, sizeof *m->sb_first))) return -1;
+  m->n_sb = 0;
+  for (int i = 0; i < n; i++) {
+    const cost_stage *s = &stages[i];
+    if (s->fits || c->n_dram == 0 || !(s->dram_in_bytes > 0)) continue;
+    int nt = 0;
+    for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
+      double in, out;
+      cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
+      if (in > 0) cost_load_route(c, m->scratch, CHIP_PORT(m->port_of[k]), k, in, m->touched, &nt);
+    }
+    if (m->n_sb + nt > m->cap_sb) {
+      int cap = 2 * (m->n_sb + nt);
+      stream_bytes *grown = realloc(m->sb, (size_t)cap * sizeof *grown);
+      if (!grown) {
+        for (int e = 0; e < nt; e++) m->scratch[m->touched[e]] = 0;
+        return -1;
+      }
+      m->sb = grown;
+      m->cap_sb = cap;
+    }
+    for (int e = 0; e < nt; e++) {
+      int k = m->touched[e];
+      m->sb[m->n_sb++] = (stream_bytes){k, i, m->scratch[k]};
+      m->scratch[k] = 0;
+    }
+  }
+  qsort(m->sb, (size_t)m->n_sb, sizeof *m->sb, cmp_sb);
+  memset(m->sb_first, 0, ((size_t)m->n_links + 1) * sizeof *m->sb_first);
+  for (int e = 0; e < m->n_sb; e++) m->sb_first[m->sb[e].link + 1]++;
+  for (int k = 0; k < m->n_links; k++) m->sb_first[k + 1] += m->sb_first[k];
+  return 0;
+}
+
+double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
+                      const double *link_bytes) {
+  const chip *c = m->c;
+  double bound = 0, lo = 0;
+  for (int k = 0; k < m->n_links; k++) {
+    double t = link_bytes[k] / chip_link_bandwidth(c, k);
+    if (t > bound) bound = t;
+  }
+  for (int i = 0; i < n; i++) lo = stages[i].time_s > lo ? stages[i].time_s : lo; /* without contention */
+  if (bound > lo) lo = bound;
+  if (!(lo > 0)) return lo;
+  if (n > m->cap_acts || xfer_off[n] > m->cap_ranges) {
+    int na = n > m->cap_acts ? n : m->cap_acts, nr = xfer_off[n] > m->cap_ranges ? xfer_off[n] : m->cap_ranges;
+    stage_acts *acts = realloc(m->acts, (size_t)na * sizeof *acts);
+    if (acts) m->acts = acts;
+    int *ranges = realloc(m->send_ranges, 3 * ((size_t)nr + 1) * sizeof *ranges);
+    if (ranges) m->send_ranges = ranges;
+    if (!acts || !ranges) return -1;
+    m->cap_acts = na;
+    m->cap_ranges = nr;
+  }
+  /* first pass: every link's other traffic at random phases */
+  if (build_terms(m, stages, n, xfer, xfer_off, link_bytes, NULL) != 0) return -1;
+  double T = solve(m, stages, n, xfer_off, lo);
+  /* second pass, when stages read DRAM: the reads placed in that period (phase_pass) */
+  int reads = 0;
+  for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
+  for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {
+    phases x = {T, 0};
+    if (place_reads(m, stages, n, xfer_off, T) != 0 || build_terms(m, stages, n, xfer, xfer_off, link_bytes, &x) != 0)
+      return -1;
+    double next = solve(m, stages, n, xfer_off, lo);
+    int same = fabs(next - T) <= 1e-9 * T;
+    T = next;
+    if (same) break;
+  }
+  for (int i = 0; i < n; i++) stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], T);
+  return T;
+}

@@ -44,6 +44,12 @@ struct cost_model {
   int cap_acts;
   int *send_ranges; /* per Send: [first pair, end pair, hops] */
   int cap_ranges;
+  /* the streams' phases (cost_contend.c) */
+  struct stream_bytes *sb; /* every stage's DRAM reads per link, by link */
+  int n_sb, cap_sb;
+  int *sb_first;           /* per link + 1: its first entry in sb */
+  double *phase;           /* per stage: when its reads start within the period, and how long they take */
+  int cap_phase;
 };
 
 /* Adds bytes on every link of the route from `from` to `to` (chip_route's ends) into load, listing in

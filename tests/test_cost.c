@@ -578,12 +578,52 @@ static chip *pair_with_port(double noc_bandwidth, double port_bandwidth) {
   return load_chip(text);
 }
 
+/* a: 5e8 flops, b: 2e9, each 2000 B of weights and a 100 B output, on the pair with a port of 1000 B/s
+ * (links of 1e6), [1, 1]: each core reads 1100 B per micro-batch over the port's link, 1.1 s alone.
+ * b is the slower stage (1.1 + 2 s alone against 0.6 + 1.1); a, faster, fills the window of
+ * micro-batches in flight and then starts one whenever b completes one, which is when b starts its
+ * next: their reads start together and share the port for their whole length, (1100 + 1100) / 1000 =
+ * 2.2 s, so b takes 4.2 s and a 2.7.  The simulator measures the same 4.2 s (test_sim). */
+static const char *STAGGERED_GRAPH_TEXT =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t2\","
+    "\"inputs\":[{\"name\":\"in\",\"bytes\":100}],\"ops\":["
+    "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":100}],\"macs\":0,"
+    "\"flops\":500000000,\"weight_bytes\":2000},"
+    "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":100}],\"macs\":0,"
+    "\"flops\":2000000000,\"weight_bytes\":2000}]}";
+
+static void reads_that_start_together_should_share_the_port_for_their_whole_length(void) {
+  graph *g = load_graph(STAGGERED_GRAPH_TEXT);
+  chip *c = pair_with_port(1e6, 1000);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  cost_result *r = evaluate(g, c, (int[]){1, 1});
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  NEAR(r->stages[0].time_s, 0.5 + 1.1);
+  NEAR(r->stages[1].time_s, 2 + 1.1);
+  CU_ASSERT(fabs(r->period_s - 4.2) <= 1e-9 * 4.2);
+  CU_ASSERT(fabs(r->stages[1].contended_s - 4.2) <= 1e-9 * 4.2);
+  CU_ASSERT(fabs(r->stages[0].contended_s - 2.7) <= 1e-9 * 2.7);
+  CU_ASSERT_EQUAL(r->binding, COST_BIND_COMPUTE);
+  cost_result_free(r);
+  graph_free(g);
+  chip_free(c);
+}
+
 /* [1, 1]: a on core 0, b on core 1, each needing 2000 + 100 B of its 1000: each reads e = 1100 B from
  * the port at (0,0), b's over x0>x1 too; a sends x (100 B) over x0>x1.  Work 1 ms each.
  * Port of 1000 B/s, links of 1e6: the port's down link carries 2200 B, 2.2 s; each stage takes 1 ms
- * + 1.1 s alone, and under contention (the other stream keeps the port busy 1.1 s) 1 ms + 1.1 T /
- * (T - 1.1): T = 0.001 + 1.1 T / (T - 1.1) is T^2 - 2.201 T + 0.0011 = 0, T = 2.2005 s, with the
- * port busy 99.98 % of it: the port binds.  Port of 1e9, links of 1000 B/s: x0>x1 carries 1100 + 100
+ * + 1.1 s alone.  At random phases (the first pass: the other stream keeps the port busy 1.1 s) 1 ms +
+ * 1.1 T / (T - 1.1), T^2 - 2.201 T + 0.0011 = 0, T1 = 2.2005 s, where a's reads last r = 1.1 T1 /
+ * (T1 - 1.1) = T1 - 1 ms and its Send of x (100 B on x0>x1, which b's reads keep busy 1.1 ms) d = 1e-4
+ * T1 / (T1 - 0.0011): b starts at 1 ms + r + d = T1 + d, i.e. d into the period.  The reads are placed
+ * there: a's [0, r) and b's [d, d + r) share r - d, in which b moves 1100 (r - d) / r of its bytes
+ * through the port while a reads, and the same of a's while b reads; no other traffic is left on the
+ * port.  So each stage's reads take (1100 + 1100 (r - d) / r) / 1000 s and the period is 1 ms more,
+ * 2.20095 s.  The reads are placed again at that period until it holds still, at the T where the reads
+ * last r = T - 1 ms, the Send d(T) = 1e-4 T / (T - 0.0011) and T = 1 ms + 1.1 + 1.1 (r - d) / r
+ * (solved here by bisection), with the port busy 99.96 % of it while no stage alone takes 95 %: the
+ * port binds.  Port of 1e9, links of 1000 B/s: x0>x1 carries 1100 + 100
  * B, 1.2 s; b takes 1 ms + 1.1 s alone, 1 ms + 1.1 T / (T - 0.1) under contention: T^2 - 1.201 T +
  * 0.0001 = 0, T = 1.20092 s, a's Send 0.1 T / (T - 1.1) = 1.19 s (its 100 B meet b's 1100):
  * the link binds, period 1.2 s.  In the test of two Sends above stage 0's Sends set the period
@@ -599,10 +639,21 @@ static void binding_should_name_what_sets_the_period(void) {
   NEAR(r->stages[1].dram_in_s, 1.1);
   NEAR(r->link_bound_s, 2.2);
   CU_ASSERT_EQUAL(r->busiest_link, chip_port_link(port, 0, 0));
-  double T = (2.201 + sqrt(2.201 * 2.201 - 4 * 0.0011)) / 2;
-  CU_ASSERT(fabs(T - 2.2005) < 1e-4);
-  NEAR(r->period_s, T);
-  NEAR(r->stages[1].contended_s, 0.001 + 1.1 * T / (T - 1.1));
+  double T1 = (2.201 + sqrt(2.201 * 2.201 - 4 * 0.0011)) / 2, rd = 1.1 * T1 / (T1 - 1.1),
+         d = 1e-4 * T1 / (T1 - 0.0011), T = 0.001 + (1100 + 1100 * (rd - d) / rd) / 1000;
+  CU_ASSERT(fabs(T - 2.20095) < 1e-5); /* the first placement */
+  double lo = 2.2, hi = 2.202;
+  for (int it = 0; it < 200; it++) {
+    double mid = (lo + hi) / 2, dm = 1e-4 * mid / (mid - 0.0011), rm = mid - 0.001;
+    if (0.001 + 1.1 + 1.1 * (rm - dm) / rm > mid)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  T = hi;
+  CU_ASSERT(fabs(r->period_s - T) <= 1e-8 * T);
+  CU_ASSERT(fabs(r->stages[0].contended_s - T) <= 1e-8 * T);
+  CU_ASSERT(fabs(r->stages[1].contended_s - T) <= 1e-8 * T);
   CU_ASSERT_EQUAL(r->binding, COST_BIND_PORT);
   cost_result_free(r);
   r = evaluate(g, link, (int[]){1, 1});
@@ -809,6 +860,8 @@ static CU_TestInfo tests[] = {
     {"contention_should_stretch_a_shared_link_to_the_hand_solved_fixed_point",
      contention_should_stretch_a_shared_link_to_the_hand_solved_fixed_point},
     {"binding_should_name_what_sets_the_period", binding_should_name_what_sets_the_period},
+    {"reads_that_start_together_should_share_the_port_for_their_whole_length",
+     reads_that_start_together_should_share_the_port_for_their_whole_length},
     {"cost_model_period_should_equal_cost_evaluate_bit_for_bit_on_random_plans",
      cost_model_period_should_equal_cost_evaluate_bit_for_bit_on_random_plans},
     {"bindings_and_limiters_should_have_their_documented_names",

@@ -574,6 +574,33 @@ static void sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_por
   }
 }
 
+/* Two cores in a row with a DRAM port of 1000 B/s at (0,0), NoC links of 1e6 B/s: a (5e8 flops) on core
+ * 0 and b (2e9) on core 1, each reading 1100 B of its 2000 B of weights per micro-batch.  b is the
+ * slower; a fills the window and then starts a micro-batch whenever b completes one, as b starts its
+ * next, so their reads share the port (b's take over 2.1 s; 1.1 s alone) and the period is 4.2 s, as
+ * the model's placement of the reads says ((1100 + 1100) / 1000 + 2 s: test_cost). */
+static const char pair_port_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"pair\",\"mesh\":{\"width\":2,\"height\":1},"
+    "\"core\":{\"flops\":1e9,\"sram_bytes\":1000},\"noc\":{\"bandwidth\":1e6,\"latency\":0},"
+    "\"dram\":{\"bandwidth\":1000,\"ports\":[[0,0]]}}";
+static const char staggered_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t2\",\"inputs\":[{\"name\":\"in\",\"bytes\":100}],"
+    "\"ops\":[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":100}],"
+    "\"macs\":0,\"flops\":500000000,\"weight_bytes\":2000},{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],"
+    "\"outputs\":[{\"name\":\"y\",\"bytes\":100}],\"macs\":0,\"flops\":2000000000,\"weight_bytes\":2000}]}";
+
+static void sim_reads_that_start_together_should_share_the_port(void) {
+  sim_case cs[1] = {{staggered_graph, {1, 1}, 2, 0}};
+  cJSON *res = eval_cases(pair_port_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(r, "period_kind")->valuestring, "steady");
+  ASSERT_REL(num(r, "period_s"), 4.2);
+  CU_ASSERT(num(stage(r, 1), "dram_s") > 2.1); /* shared nearly throughout: 1.1 s alone */
+  CU_ASSERT(fabs(num(r, "model_period_s") - 4.2) <= 1e-9 * 4.2);
+  cJSON_Delete(res);
+}
+
 /* Bytes per micro-batch on the named link of a result, or -1 when it is not listed. */
 static double link_bytes_of(const cJSON *r, const char *name) {
   const cJSON *l;
@@ -1217,6 +1244,7 @@ static CU_TestInfo tests[] = {
      sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan},
     {"sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_port",
      sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_port},
+    {"sim_reads_that_start_together_should_share_the_port", sim_reads_that_start_together_should_share_the_port},
     {"sim_a_stage_whose_activation_overflows_should_spill_and_reload",
      sim_a_stage_whose_activation_overflows_should_spill_and_reload},
     {"sim_a_tensor_read_by_two_later_groups_should_be_sent_twice", sim_a_tensor_read_by_two_later_groups_should_be_sent_twice},
