@@ -7,11 +7,114 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "chip.h"
+#include "graph.h"
+#include "jsonio.h"
 #include "nomem.h"
+#include "plan.h"
 #include "testutil.h"
+
+/* ---- what the calls work on --------------------------------------------------------------------- */
+
+#define GRAPH_FILE "traces/tiny_resnet.json"           /* six layers with a skip connection */
+#define CHIP_FILE "platforms/mesh4x4.json"             /* 16 cores, two DRAM ports */
+#define TRACE_FILE "traces/tiny_resnet.mesh4x4.trace" /* the graph's plan below, recorded on the chip */
+static const int PLAN[16] = {1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 3};
+
+typedef struct fixture {
+  graph *g;
+  chip *c;
+  plan *p;
+  cJSON *graph_doc, *chip_doc;
+} fixture;
+
+static void fixture_free(fixture *f) {
+  plan_free(f->p);
+  chip_free(f->c);
+  graph_free(f->g);
+  cJSON_Delete(f->graph_doc);
+  cJSON_Delete(f->chip_doc);
+  memset(f, 0, sizeof *f);
+}
+
+/* Loads the graph, chip and plan above (nothing armed); 0 and a message on failure. */
+static int fixture_load(fixture *f) {
+  memset(f, 0, sizeof *f);
+  mp_error err;
+  if (jsonio_load(testutil_src(GRAPH_FILE), &f->graph_doc, &err) != MP_OK ||
+      jsonio_load(testutil_src(CHIP_FILE), &f->chip_doc, &err) != MP_OK ||
+      graph_from_json(f->graph_doc, GRAPH_FILE, &f->g, &err) != MP_OK ||
+      chip_from_json(f->chip_doc, CHIP_FILE, &f->c, &err) != MP_OK ||
+      plan_new(PLAN, f->c->n_cores, f->g->n_ops, &f->p, &err) != MP_OK) {
+    printf("\n    fixture: %s", err.msg);
+    fixture_free(f);
+    return 0;
+  }
+  return 1;
+}
+
+/* What a constructor's output starts as: a failed call must leave it so, or set it to NULL. */
+static char poison_byte;
+#define POISON ((void *)&poison_byte)
+#define LEFT_ALONE(out) ((void *)(out) == NULL || (void *)(out) == POISON)
+
+/* A writer's target: absent before every attempt; a failed write must leave it absent. */
+static const char *fresh_target(const char *name) {
+  const char *path = testutil_temp_path(name);
+  unlink(path);
+  return path;
+}
+
+/* Sweeps t over every allocation its call makes, first refusing each one and all after it, then each
+ * one alone, and asserts the rules of nomem_sweep; a sweep that refuses nothing would prove nothing,
+ * so it must refuse something.  At most may_absorb refusals may let the call succeed anyway: only a
+ * memo, which can do without memory, may absorb one; every_allocation allows none. */
+static void sweep_twice(nomem_target t, long may_absorb) {
+  for (t.once = 0; t.once <= 1; t.once++) {
+    nomem_result r;
+    nomem_sweep(&t, &r);
+    CU_ASSERT(r.attempts > 0);
+    CU_ASSERT_EQUAL(r.violations, 0);
+    CU_ASSERT(r.absorbed <= may_absorb);
+  }
+}
+
+/* The sweeps of a call that succeeds (setup may be NULL) ... */
+static void every_allocation(const char *name, mp_status (*setup)(void *, mp_error *),
+                             mp_status (*call)(void *, int *, mp_error *), void *ctx) {
+  sweep_twice((nomem_target){.name = name, .setup = setup, .call = call, .ctx = ctx, .expected = MP_NOMEM}, 0);
+}
+
+/* ---- model/: JSON files, graph, ONNX import, chip, plan, split, cost, op times ------------------- */
+
+static mp_status jsonio_load_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  cJSON *doc = POISON;
+  mp_status st = jsonio_load(testutil_src(CHIP_FILE), &doc, err);
+  *untouched = LEFT_ALONE(doc);
+  if (st == MP_OK) cJSON_Delete(doc);
+  return st;
+}
+
+static mp_status jsonio_save_call(void *ctx, int *untouched, mp_error *err) {
+  const char *path = fresh_target("saved.json");
+  mp_status st = jsonio_save(path, ((fixture *)ctx)->chip_doc, err);
+  *untouched = !testutil_exists(path);
+  return st;
+}
+
+static void jsonio_load_and_save_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("jsonio_load", NULL, jsonio_load_call, NULL);
+  every_allocation("jsonio_save", NULL, jsonio_save_call, &f);
+  fixture_free(&f);
+}
+
 
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
@@ -60,6 +163,8 @@ int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"the_wrappers_should_count_refuse_and_track_every_allocation",
        the_wrappers_should_count_refuse_and_track_every_allocation},
+      {"jsonio_load_and_save_should_fail_cleanly_at_every_allocation",
+       jsonio_load_and_save_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
