@@ -587,7 +587,10 @@ cJSON *graph_to_json(const graph *g) {
   }
   if (g->source) {
     cJSON *s = cJSON_Duplicate(g->source, 1);
-    if (!s || !cJSON_AddItemToObject(root, "source", s)) goto fail;
+    if (!s || !cJSON_AddItemToObject(root, "source", s)) {
+      cJSON_Delete(s); /* not root's unless added */
+      goto fail;
+    }
   }
   return root;
 fail:

@@ -89,6 +89,9 @@ static void every_allocation(const char *name, mp_status (*setup)(void *, mp_err
   sweep_twice((nomem_target){.name = name, .setup = setup, .call = call, .ctx = ctx, .expected = MP_NOMEM}, 0);
 }
 
+/* Calls that return an object or NULL (to_json, clone): NULL is their out-of-memory status. */
+static mp_status null_is_nomem(const void *made, mp_error *err) { return made ? MP_OK : err_nomem(err); }
+
 /* ---- model/: JSON files, graph, ONNX import, chip, plan, split, cost, op times ------------------- */
 
 static mp_status jsonio_load_call(void *ctx, int *untouched, mp_error *err) {
@@ -115,6 +118,29 @@ static void jsonio_load_and_save_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+
+static mp_status graph_write_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  const char *path = fresh_target("graph.json");
+  mp_status st = graph_write(f->g, path, err);
+  *untouched = !testutil_exists(path);
+  return st;
+}
+
+static mp_status graph_to_json_call(void *ctx, int *untouched, mp_error *err) {
+  cJSON *doc = graph_to_json(((fixture *)ctx)->g);
+  *untouched = 1;
+  cJSON_Delete(doc);
+  return null_is_nomem(doc, err);
+}
+
+static void graph_to_json_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("graph_to_json", NULL, graph_to_json_call, &f);
+  every_allocation("graph_write", NULL, graph_write_call, &f);
+  fixture_free(&f);
+}
 
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
@@ -165,6 +191,7 @@ int main(int argc, char **argv) {
        the_wrappers_should_count_refuse_and_track_every_allocation},
       {"jsonio_load_and_save_should_fail_cleanly_at_every_allocation",
        jsonio_load_and_save_should_fail_cleanly_at_every_allocation},
+      {"graph_to_json_should_fail_cleanly_at_every_allocation", graph_to_json_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
