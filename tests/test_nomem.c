@@ -119,6 +119,24 @@ static void jsonio_load_and_save_should_fail_cleanly_at_every_allocation(void) {
 }
 
 
+static mp_status graph_load_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  graph *g = POISON;
+  mp_status st = graph_load(testutil_src(GRAPH_FILE), &g, err);
+  *untouched = LEFT_ALONE(g);
+  if (st == MP_OK) graph_free(g);
+  return st;
+}
+
+static mp_status graph_from_json_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  graph *g = POISON;
+  mp_status st = graph_from_json(f->graph_doc, GRAPH_FILE, &g, err);
+  *untouched = LEFT_ALONE(g);
+  if (st == MP_OK) graph_free(g);
+  return st;
+}
+
 static mp_status graph_write_call(void *ctx, int *untouched, mp_error *err) {
   fixture *f = ctx;
   const char *path = fresh_target("graph.json");
@@ -132,6 +150,14 @@ static mp_status graph_to_json_call(void *ctx, int *untouched, mp_error *err) {
   *untouched = 1;
   cJSON_Delete(doc);
   return null_is_nomem(doc, err);
+}
+
+static void graph_load_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("graph_load", NULL, graph_load_call, &f);
+  every_allocation("graph_from_json", NULL, graph_from_json_call, &f);
+  fixture_free(&f);
 }
 
 static void graph_to_json_should_fail_cleanly_at_every_allocation(void) {
@@ -191,6 +217,7 @@ int main(int argc, char **argv) {
        the_wrappers_should_count_refuse_and_track_every_allocation},
       {"jsonio_load_and_save_should_fail_cleanly_at_every_allocation",
        jsonio_load_and_save_should_fail_cleanly_at_every_allocation},
+      {"graph_load_should_fail_cleanly_at_every_allocation", graph_load_should_fail_cleanly_at_every_allocation},
       {"graph_to_json_should_fail_cleanly_at_every_allocation", graph_to_json_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
