@@ -12,9 +12,12 @@
 #include <cjson/cJSON.h>
 
 #include "chip.h"
+#include "fileio.h"
 #include "graph.h"
 #include "jsonio.h"
 #include "nomem.h"
+#include "onnx.pb-c.h"
+#include "onnx_import.h"
 #include "plan.h"
 #include "testutil.h"
 
@@ -168,6 +171,123 @@ static void graph_to_json_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+static mp_status onnx_import_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  graph *g = POISON;
+  onnx_report rep;
+  mp_status st = onnx_import(testutil_model("alexnet.onnx"), NULL, &g, &rep, err);
+  *untouched = LEFT_ALONE(g) && (st == MP_OK || (rep.n_unknown == 0 && rep.unknown == NULL));
+  if (st == MP_OK) {
+    graph_free(g);
+    onnx_report_free(&rep);
+  }
+  return st;
+}
+
+/* Unfused, so the per-node layers and their names take other paths than fusion's. */
+static mp_status onnx_import_json_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  cJSON *doc = POISON;
+  onnx_options o = {"fp32", 2, 1};
+  mp_status st = onnx_import_json(testutil_model("alexnet.onnx"), &o, &doc, NULL, err);
+  *untouched = LEFT_ALONE(doc);
+  if (st == MP_OK) cJSON_Delete(doc);
+  return st;
+}
+
+/* A model with two nodes of a type the cost table does not know, which the report lists:
+ * X [1,16] -> FancyOp f1 -> a [1,16] -> FancyOp f2 -> c [1,8] -> Relu -> y.  Returns its path. */
+static const char *write_unknown_op_model(void) {
+  Onnx__TensorShapeProto__Dimension dim[3] = {ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+                                              ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+                                              ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT};
+  const int64_t size[3] = {1, 16, 8};
+  for (int i = 0; i < 3; i++) {
+    dim[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    dim[i].dim_value = size[i];
+  }
+  Onnx__TensorShapeProto__Dimension *dims16[2] = {&dim[0], &dim[1]}, *dims8[2] = {&dim[0], &dim[2]};
+  Onnx__TensorShapeProto shape[2] = {ONNX__TENSOR_SHAPE_PROTO__INIT, ONNX__TENSOR_SHAPE_PROTO__INIT};
+  Onnx__TypeProto__Tensor tensor[2] = {ONNX__TYPE_PROTO__TENSOR__INIT, ONNX__TYPE_PROTO__TENSOR__INIT};
+  Onnx__TypeProto type[2] = {ONNX__TYPE_PROTO__INIT, ONNX__TYPE_PROTO__INIT};
+  for (int i = 0; i < 2; i++) {
+    shape[i].n_dim = 2;
+    shape[i].dim = i == 0 ? dims16 : dims8;
+    tensor[i].has_elem_type = 1;
+    tensor[i].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    tensor[i].shape = &shape[i];
+    type[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    type[i].tensor_type = &tensor[i];
+  }
+  Onnx__ValueInfoProto value[3] = {ONNX__VALUE_INFO_PROTO__INIT, ONNX__VALUE_INFO_PROTO__INIT,
+                                   ONNX__VALUE_INFO_PROTO__INIT};
+  char *value_name[3] = {"X", "a", "c"};
+  for (int i = 0; i < 3; i++) {
+    value[i].name = value_name[i];
+    value[i].type = &type[i == 2];
+  }
+  char *type_of[3] = {"FancyOp", "FancyOp", "Relu"}, *name_of[3] = {"f1", "f2", "relu"};
+  char *edge[4] = {"X", "a", "c", "y"};
+  Onnx__NodeProto node[3] = {ONNX__NODE_PROTO__INIT, ONNX__NODE_PROTO__INIT, ONNX__NODE_PROTO__INIT};
+  Onnx__NodeProto *nodes[3];
+  for (int i = 0; i < 3; i++) {
+    node[i].op_type = type_of[i];
+    node[i].name = name_of[i];
+    node[i].n_input = node[i].n_output = 1;
+    node[i].input = &edge[i];
+    node[i].output = &edge[i + 1];
+    nodes[i] = &node[i];
+  }
+  Onnx__ValueInfoProto *inputs[1] = {&value[0]}, *infos[2] = {&value[1], &value[2]};
+  Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+  g.name = "hand";
+  g.n_node = 3;
+  g.node = nodes;
+  g.n_input = 1;
+  g.input = inputs;
+  g.n_value_info = 2;
+  g.value_info = infos;
+  Onnx__OperatorSetIdProto opset = ONNX__OPERATOR_SET_ID_PROTO__INIT, *opsets[1] = {&opset};
+  opset.domain = "";
+  opset.has_version = 1;
+  opset.version = 13;
+  Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+  m.has_ir_version = 1;
+  m.ir_version = 8;
+  m.n_opset_import = 1;
+  m.opset_import = opsets;
+  m.graph = &g;
+  uint8_t buf[1024];
+  size_t len = onnx__model_proto__get_packed_size(&m);
+  const char *path = testutil_temp_path("unknown_ops.onnx");
+  mp_error err;
+  if (len > sizeof buf || onnx__model_proto__pack(&m, buf) != len || fileio_write_atomic(path, buf, len, &err) != MP_OK)
+    return NULL;
+  return path;
+}
+
+static mp_status onnx_unknown_call(void *ctx, int *untouched, mp_error *err) {
+  graph *g = POISON;
+  onnx_report rep;
+  mp_status st = onnx_import(ctx, NULL, &g, &rep, err);
+  *untouched = LEFT_ALONE(g) && (st == MP_OK || (rep.n_unknown == 0 && rep.unknown == NULL));
+  if (st != MP_OK) return st;
+  char line[256];
+  if (rep.n_unknown != 1 || !onnx_report_warning(&rep, line, sizeof line))
+    st = err_set(err, MP_RUN, "the report has %d unknown types", rep.n_unknown);
+  graph_free(g);
+  onnx_report_free(&rep);
+  return st;
+}
+
+static void onnx_import_should_fail_cleanly_at_every_allocation(void) {
+  every_allocation("onnx_import", NULL, onnx_import_call, NULL);
+  every_allocation("onnx_import_json", NULL, onnx_import_json_call, NULL);
+  const char *unknown = write_unknown_op_model();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(unknown);
+  every_allocation("onnx_import (unknown operators)", NULL, onnx_unknown_call, (void *)unknown);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -219,6 +339,7 @@ int main(int argc, char **argv) {
        jsonio_load_and_save_should_fail_cleanly_at_every_allocation},
       {"graph_load_should_fail_cleanly_at_every_allocation", graph_load_should_fail_cleanly_at_every_allocation},
       {"graph_to_json_should_fail_cleanly_at_every_allocation", graph_to_json_should_fail_cleanly_at_every_allocation},
+      {"onnx_import_should_fail_cleanly_at_every_allocation", onnx_import_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
