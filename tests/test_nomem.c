@@ -288,6 +288,54 @@ static void onnx_import_should_fail_cleanly_at_every_allocation(void) {
   every_allocation("onnx_import (unknown operators)", NULL, onnx_unknown_call, (void *)unknown);
 }
 
+static mp_status plan_new_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  plan *p = POISON;
+  mp_status st = plan_new(PLAN, f->c->n_cores, f->g->n_ops, &p, err);
+  *untouched = LEFT_ALONE(p);
+  if (st == MP_OK) plan_free(p);
+  return st;
+}
+
+static mp_status plan_from_stages_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  plan *p = POISON;
+  mp_status st = plan_from_stages((const int[]){1, 1, 1, 3}, (const int[]){1, 7, 7, 1}, 4, &p, err);
+  *untouched = LEFT_ALONE(p);
+  if (st == MP_OK) plan_free(p);
+  return st;
+}
+
+static mp_status plan_write_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  const char *path = fresh_target("plan.json");
+  mp_status st = plan_write(f->p, f->g, f->c, path, err);
+  *untouched = !testutil_exists(path);
+  return st;
+}
+
+/* Reads the file plan_write_call's successful run left. */
+static mp_status plan_load_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  plan *p = POISON;
+  mp_status st = plan_load(testutil_temp_path("saved_plan.json"), f->g, f->c, &p, err);
+  *untouched = LEFT_ALONE(p);
+  if (st == MP_OK) plan_free(p);
+  return st;
+}
+
+static void plan_constructors_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(plan_write(f.p, f.g, f.c, testutil_temp_path("saved_plan.json"), &err), MP_OK);
+  every_allocation("plan_new", NULL, plan_new_call, &f);
+  every_allocation("plan_from_stages", NULL, plan_from_stages_call, &f);
+  every_allocation("plan_write", NULL, plan_write_call, &f);
+  every_allocation("plan_load", NULL, plan_load_call, &f);
+  fixture_free(&f);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -340,6 +388,8 @@ int main(int argc, char **argv) {
       {"graph_load_should_fail_cleanly_at_every_allocation", graph_load_should_fail_cleanly_at_every_allocation},
       {"graph_to_json_should_fail_cleanly_at_every_allocation", graph_to_json_should_fail_cleanly_at_every_allocation},
       {"onnx_import_should_fail_cleanly_at_every_allocation", onnx_import_should_fail_cleanly_at_every_allocation},
+      {"plan_constructors_should_fail_cleanly_at_every_allocation",
+       plan_constructors_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
