@@ -19,6 +19,7 @@
 #include "onnx.pb-c.h"
 #include "onnx_import.h"
 #include "plan.h"
+#include "split.h"
 #include "testutil.h"
 
 /* ---- what the calls work on --------------------------------------------------------------------- */
@@ -336,6 +337,22 @@ static void plan_constructors_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+static mp_status split_new_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  split *s = POISON;
+  mp_status st = split_new(f->g, f->p, &s, err);
+  *untouched = LEFT_ALONE(s);
+  if (st == MP_OK) split_free(s);
+  return st;
+}
+
+static void split_new_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("split_new", NULL, split_new_call, &f);
+  fixture_free(&f);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -390,6 +407,7 @@ int main(int argc, char **argv) {
       {"onnx_import_should_fail_cleanly_at_every_allocation", onnx_import_should_fail_cleanly_at_every_allocation},
       {"plan_constructors_should_fail_cleanly_at_every_allocation",
        plan_constructors_should_fail_cleanly_at_every_allocation},
+      {"split_new_should_fail_cleanly_at_every_allocation", split_new_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
