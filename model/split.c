@@ -278,8 +278,10 @@ cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *
             !cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(c->hash, hex))))
     goto fail;
   cJSON *ac = cJSON_CreateIntArray(p->arranged, p->n_cores);
-  if (!ac) goto fail;
-  cJSON_AddItemToObject(o, "arranged_core", ac);
+  if (!ac || !cJSON_AddItemToObject(o, "arranged_core", ac)) {
+    cJSON_Delete(ac); /* not o's unless added */
+    goto fail;
+  }
   if (!cJSON_AddNumberToObject(o, "send_recv_pairs", s->n_pairs)) goto fail;
   cJSON *groups = cJSON_AddArrayToObject(o, "groups");
   if (!groups) goto fail;

@@ -353,6 +353,25 @@ static void split_new_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+static mp_status split_to_json_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  split *s = NULL;
+  *untouched = 1;
+  mp_status st = split_new(f->g, f->p, &s, err);
+  if (st != MP_OK) return st;
+  cJSON *doc = split_to_json(s, f->g, f->p, f->c);
+  split_free(s);
+  cJSON_Delete(doc);
+  return null_is_nomem(doc, err);
+}
+
+static void split_to_json_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("split_new + split_to_json", NULL, split_to_json_call, &f);
+  fixture_free(&f);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -408,6 +427,7 @@ int main(int argc, char **argv) {
       {"plan_constructors_should_fail_cleanly_at_every_allocation",
        plan_constructors_should_fail_cleanly_at_every_allocation},
       {"split_new_should_fail_cleanly_at_every_allocation", split_new_should_fail_cleanly_at_every_allocation},
+      {"split_to_json_should_fail_cleanly_at_every_allocation", split_to_json_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
