@@ -430,9 +430,9 @@ const char *sim_period_kind_name(sim_period_kind k) {
 static int add_pair(cJSON *o, const char *key, int first, int n) {
   int v[2] = {first, first + n - 1};
   cJSON *a = cJSON_CreateIntArray(v, 2);
-  if (!a) return -1;
-  cJSON_AddItemToObject(o, key, a);
-  return 0;
+  if (a && cJSON_AddItemToObject(o, key, a)) return 0;
+  cJSON_Delete(a); /* not o's unless added */
+  return -1;
 }
 
 cJSON *sim_result_to_json(const sim_result *r) {

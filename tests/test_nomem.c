@@ -19,6 +19,7 @@
 #include "onnx.pb-c.h"
 #include "onnx_import.h"
 #include "plan.h"
+#include "sim.h"
 #include "split.h"
 #include "testutil.h"
 
@@ -372,6 +373,29 @@ static void split_to_json_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+/* ---- sim/ without the engine: traces and timelines -------------------------------------------- */
+
+/* A simulation's result made by hand (the simulator itself is test_nomem_sim.c's): two stages, four
+ * cores, one link. */
+static mp_status sim_result_to_json_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  sim_stage_result stages[2] = {{.first_layer = 0, .n_layers = 2, .first_core = 0, .n_cores = 1, .compute_s = 1},
+                                {.first_layer = 2, .n_layers = 4, .first_core = 1, .n_cores = 3, .compute_s = 2}};
+  sim_core_result cores[4] = {{1, 2, 1}, {1, 2, 1}, {1, 2, 1}, {3, 2, 0}};
+  sim_link_result links[1] = {{"x0y0>x1y0", 4096, 0.5}};
+  sim_result r = {.microbatches = 8, .throughput_per_s = 10, .period_s = 0.1, .makespan_s = 1, .latency_s = 0.3,
+                  .op_times_overridden = 1, .n_stages = 2, .stages = stages, .n_cores = 4, .cores = cores,
+                  .n_links = 1, .links = links};
+  cJSON *doc = sim_result_to_json(&r);
+  *untouched = 1;
+  cJSON_Delete(doc);
+  return null_is_nomem(doc, err);
+}
+
+static void sim_result_to_json_should_fail_cleanly_at_every_allocation(void) {
+  every_allocation("sim_result_to_json", NULL, sim_result_to_json_call, NULL);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -428,6 +452,8 @@ int main(int argc, char **argv) {
        plan_constructors_should_fail_cleanly_at_every_allocation},
       {"split_new_should_fail_cleanly_at_every_allocation", split_new_should_fail_cleanly_at_every_allocation},
       {"split_to_json_should_fail_cleanly_at_every_allocation", split_to_json_should_fail_cleanly_at_every_allocation},
+      {"sim_result_to_json_should_fail_cleanly_at_every_allocation",
+       sim_result_to_json_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
