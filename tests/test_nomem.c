@@ -21,6 +21,8 @@
 #include "plan.h"
 #include "sim.h"
 #include "split.h"
+#include "sweep.h"
+#include "sweep_pool.h"
 #include "testutil.h"
 
 /* ---- what the calls work on --------------------------------------------------------------------- */
@@ -396,6 +398,133 @@ static void sim_result_to_json_should_fail_cleanly_at_every_allocation(void) {
   every_allocation("sim_result_to_json", NULL, sim_result_to_json_call, NULL);
 }
 
+/* ---- harness/: sweeps and the bench suite, without simulating ---------------------------------- */
+
+static mp_status sweep_axis_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  sweep_axis a;
+  memset(&a, 0xff, sizeof a);
+  mp_status st = sweep_axis_parse("noc.bandwidth=1e10,3.2e10,64G", &a, err);
+  *untouched = st == MP_OK || (a.key == NULL && a.values == NULL && a.n_values == 0);
+  if (st == MP_OK) sweep_axis_clear(&a);
+  return st;
+}
+
+static mp_status sweep_chip_variant_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  /* a new member, members changed in place, a string member that grows */
+  const char *keys[] = {"mesh", "noc.bandwidth", "core.sram_bytes", "core.transfer_factor", "name"};
+  const char *values[] = {"3x5", "1e10", "2Mi", "1.5", "a_variant_with_a_longer_name"};
+  chip *c = POISON;
+  mp_status st = sweep_chip_variant(f->chip_doc, CHIP_FILE, keys, values, 5, &c, err);
+  *untouched = LEFT_ALONE(c);
+  if (st == MP_OK) chip_free(c);
+  return st;
+}
+
+/* sweep_new takes its graphs, also when it fails: the call loads one for it. */
+static mp_status sweep_new_call(void *ctx, int *untouched, mp_error *err) {
+  fixture *f = ctx;
+  *untouched = 1;
+  graph *g = NULL;
+  mp_status st = graph_from_json(f->graph_doc, GRAPH_FILE, &g, err);
+  if (st != MP_OK) return st;
+  sweep_axis axes[2];
+  int n_axes = 0;
+  const char *vary[] = {"mesh=2x2,3x3", "noc.bandwidth=1e10,2e10"};
+  for (; n_axes < 2 && st == MP_OK; n_axes++) st = sweep_axis_parse(vary[n_axes], &axes[n_axes], err);
+  if (st != MP_OK) n_axes--;
+  const char *methods[] = {"even", "balanced"};
+  sweep *s = POISON;
+  if (st == MP_OK) {
+    st = sweep_new(f->chip_doc, CHIP_FILE, axes, n_axes, &g, 1, methods, 2, NULL, NULL, &s, err);
+    *untouched = LEFT_ALONE(s);
+    if (st == MP_OK) sweep_free(s);
+  } else {
+    graph_free(g);
+  }
+  for (int i = 0; i < n_axes; i++) sweep_axis_clear(&axes[i]);
+  return st;
+}
+
+/* The worker inherits the armed wrappers and disarms them: the parent's side is under test. */
+static mp_status pool_job(void *ctx, int item, char *line, size_t cap, mp_error *err) {
+  (void)ctx;
+  (void)err;
+  nomem_disarm();
+  snprintf(line, cap, "item %d\n", item);
+  return MP_OK;
+}
+
+/* What the pool handed back: lines, and failures, which (the workers having disarmed) can only be this
+ * process's lack of memory while it read a worker's answer. */
+typedef struct pool_count {
+  int lines, nomem, other;
+} pool_count;
+
+static mp_status pool_done(void *ctx, int item, const char *line, const mp_error *failure, mp_error *err) {
+  pool_count *pc = ctx;
+  char want[32];
+  snprintf(want, sizeof want, "item %d\n", item);
+  (void)err;
+  if (line && strcmp(line, want) == 0)
+    pc->lines++;
+  else if (!line && failure->status == MP_NOMEM && failure->msg[0])
+    pc->nomem++;
+  else
+    pc->other++;
+  return MP_OK;
+}
+
+/* Every item comes back once, with its line or, when memory ran out here, as a failure of its own. */
+static mp_status sweep_pool_call(void *ctx, int *untouched, mp_error *err) {
+  (void)ctx;
+  int items[] = {0, 1, 2};
+  pool_count pc = {0, 0, 0};
+  *untouched = 1;
+  mp_status st = sweep_pool_run(items, 3, 2, pool_job, pool_done, NULL, 0, &pc, err);
+  if (st != MP_OK) return st;
+  if (pc.lines + pc.nomem != 3 || pc.other)
+    return err_set(err, MP_RUN, "sweep_pool_run handed back %d lines, %d out-of-memory failures and %d others",
+                   pc.lines, pc.nomem, pc.other);
+  return pc.nomem ? err_nomem(err) : MP_OK;
+}
+
+static mp_status sweep_csv_open_call(void *ctx, int *untouched, mp_error *err) {
+  sweep *s = ctx;
+  unsigned char done[64];
+  int fd = -1, n_done = 0;
+  *untouched = 1;
+  mp_status st = sweep_csv_open(s, testutil_temp_path("resumed.csv"), &fd, done, &n_done, err);
+  if (fd >= 0) close(fd);
+  return st;
+}
+
+static void sweep_constructors_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  every_allocation("sweep_axis_parse", NULL, sweep_axis_call, NULL);
+  every_allocation("sweep_chip_variant", NULL, sweep_chip_variant_call, &f);
+  every_allocation("sweep_new", NULL, sweep_new_call, &f);
+  every_allocation("sweep_pool_run", NULL, sweep_pool_call, NULL);
+  /* a results file to resume: the header and one row */
+  graph *g = NULL;
+  sweep *s = NULL;
+  mp_error err;
+  const char *methods[] = {"even"};
+  CU_ASSERT_EQUAL_FATAL(graph_from_json(f.graph_doc, GRAPH_FILE, &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(sweep_new(f.chip_doc, CHIP_FILE, NULL, 0, &g, 1, methods, 1, NULL, NULL, &s, &err), MP_OK);
+  char header[SWEEP_LINE_MAX], row[SWEEP_LINE_MAX];
+  sweep_row r = {.feasible = 1, .n_stages = 1, .model_period_s = 1, .throughput_per_s = 1, .cores = 16};
+  CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
+  CU_ASSERT(sweep_csv_row(s, 0, &r, row, sizeof row) > 0);
+  strcat(header, row);
+  testutil_write_temp("resumed.csv", header);
+  every_allocation("sweep_csv_open", NULL, sweep_csv_open_call, s);
+  sweep_free(s);
+  fixture_free(&f);
+}
+
 /* ---- the injection itself ---------------------------------------------------------------------- */
 
 /* The wrappers see the library's allocations and cJSON's, refuse exactly from the armed one on (or
@@ -454,6 +583,8 @@ int main(int argc, char **argv) {
       {"split_to_json_should_fail_cleanly_at_every_allocation", split_to_json_should_fail_cleanly_at_every_allocation},
       {"sim_result_to_json_should_fail_cleanly_at_every_allocation",
        sim_result_to_json_should_fail_cleanly_at_every_allocation},
+      {"sweep_constructors_should_fail_cleanly_at_every_allocation",
+       sweep_constructors_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem", tests, argc, argv);
