@@ -58,6 +58,9 @@ static void sim_case_free(sim_case *sc) {
   graph_free(sc->g);
 }
 
+/* Refusals that leave a result must leave it empty (it owns nothing). */
+static int empty(const sim_result *r) { return !r->stages && !r->cores && !r->links; }
+
 static mp_status sim_new_call(void *ctx, int *untouched, mp_error *err) {
   sim_case *sc = ctx;
   sim *s = (sim *)sc; /* not NULL: a failed sim_new must set it to NULL */
@@ -83,11 +86,34 @@ static mp_status evaluation_call(void *ctx, int *untouched, mp_error *err) {
   return st;
 }
 
+/* The plan twice: computed, then from the cache (a copy of the cached result) — unless the first
+ * could not keep a copy, which it may do without (then it is computed again, with the same figures). */
+static mp_status eval_twice(sim_case *sc, mp_error *err) {
+  sim_result r;
+  mp_status st = sim_evaluate(sc->s, sc->g, sc->p, &r, err);
+  if (st != MP_OK && !empty(&r)) return err_set(err, MP_RUN, "a failed sim_evaluate left a result");
+  double period = r.period_s;
+  sim_result_clear(&r);
+  if (st == MP_OK) st = sim_evaluate(sc->s, sc->g, sc->p, &r, err);
+  if (st != MP_OK && !empty(&r)) return err_set(err, MP_RUN, "a failed cached sim_evaluate left a result");
+  if (st == MP_OK && r.period_s != period) st = err_set(err, MP_RUN, "the second evaluation has another period");
+  sim_result_clear(&r);
+  return st;
+}
+
 static mp_status eval_record(sim_case *sc, mp_error *err) {
   trace *t = (trace *)sc; /* not NULL: a failed sim_record must set it to NULL */
   mp_status st = sim_record(sc->s, sc->g, sc->p, 2, &t, err);
   if (st != MP_OK && t) return err_set(err, MP_RUN, "a failed sim_record left its output set");
   trace_free(t);
+  return st;
+}
+
+static mp_status eval_replay(sim_case *sc, mp_error *err) {
+  sim_result r;
+  mp_status st = sim_replay(sc->s, sc->t, &r, err);
+  if (st != MP_OK && !empty(&r)) st = err_set(err, MP_RUN, "a failed sim_replay left a result");
+  sim_result_clear(&r);
   return st;
 }
 
@@ -129,15 +155,29 @@ static void evaluation_should_fail_cleanly_at_every_allocation(const char *name,
   sim_case_free(&sc);
 }
 
+/* The cache may go without its entry: the plan, and the copy of the result's stages and links. */
+#define CACHE_ENTRY_ALLOCATIONS 3
+
+static void sim_evaluate_should_fail_cleanly_at_every_allocation(void) {
+  evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate (computed, then cached)", NULL, start_engine,
+                                                     eval_twice, CACHE_ENTRY_ALLOCATIONS);
+}
+
 static void sim_record_should_fail_cleanly_at_every_allocation(void) {
   evaluation_should_fail_cleanly_at_every_allocation("sim_record", NULL, start_engine, eval_record, 0);
+}
+
+static void sim_replay_should_fail_cleanly_at_every_allocation(void) {
+  evaluation_should_fail_cleanly_at_every_allocation("sim_replay", NULL, start_engine, eval_replay, 0);
 }
 
 int main(int argc, char **argv) {
   nomem_init();
   CU_TestInfo tests[] = {
       {"sim_new_should_fail_cleanly_at_every_allocation", sim_new_should_fail_cleanly_at_every_allocation},
+      {"sim_evaluate_should_fail_cleanly_at_every_allocation", sim_evaluate_should_fail_cleanly_at_every_allocation},
       {"sim_record_should_fail_cleanly_at_every_allocation", sim_record_should_fail_cleanly_at_every_allocation},
+      {"sim_replay_should_fail_cleanly_at_every_allocation", sim_replay_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem_sim", tests, argc, argv);
