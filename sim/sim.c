@@ -510,5 +510,8 @@ mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int micro
     timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .bytes = res->cores[k].sram_bytes};
     if (res->cores[k].sram_bytes > 0) st = timeline_add(tl, &e, err);
   }
+  /* A failed evaluation leaves no result, like sim_evaluate_m, also when the run's events (evaluate's
+   * tl_failed) or the SRAM counters could not all be added to the timeline. */
+  if (st != MP_OK) sim_result_clear(res);
   return st;
 }

@@ -101,6 +101,18 @@ static mp_status eval_twice(sim_case *sc, mp_error *err) {
   return st;
 }
 
+static mp_status eval_timeline(sim_case *sc, mp_error *err) {
+  timeline *tl = NULL;
+  sim_result r;
+  memset(&r, 0, sizeof r);
+  mp_status st = timeline_new(sc->c, "nomem", &tl, err);
+  if (st == MP_OK) st = sim_evaluate_timeline(sc->s, sc->g, sc->p, 2, tl, &r, err);
+  if (st != MP_OK && !empty(&r)) st = err_set(err, MP_RUN, "a failed sim_evaluate_timeline left a result");
+  sim_result_clear(&r);
+  timeline_free(tl);
+  return st;
+}
+
 static mp_status eval_record(sim_case *sc, mp_error *err) {
   trace *t = (trace *)sc; /* not NULL: a failed sim_record must set it to NULL */
   mp_status st = sim_record(sc->s, sc->g, sc->p, 2, &t, err);
@@ -171,6 +183,10 @@ static void sim_replay_should_fail_cleanly_at_every_allocation(void) {
   evaluation_should_fail_cleanly_at_every_allocation("sim_replay", NULL, start_engine, eval_replay, 0);
 }
 
+static void sim_evaluate_timeline_should_fail_cleanly_at_every_allocation(void) {
+  evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate_timeline", NULL, start_engine, eval_timeline, 0);
+}
+
 int main(int argc, char **argv) {
   nomem_init();
   CU_TestInfo tests[] = {
@@ -178,6 +194,8 @@ int main(int argc, char **argv) {
       {"sim_evaluate_should_fail_cleanly_at_every_allocation", sim_evaluate_should_fail_cleanly_at_every_allocation},
       {"sim_record_should_fail_cleanly_at_every_allocation", sim_record_should_fail_cleanly_at_every_allocation},
       {"sim_replay_should_fail_cleanly_at_every_allocation", sim_replay_should_fail_cleanly_at_every_allocation},
+      {"sim_evaluate_timeline_should_fail_cleanly_at_every_allocation",
+       sim_evaluate_timeline_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem_sim", tests, argc, argv);
