@@ -33,6 +33,12 @@ typedef struct sim_case {
   mp_status (*eval)(struct sim_case *sc, mp_error *err);
 } sim_case;
 
+/* The same mesh with too little SRAM for the plan's groups: their weights stream from DRAM. */
+static const char *STREAMING_CHIP =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"streaming\",\"mesh\":{\"width\":4,\"height\":4},"
+    "\"core\":{\"flops\":1e12,\"sram_bytes\":20000},\"noc\":{\"bandwidth\":3.2e10,\"latency\":4e-9},"
+    "\"dram\":{\"bandwidth\":1e11,\"ports\":[[0,1],[3,2]]}}";
+
 /* Loads the graph, plan and trace, and the chip: CHIP_FILE, or chip_text (a document) when not NULL. */
 static int sim_case_load(sim_case *sc, const char *chip_text) {
   memset(sc, 0, sizeof *sc);
@@ -121,6 +127,16 @@ static mp_status eval_record(sim_case *sc, mp_error *err) {
   return st;
 }
 
+/* setup for a replay on a chip of its own: the engine, and the trace of the plan recorded on it. */
+static mp_status start_engine_and_record(void *ctx, mp_error *err) {
+  sim_case *sc = ctx;
+  mp_status st = start_engine(sc, err);
+  trace_free(sc->t);
+  sc->t = NULL;
+  if (st == MP_OK) st = sim_record(sc->s, sc->g, sc->p, 2, &sc->t, err);
+  return st;
+}
+
 static mp_status eval_replay(sim_case *sc, mp_error *err) {
   sim_result r;
   mp_status st = sim_replay(sc->s, sc->t, &r, err);
@@ -187,6 +203,14 @@ static void sim_evaluate_timeline_should_fail_cleanly_at_every_allocation(void) 
   evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate_timeline", NULL, start_engine, eval_timeline, 0);
 }
 
+/* Groups whose weights do not fit their cores' SRAM stream them from DRAM: more of the program. */
+static void evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram(void) {
+  evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate (weights from DRAM)", STREAMING_CHIP,
+                                                     start_engine, eval_twice, CACHE_ENTRY_ALLOCATIONS);
+  evaluation_should_fail_cleanly_at_every_allocation("sim_replay (weights from DRAM)", STREAMING_CHIP,
+                                                     start_engine_and_record, eval_replay, 0);
+}
+
 int main(int argc, char **argv) {
   nomem_init();
   CU_TestInfo tests[] = {
@@ -196,6 +220,8 @@ int main(int argc, char **argv) {
       {"sim_replay_should_fail_cleanly_at_every_allocation", sim_replay_should_fail_cleanly_at_every_allocation},
       {"sim_evaluate_timeline_should_fail_cleanly_at_every_allocation",
        sim_evaluate_timeline_should_fail_cleanly_at_every_allocation},
+      {"evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram",
+       evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem_sim", tests, argc, argv);
