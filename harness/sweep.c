@@ -168,19 +168,20 @@ static mp_status set_path(cJSON *doc, const char *key, const char *value, mp_err
       seg += n + 1;
       continue;
     }
-    cJSON *fresh = NULL;
-    double v = 0;
-    if (cJSON_IsString(item)) {
-      fresh = cJSON_CreateString(value);
-    } else if (item && !cJSON_IsNumber(item)) {
+    /* An existing member is changed in place: cJSON's replace (1.7.15) keeps a replacement whose key it
+     * could not copy, leaving a member without a name when memory runs out. */
+    if (cJSON_IsString(item)) return cJSON_SetValuestring(item, value) ? MP_OK : err_nomem(err);
+    if (item && !cJSON_IsNumber(item))
       return err_set(err, MP_USAGE, "--vary %s: the base chip's value there is not a number or a string", key);
-    } else {
-      if (!parse_scaled(value, &v))
-        return err_set(err, MP_USAGE, "--vary %s: '%s' is not a number (suffixes k M G T, Ki Mi Gi Ti)", key, value);
-      fresh = cJSON_CreateNumber(v);
+    double v = 0;
+    if (!parse_scaled(value, &v))
+      return err_set(err, MP_USAGE, "--vary %s: '%s' is not a number (suffixes k M G T, Ki Mi Gi Ti)", key, value);
+    if (item) {
+      cJSON_SetNumberValue(item, v);
+      return MP_OK;
     }
-    if (!fresh) return err_nomem(err);
-    if (item ? !cJSON_ReplaceItemInObjectCaseSensitive(obj, name, fresh) : !cJSON_AddItemToObject(obj, name, fresh)) {
+    cJSON *fresh = cJSON_CreateNumber(v);
+    if (!fresh || !cJSON_AddItemToObject(obj, name, fresh)) {
       cJSON_Delete(fresh);
       return err_nomem(err);
     }

@@ -12,9 +12,9 @@
 #include "err.h"
 
 /* job runs in the worker for one item and fills line (cap bytes, NUL-terminated) or fails; done runs
- * in the parent with the line or with the failure (the job's error, or MP_RUN when the worker died or
- * ended without answering); idle runs in the parent about every idle_ms milliseconds while it waits.
- * ctx is the caller's, passed to each. */
+ * in the parent with the line or with the failure (the job's error, MP_RUN when the worker died or
+ * ended without answering, or MP_NOMEM when the parent had no memory to read its answer); idle runs
+ * in the parent about every idle_ms milliseconds while it waits.  ctx is the caller's, passed to each. */
 typedef mp_status (*sweep_pool_job_fn)(void *ctx, int item, char *line, size_t cap, mp_error *err);
 typedef mp_status (*sweep_pool_done_fn)(void *ctx, int item, const char *line, const mp_error *failure,
                                         mp_error *err);

@@ -132,17 +132,18 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
   if (st == MP_OK) st = jsonio_get_array(&rd, root, "inputs", JSONIO_REQUIRED, &ins, NULL);
   if (st == MP_OK) st = jsonio_get_array(&rd, root, "ops", JSONIO_REQUIRED, &ops, NULL);
   if (st != MP_OK) return st;
-  ld->n_ops = cJSON_GetArraySize(ops);
-  if (ld->n_ops == 0) return err_at(err, MP_INPUT, file, "ops", "the graph has no ops");
+  int n_ops = cJSON_GetArraySize(ops);
+  if (n_ops == 0) return err_at(err, MP_INPUT, file, "ops", "the graph has no ops");
   int n_out = 0;
   for (const cJSON *o = ops->child; o; o = o->next) {
     const cJSON *outs = cJSON_GetObjectItemCaseSensitive(o, "outputs");
     n_out += cJSON_IsArray(outs) ? cJSON_GetArraySize(outs) : 0;
   }
   ld->n_graph_inputs = cJSON_GetArraySize(ins);
-  ld->ops = calloc((size_t)ld->n_ops, sizeof *ld->ops);
+  ld->ops = calloc((size_t)n_ops, sizeof *ld->ops);
   ld->tensors = calloc((size_t)(ld->n_graph_inputs + n_out) + 1, sizeof *ld->tensors);
   if (!ld->ops || !ld->tensors) return err_nomem(err);
+  ld->n_ops = n_ops; /* only now: loader_clear frees the entries of ops[0 .. n_ops) */
   int k = 0;
   for (const cJSON *t = ins->child; t; t = t->next, k++) {
     char w[64];
@@ -587,7 +588,10 @@ cJSON *graph_to_json(const graph *g) {
   }
   if (g->source) {
     cJSON *s = cJSON_Duplicate(g->source, 1);
-    if (!s || !cJSON_AddItemToObject(root, "source", s)) goto fail;
+    if (!s || !cJSON_AddItemToObject(root, "source", s)) {
+      cJSON_Delete(s); /* not root's unless added */
+      goto fail;
+    }
   }
   return root;
 fail:

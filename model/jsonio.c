@@ -1,6 +1,7 @@
 /* jsonio: see jsonio.h. */
 #include "jsonio.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,10 @@ mp_status jsonio_parse(const char *file, const char *text, size_t len, cJSON **o
   *out = NULL;
   if (len > 0 && memchr(text, '\0', len))
     return err_at(err, MP_INPUT, file, NULL, "not a JSON file (contains a NUL byte)");
+  errno = 0;
   cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  /* cJSON fails alike on bad syntax and on a failed allocation; only malloc's errno tells them apart */
+  if (!root && errno == ENOMEM) return err_nomem(err);
   const char *stop = root ? end : cJSON_GetErrorPtr();
   if (root) { /* trailing content after the document is an error too */
     while (stop && (size_t)(stop - text) < len && strchr(" \t\r\n", *stop)) stop++;

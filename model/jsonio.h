@@ -17,8 +17,8 @@
 
 #define JSONIO_MAX_EXACT 9007199254740992.0 /* 2^53 */
 
-/* Parses text (len bytes) as one JSON document; syntax errors name line and column.  On success
- * *out is an owned tree (cJSON_Delete). */
+/* Parses text (len bytes) as one JSON document; syntax errors name line and column, and memory
+ * running out (in cJSON too) is MP_NOMEM.  On success *out is an owned tree (cJSON_Delete). */
 mp_status jsonio_parse(const char *file, const char *text, size_t len, cJSON **out, mp_error *err);
 
 /* Reads and parses a file; see jsonio_parse. */

@@ -27,17 +27,21 @@ int onnx_dtype_bytes(const char *dtype) {
 
 /* ---- the string -> index map ---- */
 
+void onnx_map_free(onnx_namemap *m) {
+  free(m->keys);
+  free(m->vals);
+}
+
 int onnx_map_init(onnx_namemap *m, size_t n) {
   m->cap = 16;
   while (m->cap < 2 * n + 16) m->cap *= 2;
   m->keys = calloc(m->cap, sizeof *m->keys);
   m->vals = calloc(m->cap, sizeof *m->vals);
-  return m->keys && m->vals;
-}
-
-void onnx_map_free(onnx_namemap *m) {
-  free(m->keys);
-  free(m->vals);
+  if (m->keys && m->vals) return 1;
+  onnx_map_free(m);
+  m->keys = NULL;
+  m->vals = NULL;
+  return 0;
 }
 
 static size_t map_slot(const onnx_namemap *m, const char *key) {

@@ -151,7 +151,8 @@ typedef struct onnx_namemap {
   int *vals;
 } onnx_namemap;
 
-/* Sizes m for at most n keys (load factor <= 1/2, so it never fills); 0 when out of memory. */
+/* Sizes m for at most n keys (load factor <= 1/2, so it never fills); 0 when out of memory, with
+ * nothing left allocated (onnx_map_free is then a no-op). */
 int onnx_map_init(onnx_namemap *m, size_t n);
 void onnx_map_free(onnx_namemap *m);
 /* The value of key, or -1. */

@@ -170,6 +170,13 @@ static int add_item(cJSON *array, cJSON *item) {
   return 0;
 }
 
+/* Adds item under key, or deletes it (cJSON leaves an item it could not add to the caller). */
+static int add_member(cJSON *obj, const char *key, cJSON *item) {
+  if (item && cJSON_AddItemToObject(obj, key, item)) return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+
 cJSON *plan_to_json(const plan *p, const graph *g, const chip *c) {
   int names = g && g->n_ops == p->n_layers;
   cJSON *root = cJSON_CreateObject(), *list, *stages;
@@ -183,8 +190,8 @@ cJSON *plan_to_json(const plan *p, const graph *g, const chip *c) {
     const plan_stage *st = &p->stages[s];
     cJSON *o = cJSON_CreateObject();
     if (!add_item(stages, o) ||
-        !cJSON_AddItemToObject(o, "layers", pair(st->first_layer, st->first_layer + st->n_layers - 1)) ||
-        !cJSON_AddItemToObject(o, "cores", pair(st->first_core, st->first_core + st->n_cores - 1)))
+        !add_member(o, "layers", pair(st->first_layer, st->first_layer + st->n_layers - 1)) ||
+        !add_member(o, "cores", pair(st->first_core, st->first_core + st->n_cores - 1)))
       goto fail;
     if (names && (!cJSON_AddStringToObject(o, "first_op", g->ops[st->first_layer].name) ||
                   !cJSON_AddStringToObject(o, "last_op", g->ops[st->first_layer + st->n_layers - 1].name)))

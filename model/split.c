@@ -92,7 +92,6 @@ mp_status split_new(const graph *g, const plan *p, split **out, mp_error *err) {
   int *recv_cap = NULL, *send_cap = NULL;
   split *s = calloc(1, sizeof *s);
   if (!s) return err_nomem(err);
-  s->n_groups = p->n_stages;
   s->groups = calloc((size_t)p->n_stages, sizeof *s->groups);
   recv_cap = calloc((size_t)p->n_stages, sizeof *recv_cap);
   send_cap = calloc((size_t)p->n_stages, sizeof *send_cap);
@@ -100,6 +99,7 @@ mp_status split_new(const graph *g, const plan *p, split **out, mp_error *err) {
     st = err_nomem(err);
     goto cleanup;
   }
+  s->n_groups = p->n_stages; /* only now: split_free visits groups[0 .. n_groups) */
   for (int i = 0; i < p->n_stages; i++) {
     split_group *gr = &s->groups[i];
     gr->first_layer = p->stages[i].first_layer;
@@ -278,8 +278,10 @@ cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *
             !cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(c->hash, hex))))
     goto fail;
   cJSON *ac = cJSON_CreateIntArray(p->arranged, p->n_cores);
-  if (!ac) goto fail;
-  cJSON_AddItemToObject(o, "arranged_core", ac);
+  if (!ac || !cJSON_AddItemToObject(o, "arranged_core", ac)) {
+    cJSON_Delete(ac); /* not o's unless added */
+    goto fail;
+  }
   if (!cJSON_AddNumberToObject(o, "send_recv_pairs", s->n_pairs)) goto fail;
   cJSON *groups = cJSON_AddArrayToObject(o, "groups");
   if (!groups) goto fail;

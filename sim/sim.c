@@ -430,9 +430,9 @@ const char *sim_period_kind_name(sim_period_kind k) {
 static int add_pair(cJSON *o, const char *key, int first, int n) {
   int v[2] = {first, first + n - 1};
   cJSON *a = cJSON_CreateIntArray(v, 2);
-  if (!a) return -1;
-  cJSON_AddItemToObject(o, key, a);
-  return 0;
+  if (a && cJSON_AddItemToObject(o, key, a)) return 0;
+  cJSON_Delete(a); /* not o's unless added */
+  return -1;
 }
 
 cJSON *sim_result_to_json(const sim_result *r) {
@@ -510,5 +510,8 @@ mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int micro
     timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .bytes = res->cores[k].sram_bytes};
     if (res->cores[k].sram_bytes > 0) st = timeline_add(tl, &e, err);
   }
+  /* A failed evaluation leaves no result, like sim_evaluate_m, also when the run's events (evaluate's
+   * tl_failed) or the SRAM counters could not all be added to the timeline. */
+  if (st != MP_OK) sim_result_clear(res);
   return st;
 }

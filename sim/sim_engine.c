@@ -376,7 +376,7 @@ static void run_eval(sim *s, job *j) {
   if (!args || !actors) {
     free(args);
     free(actors);
-    j->failed = 1;
+    j->failed = MP_NOMEM;
     return;
   }
   int n_actors = 0;
@@ -431,7 +431,7 @@ static mp_status run_in_child(void *ctx, strbuf *answer, mp_error *err) {
   isolated *x = ctx;
   job *j = x->j;
   run_eval(x->s, j);
-  if (j->failed) return err_set(err, MP_RUN, "the isolated evaluation could not run (out of memory)");
+  if (j->failed) return err_nomem(err); /* run_eval fails only for lack of memory */
   const job_run *r = &j->run;
   bytes_put_f64(answer, j->t0);
   bytes_put_f64(answer, j->t_end);
@@ -455,9 +455,10 @@ static mp_status run_in_child(void *ctx, strbuf *answer, mp_error *err) {
 static void run_eval_isolated(sim *s, job *j) {
   isolated x = {s, j};
   strbuf answer = {0};
-  if (proc_run_child(run_in_child, &x, &answer, NULL) != MP_OK) {
+  mp_status st = proc_run_child(run_in_child, &x, &answer, NULL);
+  if (st != MP_OK) {
     strbuf_clear(&answer);
-    j->failed = 1;
+    j->failed = st == MP_NOMEM ? MP_NOMEM : MP_RUN; /* the child's lack of memory, or this side's */
     return;
   }
   bytes_reader r = bytes_reader_of(answer.s, answer.len);
@@ -478,7 +479,7 @@ static void run_eval_isolated(sim *s, job *j) {
     gr->comm_s = bytes_get_f64(&r);
     gr->acts = (long)bytes_get_u64(&r);
   }
-  if (r.short_read || bytes_left(&r) != 0) j->failed = 1;
+  if (r.short_read || bytes_left(&r) != 0) j->failed = MP_RUN;
   strbuf_clear(&answer);
 }
 
@@ -628,8 +629,9 @@ mp_status sim_engine_run(sim *s, job *j, mp_error *err) {
   mp_status st = serve(s, &q, err);
   s->stats.engine_s += proc_now_s() - t;
   if (st == MP_OK && j->failed)
-    st = err_set(err, MP_RUN, "sim: the evaluation could not run (out of memory%s)",
-                 s->opt.isolate && !j->tl ? ", or no process or pipe for the isolated run" : "");
+    st = j->failed == MP_NOMEM ? err_nomem(err)
+                               : err_set(err, MP_RUN, "sim: the isolated evaluation could not run (no process or pipe "
+                                                      "for it, or its answer was incomplete)");
   return st;
 }
 

@@ -176,7 +176,8 @@ typedef struct job {
   uint64_t graph_hash, plan_hash;
   timeline *tl;  /* NULL, or where the run's events go (borrowed) */
   int tl_failed; /* an event could not be added (out of memory) */
-  int failed;    /* set by the engine thread: the evaluation could not run (out of memory, fork) */
+  mp_status failed; /* set by the engine thread when the evaluation could not run: MP_NOMEM, or MP_RUN when
+                       the isolated run's child could not start or answer (see sim_engine_run) */
   double t0, t_end;
   /* run state (engine thread) */
   int limit;        /* micro-batches the groups run: M, lowered to L + 1 when the run has ended at L */

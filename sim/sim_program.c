@@ -194,9 +194,9 @@ static mp_status build(const sim *s, const graph *g, const split *sp, cost_model
   int *seg_of = malloc((size_t)g->n_ops * sizeof *seg_of); /* per layer of the current group */
   if (!j || !recv_of || !seg_of) goto nomem;
   for (int t = 0; t < g->n_tensors; t++) recv_of[t] = -1;
-  j->n_groups = sp->n_groups;
   j->groups = calloc((size_t)sp->n_groups, sizeof *j->groups);
   if (!j->groups) goto nomem;
+  j->n_groups = sp->n_groups; /* only now: sim_job_free visits groups[0 .. n_groups) */
   for (int gi = 0; gi < sp->n_groups; gi++) {
     const split_group *sg = &sp->groups[gi];
     jgroup *gr = &j->groups[gi];
