@@ -8,18 +8,21 @@
 #include "cost.h"
 #include "err.h"
 
-/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage and link
- * times (the tie-break: lower means the near-slowest stages and links have more slack). */
+/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage times over
+ * the period (the tie-break: lower means the near-slowest stages have more slack). */
 typedef struct candidate {
   int n, *layers, *cores;
   double period, norm;
+  int fits;      /* every stage fits its cores' SRAM */
+  int mem_first; /* a plan that fits beats one that does not (chips without DRAM ports: memory has no time) */
 } candidate;
 
 /* Costs x on the full model (m borrowed): its period and the tie-break norm; stage_s is scratch for
  * x->n entries. */
 mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err);
 
-/* 1 when a is better than b: a lower period, or the same period and a lower norm. */
+/* 1 when a is better than b: (with mem_first, fitting first, then) a lower period, or the same period
+ * and a lower norm. */
 int optimal_better(const candidate *a, const candidate *b);
 
 /* Improves *best (room for cap stages) by local search on the full model, at most max_rounds sweeps;

@@ -13,7 +13,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
   plan *p = NULL;
   mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, err);
   if (st != MP_OK) return st;
-  x->period = cost_model_period(m, p, stage_s, NULL, NULL, NULL);
+  x->period = cost_model_period(m, p, stage_s, NULL, &x->fits, NULL);
   plan_free(p);
   if (x->period < 0) return err_nomem(err);
   double s8 = 0;
@@ -26,6 +26,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
 }
 
 int optimal_better(const candidate *a, const candidate *b) {
+  if (a->mem_first && a->fits != b->fits) return a->fits;
   return a->period < b->period || (a->period == b->period && a->norm < b->norm);
 }
 
@@ -75,6 +76,8 @@ static void copy_candidate(candidate *to, const candidate *from) {
   memcpy(to->cores, from->cores, (size_t)from->n * sizeof(int));
   to->period = from->period;
   to->norm = from->norm;
+  to->fits = from->fits;
+  to->mem_first = from->mem_first;
 }
 
 /* Local search from *best on the full model: sweeps over the stage boundaries trying every move of one
@@ -85,7 +88,7 @@ static void copy_candidate(candidate *to, const candidate *from) {
  * Returns the sweeps run, or -1 on an error (err set). */
 int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err) {
   int rounds = 0, structural = 0;
-  candidate trial = {0, malloc((size_t)cap * sizeof(int)), malloc((size_t)cap * sizeof(int)), 0, 0};
+  candidate trial = {.layers = malloc((size_t)cap * sizeof(int)), .cores = malloc((size_t)cap * sizeof(int))};
   double *stage_s = malloc((size_t)cap * sizeof *stage_s);
   if (!trial.layers || !trial.cores || !stage_s) {
     rounds = -1;
@@ -93,7 +96,8 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
     goto cleanup;
   }
   copy_candidate(&trial, best);
-  for (; rounds < max_rounds; rounds++) {
+  while (rounds < max_rounds) {
+    rounds++;
     double before = best->period;
     if (!structural) {
       for (int i = 0; i + 1 < best->n; i++)

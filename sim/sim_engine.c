@@ -16,8 +16,9 @@
  * snake chain.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
  * time (FIFO, overlapping the group's next compute: double buffering) and then signals the receiver
  * (a counter and a semaphore: the transfer is in flight from the moment it is posted, as with a
- * permanent receiver).  A group whose weights do not fit first streams them from DRAM, every
- * micro-batch, in one ptask from the port to its cores. */
+ * permanent receiver).  A group whose share does not fit its cores' SRAM streams, every micro-batch,
+ * before its first segment each over-full core's reads from its nearest DRAM port and after its last
+ * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM"). */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>
