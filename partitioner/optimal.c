@@ -585,30 +585,6 @@ cleanup:
 /* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
 
-/* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
- * may come from anywhere (a relaxation's plan ignores the link loads). */
-static const char *const other_starts[] = {"even", "balanced", "seed-split", "greedy"};
-#define N_STARTS (2 + (int)(sizeof other_starts / sizeof *other_starts))
-
-/* Appends the plans of other_starts to cand (room for N_STARTS; each with room for L stages). */
-static mp_status method_starts(const graph *g, const chip *c, candidate *cand, int *n, mp_error *err) {
-  method_options mo;
-  method_options_default(&mo);
-  for (size_t k = 0; k < sizeof other_starts / sizeof *other_starts; k++) {
-    plan *p = NULL;
-    method_report rep;
-    mp_status st = method_run(other_starts[k], g, c, &mo, &p, &rep, err);
-    if (st != MP_OK) return st;
-    candidate *x = &cand[(*n)++];
-    x->n = p->n_stages;
-    for (int i = 0; i < p->n_stages; i++) {
-      x->layers[i] = p->stages[i].n_layers;
-      x->cores[i] = p->stages[i].n_cores;
-    }
-    plan_free(p);
-  }
-  return MP_OK;
-}
 
 /* Costs the starts in full, repairs the best, and writes the plan, its figures and the note. */
 static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_cand, double t_low, const char *how,
@@ -645,7 +621,7 @@ static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_ca
   res->exact = T <= t_low;
   const char *start = pick == 0   ? "the lower relaxation's plan"
                       : pick == 1 ? "the upper relaxation's plan"
-                                  : other_starts[pick - 2];
+                                  : optimal_other_starts[pick - 2];
   if (res->exact)
     method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s = the certified lower "
                      "bound: exact.", how, checks, cand[pick].n, T);
@@ -678,7 +654,7 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
   if (st == MP_OK) t_high = solve_kind(&o, HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
   if (st == MP_OK && (t_low < 0 || t_high < 0 || cand[0].n <= 0 || cand[1].n <= 0))
     st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
-  if (st == MP_OK) st = method_starts(g, c, cand, &n, err);
+  if (st == MP_OK) st = optimal_method_starts(g, c, cand, &n, err);
   if (st == MP_OK)
     st = finish(g, c, cand, n, t_low, "uniform chip: threshold DP on two relaxations",
                 "the stage-local terms exact, Sends once, DRAM streams at their best position, no contention", o.checks,
@@ -778,7 +754,7 @@ again:
   memcpy(cand[1].layers, cand[0].layers, (size_t)n * sizeof(int));
   memcpy(cand[1].cores, cand[0].cores, (size_t)n * sizeof(int));
   int starts = 2;
-  st = method_starts(g, c, cand, &starts, err);
+  st = optimal_method_starts(g, c, cand, &starts, err);
   if (st == MP_OK)
     st = finish(g, c, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP",
                 "the stage-local terms exact, Sends once, no contention", 1, out, res, rep, err);

@@ -1,10 +1,11 @@
-/* optimal_repair: the local search that takes optimal's best start to a better plan on the full model
- * (optimal.c; the relaxations ignore what only whole plans have: per-destination Sends, latencies,
- * contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
+/* optimal_repair: the starts beside the relaxations' plans, and the local search that takes optimal's
+ * best start to a better plan on the full model (optimal.c; the relaxations ignore what only whole plans
+ * have: per-destination Sends, latencies, contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
  * returns is one the model can cost. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "method_int.h"
 #include "optimal_int.h"
 #include "plan.h"
 
@@ -146,3 +147,25 @@ cleanup:
   return rounds;
 }
 
+/* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
+ * may come from anywhere (a relaxation's plan ignores the link loads). */
+const char *const optimal_other_starts[OPTIMAL_OTHER_STARTS] = {"even", "balanced", "seed-split", "greedy"};
+
+mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, int *n, mp_error *err) {
+  method_options mo;
+  method_options_default(&mo);
+  for (size_t k = 0; k < (size_t)OPTIMAL_OTHER_STARTS; k++) {
+    plan *p = NULL;
+    method_report rep;
+    mp_status st = method_run(optimal_other_starts[k], g, c, &mo, &p, &rep, err);
+    if (st != MP_OK) return st;
+    candidate *x = &cand[(*n)++];
+    x->n = p->n_stages;
+    for (int i = 0; i < p->n_stages; i++) {
+      x->layers[i] = p->stages[i].n_layers;
+      x->cores[i] = p->stages[i].n_cores;
+    }
+    plan_free(p);
+  }
+  return MP_OK;
+}
