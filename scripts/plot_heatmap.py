@@ -140,7 +140,7 @@ def main():
     ax.set_yticks(range(height))
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    thr = res.get("throughput_per_s")
+    thr = res.get("samples_per_s")
     title = args.title or f"{width}x{height} mesh, {len(res['stages'])} stages"
     if thr:
         title += f", {float(thr):.4g} samples/s"

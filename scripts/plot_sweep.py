@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-FIXED = ["graph", "method", "feasible", "stages", "model_period_s", "throughput_per_s", "latency_s", "busiest_link",
+FIXED = ["graph", "method", "feasible", "stages", "model_period_s", "samples_per_s", "latency_s", "busiest_link",
          "busiest_link_utilisation", "total_sram_bytes", "cores", "solve_s"]
 STYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -42,7 +42,7 @@ def read_rows(path):
         axes = header[1:header.index("graph")]
         rows = []
         for r in reader:
-            for col in ("throughput_per_s", "total_sram_bytes", "cores"):
+            for col in ("samples_per_s", "total_sram_bytes", "cores"):
                 r[col] = float(r[col])
             r["feasible"] = r["feasible"] == "1"
             rows.append(r)
@@ -77,7 +77,7 @@ def plot_mesh(axes, rows, out):
     for ax, g in zip(panels[0], graphs):
         for mi, m in enumerate(methods):
             for ci, combo in enumerate(combos):
-                pts = sorted((r["cores"], r["throughput_per_s"], r.get("mesh", ""))
+                pts = sorted((r["cores"], r["samples_per_s"], r.get("mesh", ""))
                              for r in rows if r["graph"] == g and r["method"] == m
                              and ";".join(f"{a}={r[a]}" for a in others) == combo)
                 if not pts:
@@ -124,7 +124,7 @@ def plot_pareto(rows, out):
         mine = [r for r in rows if r["graph"] == g]
         for mi, m in enumerate(methods):
             for fits in (True, False):
-                pts = [(r["total_sram_bytes"] / mib, r["throughput_per_s"]) for r in mine
+                pts = [(r["total_sram_bytes"] / mib, r["samples_per_s"]) for r in mine
                        if r["method"] == m and r["feasible"] == fits]
                 if not pts:
                     continue
@@ -132,7 +132,7 @@ def plot_pareto(rows, out):
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=36, marker=MARKERS[mi % len(MARKERS)],
                            facecolors=c if fits else "none", edgecolors=c, alpha=0.85,
                            label=m + ("" if fits else " (does not fit SRAM)"))
-        front = pareto([(r["total_sram_bytes"] / mib, r["throughput_per_s"]) for r in mine])
+        front = pareto([(r["total_sram_bytes"] / mib, r["samples_per_s"]) for r in mine])
         ax.plot([p[0] for p in front], [p[1] for p in front], "-", color="black", linewidth=1.5, zorder=0,
                 drawstyle="steps-post", label="Pareto front")
         ax.scatter([p[0] for p in front], [p[1] for p in front], s=140, facecolors="none", edgecolors="black",

@@ -112,7 +112,9 @@ typedef struct sim_result {
   int warmup_microbatches;        /* steady runs: the micro-batches before the first that started in a
                                      full pipeline (after the first completion); 0 in fixed runs */
   int cycle;                      /* steady runs: completions repeat every `cycle` micro-batches (1 mostly) */
-  double throughput_per_s;        /* samples/s: 1 / period_s */
+  int batch;                      /* samples per micro-batch (graph_batch: the graph's batch size) */
+  double microbatches_per_s;      /* 1 / period_s */
+  double samples_per_s;           /* batch / period_s: the throughput */
   double period_s;                /* interval between consecutive micro-batch completions: in steady state,
                                      the mean over the last cycle (sim_int.h says how it is found); in a
                                      fixed run (c[M-1] - c[0]) / (M - 1), the makespan when M == 1 */
@@ -154,6 +156,9 @@ mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, m
 
 /* Same with an explicit number of micro-batches: >= 1 for a fixed run, 0 for steady state. */
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int microbatches, sim_result *res, mp_error *err);
+
+/* Sets r's batch and its samples_per_s = batch x microbatches_per_s (sim_evaluate and sim_replay do). */
+void sim_result_set_batch(sim_result *r, int batch);
 
 /* Frees what a result owns and zeroes it; r may be NULL. */
 void sim_result_clear(sim_result *r);

@@ -282,15 +282,17 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   char header[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
   CU_ASSERT_STRING_EQUAL(header,
-                         "case,mesh,noc.bandwidth,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,"
-                         "busiest_link,busiest_link_utilisation,total_sram_bytes,cores,solve_s\n");
+                         "case,mesh,noc.bandwidth,graph,batch,method,feasible,stages,model_period_s,samples_per_s,"
+                         "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n");
   CU_ASSERT_EQUAL(sweep_csv_header(s, header, 20), -1);
   sweep_row r;
   memset(&r, 0, sizeof r);
   r.feasible = 1;
+  r.batch = 8;
+  r.noc_bandwidth = 3.2e10;
   r.n_stages = 3;
   r.model_period_s = 1.0 / 3;
-  r.throughput_per_s = 2.5;
+  r.samples_per_s = 2.5;
   r.latency_s = 0.125;
   snprintf(r.link, sizeof r.link, "x0y0>x1y0");
   r.link_utilisation = 0.5;
@@ -299,8 +301,8 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   r.solve_s = 0.25;
   char row[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_row(s, 2, &r, row, sizeof row) > 0);
-  CU_ASSERT_STRING_EQUAL(row, "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,optimal,1,3,"
-                              "0.333333333333,2.5,0.125,x0y0>x1y0,0.5,4096,4,0.25\n");
+  CU_ASSERT_STRING_EQUAL(row, "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,8,optimal,1,3,"
+                              "0.333333333333,2.5,0.125,x0y0>x1y0,0.5,4096,32000000000,4,0.25\n");
   CU_ASSERT_EQUAL(sweep_csv_row(s, 2, &r, row, 40), -1);
   sweep_free(s);
   sweep_free(NULL);
@@ -407,7 +409,7 @@ static void csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone(vo
   unsigned char done[1];
   int fd = -1, n = 0;
   static const char *const others[] = {
-      "case,mesh,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,"
+      "case,mesh,graph,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"
       "busiest_link_utilisation,total_sram_bytes,cores,solve_s\nrow,1\npartial",
       "just some text without a newline",
       "a,b\n",
@@ -549,7 +551,7 @@ static int run_one_case(void *arg) {
   }
   bad |= (row.cores != 4 || row.total_sram_bytes != 4 * c->cores[0].sram_bytes) << 5;
   /* The pipeline cannot beat its bottleneck stage. */
-  bad |= !(row.throughput_per_s > 0 && row.throughput_per_s <= 1.0001 / row.model_period_s) << 6;
+  bad |= !(row.samples_per_s > 0 && row.samples_per_s <= 1.0001 / row.model_period_s) << 6;
   bad |= !(row.latency_s > 0 && row.link_utilisation >= 0 && row.link_utilisation <= 1) << 7;
   bad |= (row.evals_per_s != 0) << 8; /* not measured by a sweep */
   /* A second engine in this process is refused: cases must run in workers. */
@@ -597,7 +599,7 @@ static void sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun(
   snprintf(args, sizeof args, "sweep -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m optimal,even " SMALL_AXES
                               "-o '%s'", path);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, "8 cases (4 chip variants x 1 graphs x 2 methods), 8 already in"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "8 cases (4 chip variants x 1 graph x 2 methods), 8 already in"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "0 to run"));
   free(out);
   free(err);
