@@ -2,7 +2,7 @@
 """Plots of a 'meshpipe sweep' CSV, as PNG files.
 
   scripts/plot_sweep.py RESULTS.csv [-o DIR] [--prefix NAME] [--x KEY] [--lines KEY] [--panels KEY]
-                        [--where KEY=VALUE]... [--y COLUMN]
+                        [--where KEY=VALUE]... [--y COLUMN] [--no-pareto]
 
 writes DIR/NAME_<x>.png    the simulated throughput (samples/s; --y picks another column) against the
                            column --x names (default: the first --vary key with more than one value),
@@ -15,7 +15,7 @@ writes DIR/NAME_<x>.png    the simulated throughput (samples/s; --y picks anothe
                            and streams from DRAM), each bandwidth's own front (no case of that
                            bandwidth has as little SRAM and more throughput) as a step line, and the
                            cases no other case beats on SRAM, NoC bandwidth and throughput at once
-                           (the front over all three) ringed in black.
+                           (the front over all three) ringed in black (not with --no-pareto).
 KEY is any column: a --vary key (mesh, core.sram_bytes, noc.bandwidth, ...), graph, method, batch,
 cores, total_sram_bytes, noc_bandwidth, stages.  Values sort as numbers ("WxH" meshes by cores).
 Prints what it drew, one line per file.  Uses Debian's python3-matplotlib (run it with
@@ -269,6 +269,7 @@ def main():
     ap.add_argument("--panels", help="one panel per value of this column (default: graph)")
     ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help="keep only these rows")
     ap.add_argument("--y", default="samples_per_s", choices=NUMERIC, help="the y axis (default: samples_per_s)")
+    ap.add_argument("--no-pareto", action="store_true", help="do not draw NAME_pareto.png")
     args = ap.parse_args()
     axes, rows = read_rows(args.csv)
     for w in args.where:
@@ -281,7 +282,8 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     x = choose(axes, rows, args)[0]
     plot_lines(axes, rows, args, os.path.join(args.outdir, f"{args.prefix}_{x.replace('.', '_')}.png"))
-    plot_pareto(rows, os.path.join(args.outdir, f"{args.prefix}_pareto.png"))
+    if not args.no_pareto:
+        plot_pareto(rows, os.path.join(args.outdir, f"{args.prefix}_pareto.png"))
 
 
 if __name__ == "__main__":
