@@ -62,7 +62,10 @@ typedef struct sim_options {
   const char *paje_file;   /* NULL (default), or a file for SimGrid's own Paje trace of everything the
                               sim simulates (written when the sim is freed; tracing slows SimGrid down) */
   const optimes *op_times; /* NULL (default), or measured op times (borrowed, must outlive the sim):
-                              they replace the flop-based compute of the ops they name (optimes.h) */
+                              they replace the flop-based compute of the ops they name in the simulated
+                              work only (optimes.h); the model figures of a result keep the flops.  The
+                              front end instead simulates optimes_apply's graph, so that the model, the
+                              partitioners and the simulator see the same times */
   int routing;             /* SIM_ROUTING_AUTO (default), SIM_ROUTING_FULL or SIM_ROUTING_DIJKSTRA */
 } sim_options;
 
@@ -127,7 +130,8 @@ typedef struct sim_result {
   uint64_t dram_bytes;            /* bytes streamed from DRAM per micro-batch */
   long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */
   int cached;                     /* 1 when the figures came from the cache */
-  int op_times_overridden;        /* ops whose compute came from sim_options.op_times */
+  int op_times_overridden;        /* ops whose compute came from measured times (sim_options.op_times, or
+                                     set by the caller that simulated optimes_apply's graph) */
   uint64_t graph_hash, plan_hash, chip_hash;
   int n_stages;
   sim_stage_result *stages; /* owned */
