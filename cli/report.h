@@ -1,4 +1,5 @@
-/* report: the human-readable report of a simulation, shared by 'simulate', 'record' and 'replay'. */
+/* report: the human-readable report of a simulation, shared by 'simulate', 'record' and 'replay', and the
+ * pieces of text and JSON that 'partition' and 'compare' share (what binds, samples/s, seconds). */
 #ifndef MESHPIPE_REPORT_H
 #define MESHPIPE_REPORT_H
 

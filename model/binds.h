@@ -52,7 +52,8 @@ void binds_run(const cost_result *r, binds_verdict *out);
 int binds_add_stage_json(cJSON *o, const cost_stage *s);
 
 /* Adds to o: "binds", "binds_stage" (or null) and "binds_link" (the link's name, or null) of run r on
- * chip c, and "stages_binding" {word: number of stages it binds}; returns 0 when out of memory. */
+ * chip c (borrowed; it names the link, so it may be NULL for a run a stage binds), and "stages_binding"
+ * {word: number of stages it binds}; returns 0 when out of memory. */
 int binds_add_run_json(cJSON *o, const cost_result *r, const chip *c);
 
 /* How many of r's stages each word binds, indexed by binds_kind (noc and dram stay 0). */
