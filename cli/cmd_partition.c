@@ -56,10 +56,10 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
                        const cost_bound *lb, const method_report *rep, const sim_result *sr, const optimes *ot) {
   char a[32], b[32], d[32], e[32], f[32], why[256], thr[96];
   int batch = graph_batch(g);
-  printf("%s on %s (%d layers%s) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops,
-         batch > 1 ? ", batch " : "", c->name, c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s",
-         fmt_s(rep->solve_s, a, sizeof a));
-  if (batch > 1) printf("(batch %d: a micro-batch is %d samples; every figure is per micro-batch)\n", batch, batch);
+  char per[64] = "";
+  if (batch > 1) snprintf(per, sizeof per, ", batch %d: a micro-batch is %d samples", batch, batch);
+  printf("%s on %s (%d layers%s) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, per,
+         c->name, c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
   if (ot)
     printf("(op times: %d of %d ops take the measured times of %s)\n", ot->n_overridden, ot->n_layers, ot->file);
   printf("\n%5s  %-11s %-48s %-11s %10s %10s %10s %6s %10s %-10s %21s\n", "stage", "layers", "ops", "cores", "compute",

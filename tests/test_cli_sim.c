@@ -76,6 +76,7 @@ static void throughput_at_batch_8_should_count_samples_everywhere(void) {
 
   char want[128];
   CU_ASSERT_EQUAL_FATAL(mp("partition -g '%s' --batch 8 -c '%s'", R18, C4), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "optimal on resnet18 (24 layers, batch 8: a micro-batch is 8 samples) over"));
   snprintf(want, sizeof want, "simulated              %.4g samples/s = %.4g micro-batches/s x 8", samples, micro);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
   CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' --batch 8 -c '%s' -p '%s'", R18, C4, plan), 0);
