@@ -461,7 +461,8 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   row->feasible = cr->feasible;
   row->n_stages = p->n_stages;
   row->model_period_s = cr->period_s;
-  row->throughput_per_s = res.throughput_per_s;
+  row->batch = res.batch;
+  row->samples_per_s = res.samples_per_s;
   row->latency_s = res.latency_s;
   for (int i = 0; i < res.n_links; i++)
     if (res.links[i].bytes > 0 && (row->link[0] == '\0' || res.links[i].utilisation > row->link_utilisation)) {
@@ -469,6 +470,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
       snprintf(row->link, sizeof row->link, "%s", res.links[i].name);
     }
   row->total_sram_bytes = chip_total_sram(c);
+  row->noc_bandwidth = c->noc_bandwidth;
   row->cores = c->n_cores;
   row->solve_s = rep.solve_s;
   row->plan_hash = plan_hash(p);
@@ -505,8 +507,8 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
 /* ---- CSV -------------------------------------------------------------------------------------- */
 
 #define ROW_COLUMNS                                                                                           \
-  "graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
-  "total_sram_bytes,cores,solve_s\n"
+  "graph,batch,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"                  \
+  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n"
 
 /* Appends printf output to buf at *used; 0 when it does not fit. */
 static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -536,9 +538,10 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   if (!put(buf, cap, &used, "%s,", c->key)) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
-  if (!put(buf, cap, &used, "%s,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%d,%.6g\n", s->graphs[c->graph]->name,
-           s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->throughput_per_s, r->latency_s,
-           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->cores, r->solve_s))
+  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,%.6g\n", s->graphs[c->graph]->name,
+           r->batch, s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->samples_per_s, r->latency_s,
+           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores,
+           r->solve_s))
     return -1;
   return (int)used;
 }

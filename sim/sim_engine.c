@@ -104,7 +104,7 @@ static void tl_add(job *j, const timeline_event *e) {
   if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
 }
 
-static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double t1) {
+static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double tg, double t1) {
   const jgroup *gr = &j->groups[g];
   timeline_event e = {.kind = TIMELINE_EXEC,
                       .start_s = t0 - j->t0,
@@ -114,6 +114,8 @@ static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double
                       .first_core = gr->first_core,
                       .n_cores = gr->n_cores,
                       .flops = x->raw_flops,
+                      .gather_s = tg > t0 && tg < t1 ? tg - j->t0 : 0,
+                      .bytes = (uint64_t)llround(x->gather),
                       .dram_port = -1};
   tl_add(j, &e);
 }
@@ -276,13 +278,14 @@ static void group_actor(int argc, char **argv) {
       sg_actor_execute(x->flops);
       gr->acts++;
     }
+    double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && x->gather > 0) {
       all_gather(s, gr, x->gather, gr->gather_matrix);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
     gr->mb_compute[mb] += t1 - t;
-    if (j->tl) timeline_exec(j, a->g, mb, x, t, t1);
+    if (j->tl) timeline_exec(j, a->g, mb, x, t, tg, t1);
     for (int k = 0; k < x->n_posts; k++) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
       sg_sem_release(gr->q);

@@ -215,7 +215,17 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   char version[64];
   snprintf(version, sizeof version, "%s", r.tok[1]);
 
-  LINE("graph", 4, "graph NAME HASH LAYERS");
+  if (!next_line(&r, err, &st)) {
+    if (st == MP_OK) st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'graph'");
+    goto cleanup;
+  }
+  if ((st = expect(&r, "graph", r.n_tok == 6 ? 6 : 4, "graph NAME HASH LAYERS [batch B]", err)) != MP_OK) goto cleanup;
+  int batch = 1;
+  if (r.n_tok == 6) {
+    NEED(strcmp(r.tok[4], "batch") == 0 && parse_long(r.tok[5], 1, INT_MAX, &v),
+         "expected 'graph NAME HASH LAYERS [batch B]' with B >= 1");
+    batch = (int)v;
+  }
   char graph_name[512];
   uint64_t graph_hash, plan_hash, chip_hash;
   NEED(decode_name(r.tok[1]), "malformed %%XX escape in the graph name");
@@ -288,6 +298,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   free(plan);
   if (st != MP_OK) goto cleanup;
   t->steady = steady;
+  t->batch = batch;
   free(t->file);
   if (!(t->file = strdup(file))) {
     st = err_nomem(err);
