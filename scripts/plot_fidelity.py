@@ -53,7 +53,7 @@ def main():
     handles = [plt.Line2D([], [], marker=m, ls="", color="grey", label=k) for k, m in MARKERS.items()]
     handles += [plt.Line2D([], [], marker="o", ls="", color=colours[s], label=s + "B SRAM") for s in srams]
     left.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    shares = sorted(100 * c["throughput_per_s"]["optimal"] / max(c["throughput_per_s"].values()) for c in cases)
+    shares = sorted(100 * c["samples_per_s"]["optimal"] / max(c["samples_per_s"].values()) for c in cases)
     right.plot(range(1, n + 1), shares, marker=".", ls="")
     right.axhline(100 / 1.03, color="tab:red", lw=0.8, ls="--", label="3 % below the best")
     right.set_xlabel("cases, sorted")
