@@ -247,6 +247,8 @@ static int run(int argc, char **argv) {
   int rc = 0;
   /* SimGrid starts once per process: the engine is up before the method runs and is lent to the
    * methods that simulate (rl), so they share it instead of starting their own. */
+  const method_info *mi = method_find(method);
+  if (mi && mi->learning) so.routing = SIM_ROUTING_MANY; /* thousands of evaluations repay a slower start */
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {

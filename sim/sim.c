@@ -80,8 +80,9 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
                    o->max_microbatches);
   if (o->top_links < 0 || o->cache_size < 0)
     return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
-  if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA)
-    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL or _DIJKSTRA)", o->routing);
+  if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA &&
+      o->routing != SIM_ROUTING_MANY)
+    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL, _DIJKSTRA or _MANY)", o->routing);
   if (c->n_cores < 1 || c->noc_bandwidth <= 0 || !isfinite(c->noc_bandwidth) || c->noc_latency < 0 ||
       (c->n_dram > 0 && !(c->dram_bandwidth > 0)))
     return err_set(err, MP_INPUT, "%s: the chip has no cores or a non-positive NoC/DRAM bandwidth", c->file);

@@ -38,7 +38,10 @@ enum {
   SIM_ROUTING_AUTO,    /* a full table on chips of up to 64 cores, Dijkstra on bigger ones */
   SIM_ROUTING_FULL,    /* every route listed: ~1.35x the evaluations per CPU-second on 8x8, ~1.5x on
                           16x16, but start-up grows as cores^2 (16x16: ~0.6 s instead of 0.01 s) */
-  SIM_ROUTING_DIJKSTRA /* routes found on a graph and cached: 32x32 starts in well under a second */
+  SIM_ROUTING_DIJKSTRA, /* routes found on a graph and cached: 32x32 starts in well under a second */
+  SIM_ROUTING_MANY      /* for a sim that will run many evaluations (learning methods): the full table up to
+                           256 cores, whose start-up (16x16: ~0.6 s) the evaluations repay (16x16: 1.34x the
+                           steady-state evaluations per CPU-second of Dijkstra), Dijkstra beyond */
 };
 
 typedef struct sim_options {

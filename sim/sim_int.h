@@ -9,8 +9,8 @@
  * y-moves), from a port through its down link first, to a port through its up link last.  Two
  * platforms give exactly those routes:
  *
- * Full (sim_options.routing SIM_ROUTING_FULL, or AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES
- * cores): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
+ * Full (sim_options.routing SIM_ROUTING_FULL, AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES cores,
+ * MANY on chips of up to SIM_FULL_ROUTING_MANY_CORES): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
  * A lookup is a table read, and a transfer's SimGrid variable touches only the links that carry it:
  * ~1.35x the evaluations per CPU-second of the DijkstraCache platform on 8x8, ~1.5x on 16x16
  * (bench/sim_speed), with bit-identical figures (tests/test_sim.c compares both).  The turn/out links
@@ -50,6 +50,7 @@
 
 /* Chips of up to this many cores get a "Full" zone listing every route (faster lookups, bigger file). */
 #define SIM_FULL_ROUTING_MAX_CORES 64
+#define SIM_FULL_ROUTING_MANY_CORES 256 /* SIM_ROUTING_MANY */
 
 /* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
  * DijkstraCache one. */
