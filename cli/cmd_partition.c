@@ -11,6 +11,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "ranks.h"
 #include "report.h"
 #include "sim.h"
 
@@ -42,6 +43,8 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
+    "  --jobs N             learning methods: play each batch's episodes in N processes (forked here,\n"
+    "                       each with its own simulator; the plan of one process, as for 'train --jobs')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
     "                       simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
@@ -167,12 +170,14 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   return root;
 }
 
-static int run(int argc, char **argv) {
-  enum { OPT_NO_SIM = CLI_OPT_FIRST_FREE };
+/* The command on one rank of `size` (0 of 1 without --jobs or mpirun): a learning method deals its
+ * episodes over the ranks; rank 0 alone prints and writes the plan. */
+static int partition(int argc, char **argv, int rank, int size) {
+  enum { OPT_NO_SIM = CLI_OPT_FIRST_FREE, OPT_JOBS };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, 'j'},
+      {"json", no_argument, NULL, 'j'},         {"jobs", required_argument, NULL, OPT_JOBS},
       CLI_METHOD_OPTIONS,
       CLI_SIM_OPTIONS,
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
@@ -214,6 +219,7 @@ static int run(int argc, char **argv) {
       if (cli_sim_option("partition", opt, optarg, &so)) return 2;
       break;
     case OPT_NO_SIM: simulate = 0; break;
+    case OPT_JOBS: break; /* taken by ranks_start */
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
@@ -256,6 +262,10 @@ static int run(int argc, char **argv) {
     goto cleanup;
   }
   o.sim = engine;
+  o.rank = rank;
+  o.ranks = size;
+  o.gather = ranks_gather;
+  if (rank > 0) output = NULL; /* the first rank writes the plan */
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
   if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
@@ -289,6 +299,15 @@ cleanup:
   graph_free(timed);
   graph_free(g);
   return rc;
+}
+
+static int run(int argc, char **argv) {
+  int jobs = ranks_jobs_option("partition", argc, argv);
+  if (jobs == 0) return 2;
+  int rank, size, code = ranks_start("partition", jobs, &rank, &size);
+  if (code != 0) return code;
+  if (rank > 0) ranks_silence();
+  return ranks_finish(partition(argc, argv, rank, size));
 }
 
 const cli_command cmd_partition = {"partition", "split a graph over a chip with one partitioner (--method)", run};

@@ -100,6 +100,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_stats before, after;
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
+  if (st == MP_OK && o->ranks > 1 && o->gather) rl_trainer_distribute(t, o->rank, o->ranks, o->gather, o->gather_ctx);
   if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
   /* the best plan the model knows: optimal's, simulated like every other candidate */
   plan *opt = NULL;
