@@ -1,0 +1,163 @@
+/* train: a graph trained by pipeline parallelism - each layer's backward work, the memory training holds,
+ * and the analytical model of a plan trained under a schedule (formulas in traces/README.md, "Training").
+ *
+ * Per layer (train_layer): the input-gradient and weight-gradient flops, its parameters, the bytes of the
+ * gradients it sends back to its inputs, and whether it may work in place.  Per parameter the chip holds
+ * the weight and its gradient in the graph's dtype, an fp32 master copy when the dtype is narrower than
+ * 4 bytes, and the optimizer's states (sgd 0, momentum 1, adam 2) in fp32 (in the dtype when it is fp32).
+ *
+ * Per layer range (train_range, one pipeline stage): its sums, and the activation memory of one
+ * micro-batch's forward and backward passes through it, planned by memplan (co-share, in place): the
+ * stash (what the forward leaves for the backward) and the planned peak beside the naive sum.  With
+ * recompute a stage stashes its inputs only and runs its forward again before its backward.
+ *
+ * A stage of a plan holds the stashes of the micro-batches in flight there (train_in_flight: GPipe all M,
+ * 1F1B stage i of p at most p - i), so its per-core memory is
+ *     static / c + (in_flight - 1) x stash + planned peak
+ * with static = parameters x bytes per parameter.  A train borrows its graph, which must outlive it;
+ * train_range_of keeps the ranges it planned (one thread at a time per train). */
+#ifndef MESHPIPE_TRAIN_H
+#define MESHPIPE_TRAIN_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "chip.h"
+#include "cost.h"
+#include "err.h"
+#include "graph.h"
+#include "plan.h"
+
+typedef enum train_optimizer { TRAIN_SGD, TRAIN_MOMENTUM, TRAIN_ADAM } train_optimizer;
+
+typedef enum train_schedule {
+  TRAIN_GPIPE, /* every micro-batch's forward, then every backward, then the update */
+  TRAIN_1F1B   /* PipeDream-flush: stage i of p runs min(p - i - 1, M) forwards, then alternates one forward
+                  and one backward, then the remaining backwards, then the update */
+} train_schedule;
+
+typedef struct train_options {
+  train_optimizer optimizer; /* default TRAIN_ADAM */
+  train_schedule schedule;   /* default TRAIN_1F1B */
+  int microbatches;          /* M per mini-batch, >= 1; default 8 */
+  int recompute;             /* 1: stash stage inputs only, run the forward again in the backward */
+} train_options;
+
+void train_options_default(train_options *o);
+
+/* "sgd", "momentum", "adam"; "gpipe", "1f1b". */
+const char *train_optimizer_name(train_optimizer o);
+const char *train_schedule_name(train_schedule s);
+
+/* The value of a name, or -1. */
+int train_optimizer_parse(const char *name);
+int train_schedule_parse(const char *name);
+
+/* Micro-batches whose stash stage `stage` of n_stages holds at once under o's schedule. */
+int train_in_flight(const train_options *o, int stage, int n_stages);
+
+typedef struct train_layer {
+  uint64_t dx_flops;   /* input-gradient work: 0 when every input is a graph input */
+  uint64_t dw_flops;   /* weight-gradient work: 0 without weights */
+  uint64_t params;     /* weight_bytes / element bytes, rounded up */
+  uint64_t grad_bytes; /* the gradients it makes for its inputs (those made by layers), each input once */
+  int inplace;         /* elementwise or a view: may write its output over its input, and its input-gradient
+                          over its output-gradient, when that input is read for the last time */
+} train_layer;
+
+typedef struct train {
+  const graph *g; /* borrowed */
+  train_options opt;
+  int elem_bytes;           /* bytes per element of the graph's dtype (source.dtype; 2, fp16, when absent) */
+  int master;               /* 1: an fp32 master copy of the weights (elem_bytes < 4) */
+  uint64_t bytes_per_param; /* weight + gradient + master copy + optimizer states */
+  int update_flops_per_param;
+  train_layer *layers; /* owned, g->n_ops entries */
+  struct train_memo *memo; /* owned: the ranges planned so far */
+} train;
+
+/* Prepares g (borrowed) for training with o (copied; NULL for the defaults).  MP_USAGE for M < 1.
+ * *out is owned (train_free). */
+mp_status train_new(const graph *g, const train_options *o, train **out, mp_error *err);
+
+/* Frees t; train_free(NULL) is a no-op. */
+void train_free(train *t);
+
+/* The figures of layers [first, first + n) as one stage, for one micro-batch (bytes are per core: an
+ * activation is held whole on every core of a group, as the forward's all-gather leaves it). */
+typedef struct train_range {
+  uint64_t fwd_flops, bwd_flops; /* F_f; F_b = input- and weight-gradient work */
+  uint64_t recompute_flops;      /* the forward again, with recompute; else 0 */
+  uint64_t update_flops;         /* the optimizer step over its parameters (once per mini-batch) */
+  uint64_t fwd_gather, bwd_gather; /* A_f: its layers' outputs; A_b: the input-gradients they make */
+  uint64_t params, static_bytes; /* parameters; x bytes per parameter */
+  uint64_t stash_bytes;          /* held from the micro-batch's forward to its backward */
+  uint64_t peak_bytes;           /* the planned arena of its forward and backward (stash included) */
+  uint64_t naive_bytes;          /* the same with every tensor in storage of its own */
+  uint64_t live_bytes;           /* the largest sum of live bytes at one step */
+  uint64_t send_bytes;           /* X: tensors it makes that a later stage reads, once each */
+  uint64_t recv_bytes;           /* tensors layers before it make that it reads, once each: the gradients
+                                    it sends back */
+  int inplace;                   /* tensors the planner wrote in place */
+} train_range;
+
+/* The figures of layers [first, first + n) (inside the graph, n >= 1), planned once and kept.  MP_NOMEM. */
+mp_status train_range_of(train *t, int first, int n, train_range *out, mp_error *err);
+
+/* Per-core bytes of a stage of r on n_cores cores holding in_flight stashes: with the planned peak, or
+ * (naive) with the naive sum. */
+double train_mem_bytes(const train_range *r, int n_cores, int in_flight);
+double train_mem_naive_bytes(const train_range *r, int n_cores, int in_flight);
+
+/* ---- the analytical model of a trained plan (train_cost.c) ------------------------------------- */
+
+/* One stage.  cs is the stage as cost.h sees it: flops F_f + F_b + recompute, gather A_f + A_b,
+ * weight_bytes = static, max_act_bytes = (in_flight - 1) x stash + peak (so mem_bytes is the per-core
+ * need above), send_bytes X + R; its DRAM streams (one pass: before and after a forward, and again for
+ * a backward) and, as plan terms, a hop's latency per gathering segment of each pass and its Sends:
+ * forward one per tensor per destination group from its last core, backward one per tensor it received
+ * from its first core to the sender's last core.  dram_s counts both passes; time_s = max(compute_s +
+ * dram_s, send_s). */
+typedef struct train_stage {
+  cost_stage cs;
+  train_range r;
+  int in_flight;
+  double fwd_s, bwd_s;           /* a forward / a backward: work, all-gathers, latency, its DRAM pass */
+  double fwd_send_s, bwd_send_s; /* Sends per micro-batch, each way */
+  int fwd_sends, bwd_sends;      /* how many */
+  double update_s;               /* the optimizer step (once per mini-batch) */
+  double mem_naive_bytes;        /* per core, with the naive sum */
+} train_stage;
+
+typedef struct train_result {
+  train_schedule schedule;
+  int microbatches, batch, n_stages;
+  train_stage *stages;  /* owned */
+  double period_s;      /* max(max_i time_s, max over links of load / bandwidth): per micro-batch */
+  int bottleneck_stage; /* the slowest stage, lowest on ties */
+  double link_bound_s;
+  int busiest_link;     /* -1 when nothing moves */
+  double minibatch_s;   /* forward-backward estimate (traces/README.md) plus the slowest update */
+  double bubble;        /* 1 - M sum_i (fwd_i + bwd_i) / (p (minibatch_s - update)) */
+  double samples_per_s; /* M x batch / minibatch_s */
+  int feasible;         /* every stage fits its cores */
+  double mem_ratio;     /* largest mem_bytes / sram_bytes */
+} train_result;
+
+/* The model of plan p (borrowed; made for t's graph and c's cores, else MP_INPUT) trained on c under
+ * t's options.  *out is owned (train_result_free). */
+mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err);
+
+/* The same, with the stage figures only when stage_s (p->n_stages entries: time_s) and stage_mem
+ * (mem / SRAM) are not NULL: for search loops.  Returns the period, or a negative value on failure. */
+double train_model_period(train *t, const chip *c, const plan *p, double *stage_s, double *stage_mem, int *feasible,
+                          mp_error *err);
+
+void train_result_free(train_result *r);
+
+/* JSON of a result: schedule, optimizer, microbatches, recompute, period_s, minibatch_s, bubble,
+ * samples_per_s, feasible, mem_ratio, and per stage its figures.  Owned; NULL if out of memory. */
+cJSON *train_result_to_json(const train *t, const train_result *r);
+
+#endif

@@ -1,0 +1,260 @@
+/* train_cost: the analytical model of a plan trained under a schedule.  See train.h and traces/README.md
+ * ("Training").
+ *
+ * Each stage goes through cost.h as a stage whose sums are the training ones (train.h, train_stage), so
+ * its compute, memory and DRAM streams follow the inference model's formulas; the plan terms are added
+ * here: the Sends both ways (split.h gives the forward ones; a backward one per Recv, from the receiving
+ * group's first core to the sending group's last core), a hop's latency per gathering segment of each
+ * pass, the link loads of all of them and of the second DRAM pass.  There is no contention term: the
+ * period is the slowest stage or the busiest link's load over its bandwidth.
+ *
+ * The mini-batch (forward and backward) follows the flow-shop identity for identical jobs: M jobs through
+ * stages of times t_i take sum_i t_i + (M - 1) max_i t_i.  GPipe runs the forwards as one such flow and
+ * the backwards as another; 1F1B one flow of (forward + backward) at the period.  Both are exact for
+ * equal stages without communication, (M + p - 1)(t_f + t_b); the slowest update follows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "split.h"
+#include "train.h"
+
+typedef struct loading {
+  double *load, bytes;
+} loading;
+
+static void add_load(void *ctx, int link) {
+  loading *x = ctx;
+  x->load[link] += x->bytes;
+}
+
+static void load_route(const chip *c, double *load, int from, int to, double bytes) {
+  loading x = {load, bytes};
+  chip_route(c, from, to, add_load, &x);
+}
+
+/* The gathering segments of a group's forward (a layer with outputs) and backward (a layer with
+ * input-gradients). */
+static void segments(const train *t, const split_group *sg, int *fwd, int *bwd) {
+  *fwd = *bwd = 0;
+  for (int k = 0; k < sg->n_segments; k++) {
+    int f = 0, b = 0;
+    for (int l = 0; l < sg->n_layers; l++)
+      if (sg->segment[l] == k) {
+        f |= t->g->ops[sg->first_layer + l].out_bytes > 0;
+        b |= t->layers[sg->first_layer + l].grad_bytes > 0;
+      }
+    *fwd += f;
+    *bwd += b;
+  }
+}
+
+/* One stage with its plan terms; link (chip_n_links entries) accumulates its loads. */
+static mp_status stage(train *t, cost_model *m, const chip *c, const plan *p, const split *sp, int i, double *link,
+                       train_stage *ts, mp_error *err) {
+  const split_group *sg = &sp->groups[i];
+  memset(ts, 0, sizeof *ts);
+  mp_status st = train_range_of(t, sg->first_layer, sg->n_layers, &ts->r, err);
+  if (st != MP_OK) return st;
+  const train_range *r = &ts->r;
+  ts->in_flight = train_in_flight(&t->opt, i, p->n_stages);
+  cost_stage *cs = &ts->cs;
+  *cs = (cost_stage){.first_layer = sg->first_layer,
+                     .n_layers = sg->n_layers,
+                     .first_core = sg->first_core,
+                     .n_cores = sg->n_cores,
+                     .flops = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
+                     .weight_bytes = (double)r->static_bytes,
+                     .gather_bytes = (double)(r->fwd_gather + r->bwd_gather),
+                     .max_act_bytes = (double)(ts->in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
+                     .send_bytes = (double)(r->send_bytes + r->recv_bytes)};
+  cost_stage_complete(m, cs);
+  double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, or a backward */
+  cs->dram_s = 2 * pass;
+  int nf, nb, n = sg->n_cores, last = sg->first_core + n - 1;
+  segments(t, sg, &nf, &nb);
+  cost_transfer *x = malloc(((size_t)sg->n_sends + 1) * sizeof *x);
+  if (!x) return err_nomem(err);
+  for (int k = 0; k < sg->n_sends; k++)
+    x[k] = (cost_transfer){(double)t->g->tensors[sg->sends[k].tensor].bytes,
+                           sp->groups[sg->sends[k].dst_group].first_core};
+  cost_stage_plan(m, cs, nf + nb, x, sg->n_sends, link);
+  free(x);
+  ts->fwd_send_s = cs->send_s;
+  ts->fwd_sends = sg->n_sends;
+  double B = c->noc_bandwidth, lat = c->noc_latency, speed = cs->speed;
+  for (int k = 0; k < sg->n_recvs; k++) { /* the gradient of each received tensor, back to its sender */
+    double bytes = (double)t->g->tensors[sg->recvs[k].tensor].bytes;
+    const split_group *src = &sp->groups[sg->recvs[k].src_group];
+    int to = src->first_core + src->n_cores - 1;
+    if (!(bytes > 0)) continue;
+    ts->bwd_send_s += cost_send_s(bytes, cs->gamma, B) + (double)chip_hops(c, sg->first_core, to) * lat;
+    load_route(c, link, sg->first_core, to, cs->gamma * bytes);
+    ts->bwd_sends++;
+  }
+  if (!cs->fits && c->n_dram > 0) /* the second pass's streams on their routes */
+    for (int k = sg->first_core; k <= last; k++) {
+      double in, out;
+      int port = CHIP_PORT(chip_nearest_dram(c, k));
+      cost_core_dram(cs, (double)c->cores[k].sram_bytes, &in, &out);
+      if (in > 0) load_route(c, link, port, k, in);
+      if (out > 0) load_route(c, link, k, port, out);
+    }
+  cs->send_s = ts->fwd_send_s + ts->bwd_send_s;
+  double busy = cs->compute_s + cs->dram_s;
+  cs->time_s = busy > cs->send_s ? busy : cs->send_s;
+  double lf = n > 1 ? (double)nf * lat : 0, lb = n > 1 ? (double)nb * lat : 0;
+  ts->fwd_s = cost_compute_s((double)r->fwd_flops, speed, (double)r->fwd_gather, n, B) + lf + pass;
+  ts->bwd_s = cost_compute_s((double)(r->bwd_flops + r->recompute_flops), speed, (double)r->bwd_gather, n, B) + lb + pass;
+  ts->update_s = (double)r->update_flops / speed;
+  double share = (double)r->static_bytes / n, e = cs->mem_bytes - cs->sram_bytes;
+  if (!cs->fits && c->n_dram > 0 && e > 0) /* the update reads and writes the excess of its static bytes */
+    ts->update_s += 2 * (e < share ? e : share) / e * cs->dram_in_s;
+  ts->mem_naive_bytes = train_mem_naive_bytes(r, n, ts->in_flight);
+  return MP_OK;
+}
+
+/* The mini-batch estimate of the comment at the top, and the bubble. */
+static void minibatch(const train *t, train_result *res) {
+  int p = res->n_stages, M = t->opt.microbatches;
+  double sum_f = 0, sum_b = 0, max_f = 0, max_b = 0, max_u = 0;
+  for (int i = 0; i < p; i++) {
+    const train_stage *s = &res->stages[i];
+    double f = s->fwd_s > s->fwd_send_s ? s->fwd_s : s->fwd_send_s, b = s->bwd_s > s->bwd_send_s ? s->bwd_s : s->bwd_send_s;
+    sum_f += s->fwd_s;
+    sum_b += s->bwd_s;
+    max_f = f > max_f ? f : max_f;
+    max_b = b > max_b ? b : max_b;
+    max_u = s->update_s > max_u ? s->update_s : max_u;
+  }
+  double fb = t->opt.schedule == TRAIN_GPIPE ? sum_f + (M - 1) * max_f + sum_b + (M - 1) * max_b
+                                             : sum_f + sum_b + (M - 1) * res->period_s;
+  res->minibatch_s = fb + max_u;
+  res->bubble = fb > 0 ? 1 - M * (sum_f + sum_b) / (p * fb) : 0;
+  if (res->bubble < 0) res->bubble = 0;
+  res->samples_per_s = res->minibatch_s > 0 ? (double)M * res->batch / res->minibatch_s : 0;
+}
+
+mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err) {
+  *out = NULL;
+  const graph *g = t->g;
+  if (p->n_layers != g->n_ops || p->n_cores != c->n_cores)
+    return err_at(err, MP_INPUT, g->file ? g->file : g->name, "plan",
+                  "the plan has %d layers on %d cores, but the graph has %d layers and the chip %d cores", p->n_layers,
+                  p->n_cores, g->n_ops, c->n_cores);
+  train_result *res = calloc(1, sizeof *res);
+  double *link = calloc((size_t)chip_n_links(c), sizeof *link);
+  split *sp = NULL;
+  cost_model *m = NULL;
+  mp_status st = MP_OK;
+  if (!res || !link || !(res->stages = calloc((size_t)p->n_stages, sizeof *res->stages))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  res->schedule = t->opt.schedule;
+  res->microbatches = t->opt.microbatches;
+  res->batch = graph_batch(g);
+  res->n_stages = p->n_stages;
+  res->feasible = 1;
+  res->busiest_link = -1;
+  if ((st = split_new(g, p, &sp, err)) != MP_OK || (st = cost_model_new(g, c, &m, err)) != MP_OK) goto cleanup;
+  for (int i = 0; i < p->n_stages && st == MP_OK; i++) {
+    train_stage *ts = &res->stages[i];
+    if ((st = stage(t, m, c, p, sp, i, link, ts, err)) != MP_OK) break;
+    if (i == 0 || ts->cs.time_s > res->period_s) {
+      res->period_s = ts->cs.time_s;
+      res->bottleneck_stage = i;
+    }
+    res->feasible &= ts->cs.fits;
+    double ratio = ts->cs.mem_bytes / ts->cs.sram_bytes;
+    if (ratio > res->mem_ratio) res->mem_ratio = ratio;
+  }
+  if (st != MP_OK) goto cleanup;
+  for (int k = 0; k < chip_n_links(c); k++) {
+    double v = link[k] / chip_link_bandwidth(c, k);
+    if (v > res->link_bound_s) {
+      res->link_bound_s = v;
+      res->busiest_link = k;
+    }
+  }
+  if (res->link_bound_s > res->period_s) res->period_s = res->link_bound_s;
+  minibatch(t, res);
+cleanup:
+  split_free(sp);
+  cost_model_free(m);
+  free(link);
+  if (st != MP_OK) {
+    train_result_free(res);
+    return st;
+  }
+  *out = res;
+  return MP_OK;
+}
+
+double train_model_period(train *t, const chip *c, const plan *p, double *stage_s, double *stage_mem, int *feasible,
+                          mp_error *err) {
+  train_result *r = NULL;
+  if (train_evaluate(t, c, p, &r, err) != MP_OK) return -1;
+  for (int i = 0; i < r->n_stages; i++) {
+    if (stage_s) stage_s[i] = r->stages[i].cs.time_s;
+    if (stage_mem) stage_mem[i] = r->stages[i].cs.mem_bytes / r->stages[i].cs.sram_bytes;
+  }
+  if (feasible) *feasible = r->feasible;
+  double period = r->period_s;
+  train_result_free(r);
+  return period;
+}
+
+void train_result_free(train_result *r) {
+  if (!r) return;
+  free(r->stages);
+  free(r);
+}
+
+static cJSON *stage_json(const train_stage *s) {
+  cJSON *o = cJSON_CreateObject();
+  const train_range *r = &s->r;
+  const struct {
+    const char *key;
+    double v;
+  } nums[] = {
+      {"first_layer", s->cs.first_layer}, {"n_layers", s->cs.n_layers}, {"first_core", s->cs.first_core},
+      {"n_cores", s->cs.n_cores}, {"fwd_flops", (double)r->fwd_flops}, {"bwd_flops", (double)r->bwd_flops},
+      {"recompute_flops", (double)r->recompute_flops}, {"update_flops", (double)r->update_flops},
+      {"params", (double)r->params}, {"static_bytes", (double)r->static_bytes},
+      {"stash_bytes", (double)r->stash_bytes}, {"peak_bytes", (double)r->peak_bytes},
+      {"naive_bytes", (double)r->naive_bytes}, {"live_bytes", (double)r->live_bytes}, {"in_flight", s->in_flight},
+      {"mem_bytes", s->cs.mem_bytes}, {"mem_naive_bytes", s->mem_naive_bytes}, {"sram_bytes", s->cs.sram_bytes},
+      {"fwd_s", s->fwd_s}, {"bwd_s", s->bwd_s}, {"update_s", s->update_s}, {"dram_s", s->cs.dram_s},
+      {"fwd_send_s", s->fwd_send_s}, {"bwd_send_s", s->bwd_send_s}, {"fwd_sends", s->fwd_sends},
+      {"bwd_sends", s->bwd_sends}, {"t_s", s->cs.time_s},
+  };
+  for (size_t i = 0; o && i < sizeof nums / sizeof *nums; i++)
+    if (!cJSON_AddNumberToObject(o, nums[i].key, nums[i].v)) goto fail;
+  if (o && cJSON_AddBoolToObject(o, "fits", s->cs.fits)) return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
+}
+
+cJSON *train_result_to_json(const train *t, const train_result *r) {
+  cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "stages") : NULL;
+  int ok = arr && cJSON_AddStringToObject(o, "schedule", train_schedule_name(r->schedule)) &&
+           cJSON_AddStringToObject(o, "optimizer", train_optimizer_name(t->opt.optimizer)) &&
+           cJSON_AddNumberToObject(o, "microbatches", r->microbatches) &&
+           cJSON_AddBoolToObject(o, "recompute", t->opt.recompute) &&
+           cJSON_AddNumberToObject(o, "bytes_per_param", (double)t->bytes_per_param) &&
+           cJSON_AddBoolToObject(o, "fp32_master", t->master) && cJSON_AddNumberToObject(o, "period_s", r->period_s) &&
+           cJSON_AddNumberToObject(o, "bottleneck_stage", r->bottleneck_stage) &&
+           cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s) &&
+           cJSON_AddNumberToObject(o, "minibatch_s", r->minibatch_s) && cJSON_AddNumberToObject(o, "bubble", r->bubble) &&
+           cJSON_AddNumberToObject(o, "samples_per_s", r->samples_per_s) &&
+           cJSON_AddBoolToObject(o, "feasible", r->feasible) && cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio);
+  for (int i = 0; ok && i < r->n_stages; i++) {
+    cJSON *s = stage_json(&r->stages[i]);
+    ok = s && cJSON_AddItemToArray(arr, s);
+    if (!ok) cJSON_Delete(s);
+  }
+  if (ok) return o;
+  cJSON_Delete(o);
+  return NULL;
+}
