@@ -43,9 +43,12 @@
 
 enum { SIM_ST_STARTING, SIM_ST_IDLE, SIM_ST_REQUEST, SIM_ST_DONE, SIM_ST_STOP, SIM_ST_ENDED };
 
-/* One request to the engine thread: a job to run, or a route to look up. */
+/* One request to the engine thread: a job to run, a function to call (sim_engine_call), or a route to
+ * look up. */
 struct sim_request {
-  job *j; /* NULL: a route query */
+  job *j; /* NULL: a call when fn is set, else a route query */
+  void (*fn)(sim *, void *);
+  void *ctx;
   int ra, rb, r_max, r_count;
   char (*r_names)[48];
 };
@@ -514,7 +517,9 @@ static void controller(int argc, char **argv) {
     if (s->state == SIM_ST_STOP) break;
     sim_request *q = s->req;
     pthread_mutex_unlock(&s->mu);
-    if (q->j && s->opt.isolate && !q->j->tl)
+    if (q->fn)
+      q->fn(s, q->ctx);
+    else if (q->j && s->opt.isolate && !q->j->tl)
       run_eval_isolated(s, q->j);
     else if (q->j)
       run_eval(s, q->j);
@@ -636,6 +641,14 @@ mp_status sim_engine_run(sim *s, job *j, mp_error *err) {
     st = j->failed == MP_NOMEM ? err_nomem(err)
                                : err_set(err, MP_RUN, "sim: the isolated evaluation could not run (no process or pipe "
                                                       "for it, or its answer was incomplete)");
+  return st;
+}
+
+mp_status sim_engine_call(sim *s, void (*fn)(sim *, void *), void *ctx, mp_error *err) {
+  sim_request q = {.fn = fn, .ctx = ctx};
+  double t = proc_now_s();
+  mp_status st = serve(s, &q, err);
+  s->stats.engine_s += proc_now_s() - t;
   return st;
 }
 

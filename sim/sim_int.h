@@ -245,6 +245,11 @@ mp_status sim_engine_start(sim *s, mp_error *err);
  * timeline) and waits for it.  MP_RUN if the engine has stopped or the job could not run. */
 mp_status sim_engine_run(sim *s, job *j, mp_error *err);
 
+/* Runs fn(s, ctx) as an actor's code on the engine thread and waits for it: an evaluation of another
+ * kind than a job (the training schedules, sim_train.c), which starts and joins its own actors.  MP_RUN
+ * if the engine has stopped. */
+mp_status sim_engine_call(sim *s, void (*fn)(sim *, void *), void *ctx, mp_error *err);
+
 /* Names of the NoC/DRAM links SimGrid routes from core a to core b (see sim_route_links). */
 int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max);
 

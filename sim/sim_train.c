@@ -1,0 +1,578 @@
+/* sim_train: a mini-batch of a trained plan on the simulator.  See sim_train.h.
+ *
+ * The job is compiled on the caller's thread (segments, Sends both ways, orders, DRAM matrices) and run
+ * on the engine's (sim_engine_call): a group actor per group walks its order, and a sender actor per group
+ * that sends anything runs its transfers one at a time in the order they were posted, forward and backward
+ * alike (double buffering, as in inference), then raises the receiving group's arrival count.  A pass
+ * waits for what it needs by re-checking the counts each time its group's semaphore is released.  Arrivals
+ * of one Recv come in micro-batch order (one sender, posts in order), so "m has arrived" is "more than m
+ * arrived".  Times are differences of the engine's clock. */
+#include "sim_train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
+#include <simgrid/semaphore.h>
+
+#include "fileio.h"
+#include "jsonio.h"
+#include "sim_int.h"
+#include "sim_schedule.h"
+#include "split.h"
+
+typedef struct tseg {
+  double f_flops, b_flops;   /* on the group's first core (its share of the group's work) */
+  double f_gather, b_gather; /* output bytes / input-gradient bytes, all-gathered */
+  int n_needs, *needs;       /* forward: Recvs it waits for */
+  int first_post, n_posts;   /* forward: its Sends; backward: it waits for their gradients */
+  int n_gposts, *gposts;     /* backward: Recvs whose gradient it sends back (their lowest reader) */
+} tseg;
+
+typedef struct txfer {
+  double bytes;            /* gamma x the tensor's bytes */
+  int from, to;            /* cores */
+  int group, slot;         /* the receiving group and its Recv (forward) or Send (backward) index */
+} txfer;
+
+typedef struct titem {
+  int backward, idx, mb; /* idx -1: the sender is done */
+} titem;
+
+typedef struct tgroup {
+  int first_core, n_cores, last_core;
+  const train_stage *model;
+  int n_segs;
+  tseg *segs;
+  int n_fsends, n_recvs;
+  txfer *fsends, *bsends; /* bsends[r]: the gradient of Recv r */
+  int *farrived, *barrived; /* per Recv / per Send: micro-batches whose tensor / gradient arrived */
+  int n_order;
+  sim_schedule_step *order;
+  double update_flops;
+  int streams;             /* it does not fit: DRAM around every pass and the update */
+  double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
+  sg_host_t *dram_hosts;   /* per core: its port's host, its own */
+  sg_exec_t *execs;
+  double *gather;          /* n^2 + n */
+  sg_sem_t ev, q;
+  titem *queue;
+  int q_head, q_tail;
+  /* measured */
+  double fwd_s, bwd_s, upd_s, dram_s, comm_s, last_b, end;
+  double *b_end; /* per micro-batch */
+  int held, peak;
+  long acts;
+} tgroup;
+
+typedef struct tjob {
+  sim *s;
+  int M, n_groups;
+  tgroup *groups;
+  double t0;
+  int failed;
+} tjob;
+
+typedef struct targ {
+  tjob *j;
+  int g;
+} targ;
+
+static void job_free(tjob *j) {
+  for (int g = 0; j->groups && g < j->n_groups; g++) {
+    tgroup *gr = &j->groups[g];
+    for (int k = 0; gr->segs && k < gr->n_segs; k++) {
+      free(gr->segs[k].needs);
+      free(gr->segs[k].gposts);
+    }
+    free(gr->segs);
+    free(gr->fsends);
+    free(gr->bsends);
+    free(gr->farrived);
+    free(gr->barrived);
+    free(gr->order);
+    free(gr->pass_x);
+    free(gr->upd_x);
+    free(gr->dram_hosts);
+    free(gr->execs);
+    free(gr->gather);
+    free(gr->queue);
+    free(gr->b_end);
+  }
+  free(j->groups);
+}
+
+static int push(int **list, int *n, int v) {
+  for (int i = 0; i < *n; i++)
+    if ((*list)[i] == v) return 0;
+  int *x = realloc(*list, ((size_t)*n + 1) * sizeof *x);
+  if (!x) return -1;
+  *list = x;
+  (*list)[(*n)++] = v;
+  return 0;
+}
+
+/* The program of group gi (see the comment at the top of sim_train.h). */
+static int build_group(const sim *s, const graph *g, const train *t, const split *sp, const train_result *model,
+                       int gi, int M, int *recv_of, tgroup *gr) {
+  const chip *c = s->chip;
+  const split_group *sg = &sp->groups[gi];
+  const cost_stage *cs = &model->stages[gi].cs;
+  int n = sg->n_cores;
+  gr->first_core = sg->first_core;
+  gr->n_cores = n;
+  gr->last_core = sg->first_core + n - 1;
+  gr->model = &model->stages[gi];
+  gr->n_segs = sg->n_segments;
+  gr->n_fsends = sg->n_sends;
+  gr->n_recvs = sg->n_recvs;
+  double share = c->cores[gr->first_core].flops / cs->speed;
+  gr->update_flops = (double)model->stages[gi].r.update_flops * share;
+  gr->segs = calloc((size_t)gr->n_segs + 1, sizeof *gr->segs);
+  gr->fsends = calloc((size_t)gr->n_fsends + 1, sizeof *gr->fsends);
+  gr->bsends = calloc((size_t)gr->n_recvs + 1, sizeof *gr->bsends);
+  gr->farrived = calloc((size_t)gr->n_recvs + 1, sizeof *gr->farrived);
+  gr->barrived = calloc((size_t)gr->n_fsends + 1, sizeof *gr->barrived);
+  gr->order = malloc(2 * (size_t)M * sizeof *gr->order);
+  gr->queue = malloc(((size_t)M * ((size_t)gr->n_fsends + (size_t)gr->n_recvs) + 1) * sizeof *gr->queue);
+  gr->b_end = calloc((size_t)M, sizeof *gr->b_end);
+  if (!gr->segs || !gr->fsends || !gr->bsends || !gr->farrived || !gr->barrived || !gr->order || !gr->queue ||
+      !gr->b_end)
+    return -1;
+  gr->n_order = sim_schedule_order(t->opt.schedule, gi, sp->n_groups, M, gr->order);
+  for (int k = 0; k < sg->n_sends; k++) {
+    const split_send *sd = &sg->sends[k];
+    gr->fsends[k] = (txfer){cs->gamma * (double)g->tensors[sd->tensor].bytes, gr->last_core,
+                            sp->groups[sd->dst_group].first_core, sd->dst_group, sd->dst_recv};
+  }
+  for (int r = 0; r < sg->n_recvs; r++) {
+    const split_recv *rv = &sg->recvs[r];
+    const split_group *src = &sp->groups[rv->src_group];
+    gr->bsends[r] = (txfer){cs->gamma * (double)g->tensors[rv->tensor].bytes, gr->first_core,
+                            src->first_core + src->n_cores - 1, rv->src_group, rv->src_send};
+    recv_of[rv->tensor] = r;
+  }
+  int next_send = 0, rc = 0;
+  for (int k = 0; k < gr->n_segs; k++) gr->segs[k].first_post = -1; /* not reached yet */
+  for (int l = sg->first_layer; l < sg->first_layer + sg->n_layers && rc == 0; l++) {
+    const graph_op *op = &g->ops[l];
+    const train_layer *tl = &t->layers[l];
+    tseg *x = &gr->segs[sg->segment[l - sg->first_layer]];
+    if (x->first_post < 0) x->first_post = next_send;
+    x->f_flops += (double)op->flops;
+    x->b_flops += (double)(tl->dx_flops + tl->dw_flops + (t->opt.recompute ? op->flops : 0));
+    x->f_gather += (double)op->out_bytes;
+    x->b_gather += (double)tl->grad_bytes;
+    for (int k = 0; k < op->n_inputs && rc == 0; k++)
+      if (recv_of[op->inputs[k]] >= 0) rc = push(&x->needs, &x->n_needs, recv_of[op->inputs[k]]);
+    while (next_send < sg->n_sends && sg->sends[next_send].layer == l) next_send++;
+    x->n_posts = next_send - x->first_post;
+  }
+  for (int r = 0; r < sg->n_recvs && rc == 0; r++) { /* the lowest reader's segment sends the gradient back */
+    tseg *x = &gr->segs[sg->segment[sg->recvs[r].consumers[0] - sg->first_layer]];
+    rc = push(&x->gposts, &x->n_gposts, r);
+  }
+  for (int r = 0; r < sg->n_recvs; r++) recv_of[sg->recvs[r].tensor] = -1;
+  if (rc != 0) return -1;
+  for (int k = 0; k < gr->n_segs; k++) {
+    gr->segs[k].f_flops *= share;
+    gr->segs[k].b_flops *= share;
+  }
+  if (n > 1 && !(gr->gather = malloc(((size_t)n * (size_t)n + (size_t)n) * sizeof *gr->gather))) return -1;
+  if (cs->fits || c->n_dram == 0) return 0;
+  gr->streams = 1;
+  gr->pass_x = calloc(10 * (size_t)n, sizeof *gr->pass_x);
+  gr->upd_x = calloc(10 * (size_t)n, sizeof *gr->upd_x);
+  gr->dram_hosts = malloc(2 * (size_t)n * sizeof *gr->dram_hosts);
+  gr->execs = malloc((size_t)n * sizeof *gr->execs);
+  if (!gr->pass_x || !gr->upd_x || !gr->dram_hosts || !gr->execs) return -1;
+  double static_share = cs->weight_bytes / n;
+  for (int k = 0; k < n; k++) {
+    int core = gr->first_core + k;
+    double in, out;
+    cost_core_dram(cs, (double)c->cores[core].sram_bytes, &in, &out);
+    gr->dram_hosts[2 * k] = s->dram_hosts[chip_nearest_dram(c, core)];
+    gr->dram_hosts[2 * k + 1] = s->hosts[core];
+    gr->pass_x[10 * k + 1] = in;  /* port -> core */
+    gr->pass_x[10 * k + 6] = out; /* core -> port */
+    gr->upd_x[10 * k + 1] = gr->upd_x[10 * k + 6] = in < static_share ? in : static_share;
+  }
+  return 0;
+}
+
+/* ---- actors (engine thread) ------------------------------------------------------------------------ */
+
+static void all_gather(sim *s, tgroup *gr, double bytes) {
+  int c = gr->n_cores;
+  double *m = gr->gather;
+  memset(m, 0, ((size_t)c * (size_t)c + (size_t)c) * sizeof *m);
+  if (s->opt.fast_gather) {
+    m[(c - 2) * c + c - 1] = bytes * (double)(c - 1) / (double)c;
+    m[1 * c + 0] = bytes * (double)(c - 1) / (double)c;
+  } else {
+    for (int k = 0; k + 1 < c; k++) {
+      m[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
+      m[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
+    }
+  }
+  sg_actor_parallel_execute(c, s->hosts + gr->first_core, m + (size_t)c * (size_t)c, m);
+}
+
+/* Every core's read (write 0) or write (1) of x at once, then the wait for the last. */
+static void stream(tgroup *gr, double *x, int write) {
+  int n = 0;
+  for (int k = 0; k < gr->n_cores; k++) {
+    double *y = x + 10 * (size_t)k;
+    if (!(y[write ? 6 : 1] > 0)) continue;
+    gr->execs[n] = sg_actor_parallel_exec_init(2, gr->dram_hosts + 2 * k, y + 8, y + 4 * write);
+    sg_exec_start(gr->execs[n++]);
+  }
+  for (int i = 0; i < n; i++) sg_exec_wait(gr->execs[i]);
+  gr->acts += n;
+}
+
+static void post(tgroup *gr, int backward, int idx, int mb) {
+  gr->queue[gr->q_tail++] = (titem){backward, idx, mb};
+  sg_sem_release(gr->q);
+}
+
+static int ready(const tgroup *gr, const tseg *x, int backward, int mb) {
+  if (!backward) {
+    for (int i = 0; i < x->n_needs; i++)
+      if (gr->farrived[x->needs[i]] <= mb) return 0;
+  } else {
+    for (int i = x->first_post; i < x->first_post + x->n_posts; i++)
+      if (gr->barrived[i] <= mb) return 0;
+  }
+  return 1;
+}
+
+static void pass(sim *s, tgroup *gr, int backward, int mb) {
+  double busy = 0, t = simgrid_get_clock();
+  if (gr->streams) stream(gr, gr->pass_x, 0);
+  double dram = simgrid_get_clock() - t;
+  for (int q = 0; q < gr->n_segs; q++) {
+    int k = backward ? gr->n_segs - 1 - q : q;
+    const tseg *x = &gr->segs[k];
+    while (!ready(gr, x, backward, mb)) sg_sem_acquire(gr->ev);
+    t = simgrid_get_clock();
+    double flops = backward ? x->b_flops : x->f_flops, bytes = backward ? x->b_gather : x->f_gather;
+    if (flops > 0) {
+      sg_actor_execute(flops);
+      gr->acts++;
+    }
+    if (gr->n_cores > 1 && bytes > 0) {
+      all_gather(s, gr, bytes);
+      gr->acts++;
+    }
+    busy += simgrid_get_clock() - t;
+    if (!backward)
+      for (int i = x->first_post; i < x->first_post + x->n_posts; i++) post(gr, 0, i, mb);
+    else
+      for (int i = 0; i < x->n_gposts; i++) post(gr, 1, x->gposts[i], mb);
+  }
+  if (gr->streams) {
+    t = simgrid_get_clock();
+    stream(gr, gr->pass_x, 1);
+    dram += simgrid_get_clock() - t;
+  }
+  gr->dram_s += dram;
+  *(backward ? &gr->bwd_s : &gr->fwd_s) += busy + dram;
+}
+
+static void group_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  targ *a = sg_actor_self_get_data();
+  tjob *j = a->j;
+  tgroup *gr = &j->groups[a->g];
+  for (int i = 0; i < gr->n_order; i++) {
+    const sim_schedule_step *st = &gr->order[i];
+    pass(j->s, gr, st->backward, st->mb);
+    if (!st->backward) {
+      if (++gr->held > gr->peak) gr->peak = gr->held;
+    } else {
+      gr->held--;
+      gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
+    }
+  }
+  double t = simgrid_get_clock();
+  if (gr->streams) stream(gr, gr->upd_x, 0);
+  if (gr->update_flops > 0) {
+    sg_actor_execute(gr->update_flops);
+    gr->acts++;
+  }
+  if (gr->streams) stream(gr, gr->upd_x, 1);
+  gr->end = simgrid_get_clock();
+  gr->upd_s = gr->end - t;
+  if (gr->n_fsends + gr->n_recvs > 0) post(gr, 0, -1, -1);
+}
+
+static void sender_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  targ *a = sg_actor_self_get_data();
+  tjob *j = a->j;
+  sim *s = j->s;
+  tgroup *gr = &j->groups[a->g];
+  for (;;) {
+    sg_sem_acquire(gr->q);
+    titem it = gr->queue[gr->q_head++];
+    if (it.idx < 0) break;
+    const txfer *x = it.backward ? &gr->bsends[it.idx] : &gr->fsends[it.idx];
+    double t = simgrid_get_clock();
+    if (x->bytes > 0) {
+      sg_host_t h[2] = {s->hosts[x->from], s->hosts[x->to]};
+      double flops[2] = {0, 0}, b[4] = {0, x->bytes, 0, 0};
+      sg_actor_parallel_execute(2, h, flops, b);
+      gr->acts++;
+    }
+    gr->comm_s += simgrid_get_clock() - t;
+    tgroup *dg = &j->groups[x->group];
+    (it.backward ? dg->barrived : dg->farrived)[x->slot]++;
+    sg_sem_release(dg->ev);
+  }
+}
+
+static void run_job(sim *s, void *ctx) {
+  tjob *j = ctx;
+  int n = j->n_groups, n_actors = 0;
+  targ *args = malloc((size_t)n * sizeof *args);
+  sg_actor_t *actors = malloc(2 * (size_t)n * sizeof *actors);
+  if (!args || !actors) {
+    free(args);
+    free(actors);
+    j->failed = 1;
+    return;
+  }
+  j->t0 = simgrid_get_clock();
+  for (int g = 0; g < n; g++) {
+    j->groups[g].ev = sg_sem_init(0);
+    j->groups[g].q = sg_sem_init(0);
+  }
+  for (int g = 0; g < n; g++) {
+    tgroup *gr = &j->groups[g];
+    char name[32];
+    args[g] = (targ){j, g};
+    snprintf(name, sizeof name, "train%d", g);
+    sg_actor_t a = sg_actor_init(name, s->hosts[gr->first_core]);
+    sg_actor_set_data(a, &args[g]);
+    sg_actor_ref(a);
+    actors[n_actors++] = a;
+    sg_actor_start(a, group_actor, 0, NULL);
+    if (gr->n_fsends + gr->n_recvs > 0) {
+      snprintf(name, sizeof name, "tsender%d", g);
+      sg_actor_t b = sg_actor_init(name, s->hosts[gr->last_core]);
+      sg_actor_set_data(b, &args[g]);
+      sg_actor_ref(b);
+      actors[n_actors++] = b;
+      sg_actor_start(b, sender_actor, 0, NULL);
+    }
+  }
+  for (int k = 0; k < n_actors; k++) {
+    sg_actor_join(actors[k], -1);
+    sg_actor_unref(actors[k]);
+  }
+  for (int g = 0; g < n; g++) {
+    sg_sem_destroy(j->groups[g].ev);
+    sg_sem_destroy(j->groups[g].q);
+  }
+  free(actors);
+  free(args);
+}
+
+/* ---- results ----------------------------------------------------------------------------------------- */
+
+static double round12(double x) {
+  if (x == 0 || !isfinite(x)) return x;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.11e", x);
+  return strtod(buf, NULL);
+}
+
+static mp_status fill(const sim *s, const tjob *j, const train *t, const train_result *model, const plan *p,
+                      const graph *g, sim_train_result *res, mp_error *err) {
+  const chip *c = s->chip;
+  int M = j->M, n = j->n_groups;
+  res->schedule = t->opt.schedule;
+  res->optimizer = t->opt.optimizer;
+  res->microbatches = M;
+  res->batch = graph_batch(g);
+  res->recompute = t->opt.recompute;
+  res->n_stages = n;
+  res->stages = calloc((size_t)n, sizeof *res->stages);
+  res->completions = calloc((size_t)M, sizeof *res->completions);
+  if (!res->stages || !res->completions) return err_nomem(err);
+  res->graph_hash = g->hash;
+  res->plan_hash = plan_hash(p);
+  res->chip_hash = c->hash;
+  double end = j->t0, fb = j->t0, work = 0;
+  for (int gi = 0; gi < n; gi++) {
+    const tgroup *gr = &j->groups[gi];
+    end = gr->end > end ? gr->end : end;
+    fb = gr->last_b > fb ? gr->last_b : fb;
+    for (int m = 0; m < M; m++)
+      if (gr->b_end[m] - j->t0 > res->completions[m]) res->completions[m] = gr->b_end[m] - j->t0;
+  }
+  res->minibatch_s = round12(end - j->t0);
+  res->fb_s = round12(fb - j->t0);
+  res->samples_per_s = res->minibatch_s > 0 ? round12((double)M * res->batch / res->minibatch_s) : 0;
+  for (int m = 0; m < M; m++) res->completions[m] = round12(res->completions[m]);
+  res->period_s = M > 1 ? round12((res->completions[M - 1] - res->completions[0]) / (M - 1)) : res->fb_s;
+  res->model_minibatch_s = model->minibatch_s;
+  res->model_period_s = model->period_s;
+  res->model_bubble = model->bubble;
+  res->feasible = 1;
+  for (int gi = 0; gi < n; gi++) {
+    const tgroup *gr = &j->groups[gi];
+    const train_stage *ts = gr->model;
+    sim_train_stage *st = &res->stages[gi];
+    st->first_layer = ts->cs.first_layer;
+    st->n_layers = ts->cs.n_layers;
+    st->first_core = gr->first_core;
+    st->n_cores = gr->n_cores;
+    st->fwd_s = round12(gr->fwd_s);
+    st->bwd_s = round12(gr->bwd_s);
+    st->update_s = round12(gr->upd_s);
+    st->dram_s = round12(gr->dram_s);
+    st->comm_s = round12(gr->comm_s);
+    double idle = res->minibatch_s - st->fwd_s - st->bwd_s - st->update_s;
+    st->idle_s = idle > 0 ? round12(idle) : 0;
+    st->model_fwd_s = ts->fwd_s;
+    st->model_bwd_s = ts->bwd_s;
+    st->held = gr->peak;
+    st->model_held = ts->in_flight;
+    st->static_bytes = (uint64_t)ceil(ts->cs.weight_bytes / gr->n_cores);
+    st->stash_bytes = ts->r.stash_bytes;
+    st->peak_bytes = ts->r.peak_bytes;
+    st->naive_bytes = ts->r.naive_bytes;
+    st->sram_peak_bytes = (uint64_t)ceil(train_mem_bytes(&ts->r, gr->n_cores, gr->peak > 0 ? gr->peak : 1));
+    st->sram_naive_bytes = (uint64_t)ceil(train_mem_naive_bytes(&ts->r, gr->n_cores, gr->peak > 0 ? gr->peak : 1));
+    st->sram_capacity = (uint64_t)ts->cs.sram_bytes;
+    st->fits = st->sram_peak_bytes <= st->sram_capacity;
+    st->n_sends = gr->n_fsends;
+    st->n_recvs = gr->n_recvs;
+    res->feasible &= st->fits;
+    if (st->sram_peak_bytes > res->sram_peak_bytes) res->sram_peak_bytes = st->sram_peak_bytes;
+    for (int k = 0; gr->streams && k < gr->n_cores; k++)
+      res->dram_bytes += (uint64_t)llround(2.0 * M * (gr->pass_x[10 * k + 1] + gr->pass_x[10 * k + 6]) +
+                                           2 * gr->upd_x[10 * k + 1]);
+    res->activities += gr->acts;
+    work += gr->fwd_s + gr->bwd_s;
+  }
+  res->bubble = res->fb_s > 0 ? round12(1 - work / (n * res->fb_s)) : 0;
+  if (res->bubble < 0) res->bubble = 0;
+  return MP_OK;
+}
+
+mp_status sim_train_evaluate(sim *s, const graph *g, const plan *p, const train_options *o, sim_train_result *res,
+                             mp_error *err) {
+  memset(res, 0, sizeof *res);
+  const chip *c = s->chip;
+  if (p->n_cores != c->n_cores)
+    return err_set(err, MP_INPUT, "sim: the plan is for %d cores but chip '%s' has %d", p->n_cores, c->name,
+                   c->n_cores);
+  if (p->n_layers != g->n_ops)
+    return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
+                   g->n_ops);
+  train *t = NULL;
+  train_result *model = NULL;
+  split *sp = NULL;
+  int *recv_of = NULL;
+  tjob j = {.s = s};
+  mp_status st = train_new(g, o, &t, err);
+  if (st == MP_OK) st = train_evaluate(t, c, p, &model, err);
+  if (st == MP_OK) st = split_new(g, p, &sp, err);
+  if (st != MP_OK) goto cleanup;
+  j.M = t->opt.microbatches;
+  j.groups = calloc((size_t)sp->n_groups, sizeof *j.groups);
+  recv_of = malloc(((size_t)g->n_tensors + 1) * sizeof *recv_of);
+  if (!j.groups || !recv_of) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  j.n_groups = sp->n_groups;
+  for (int i = 0; i < g->n_tensors; i++) recv_of[i] = -1;
+  for (int gi = 0; gi < sp->n_groups; gi++)
+    if (build_group(s, g, t, sp, model, gi, j.M, recv_of, &j.groups[gi]) != 0) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+  st = sim_engine_call(s, run_job, &j, err);
+  if (st == MP_OK && j.failed) st = err_nomem(err);
+  if (st == MP_OK) st = fill(s, &j, t, model, p, g, res, err);
+  if (st != MP_OK) sim_train_result_clear(res);
+cleanup:
+  job_free(&j);
+  free(recv_of);
+  split_free(sp);
+  train_result_free(model);
+  train_free(t);
+  return st;
+}
+
+void sim_train_result_clear(sim_train_result *r) {
+  if (!r) return;
+  free(r->stages);
+  free(r->completions);
+  memset(r, 0, sizeof *r);
+}
+
+cJSON *sim_train_result_to_json(const sim_train_result *r) {
+  char hex[17];
+  cJSON *o = cJSON_CreateObject(), *stages = o ? cJSON_AddArrayToObject(o, "stages") : NULL;
+  int ok = stages && cJSON_AddStringToObject(o, "mode", "train") &&
+           cJSON_AddStringToObject(o, "schedule", train_schedule_name(r->schedule)) &&
+           cJSON_AddStringToObject(o, "optimizer", train_optimizer_name(r->optimizer)) &&
+           cJSON_AddNumberToObject(o, "microbatches", r->microbatches) && cJSON_AddNumberToObject(o, "batch", r->batch) &&
+           cJSON_AddBoolToObject(o, "recompute", r->recompute) &&
+           cJSON_AddNumberToObject(o, "samples_per_s", r->samples_per_s) &&
+           cJSON_AddNumberToObject(o, "minibatch_s", r->minibatch_s) && cJSON_AddNumberToObject(o, "fb_s", r->fb_s) &&
+           cJSON_AddNumberToObject(o, "bubble", r->bubble) && cJSON_AddNumberToObject(o, "period_s", r->period_s) &&
+           cJSON_AddNumberToObject(o, "model_minibatch_s", r->model_minibatch_s) &&
+           cJSON_AddNumberToObject(o, "model_period_s", r->model_period_s) &&
+           cJSON_AddNumberToObject(o, "model_bubble", r->model_bubble) &&
+           cJSON_AddBoolToObject(o, "feasible", r->feasible) &&
+           jsonio_add_u64(o, "sram_peak_bytes", r->sram_peak_bytes) && jsonio_add_u64(o, "dram_bytes", r->dram_bytes) &&
+           cJSON_AddNumberToObject(o, "activities", (double)r->activities) &&
+           cJSON_AddStringToObject(o, "graph_hash", fileio_hash_hex(r->graph_hash, hex)) &&
+           cJSON_AddStringToObject(o, "plan_hash", fileio_hash_hex(r->plan_hash, hex)) &&
+           cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(r->chip_hash, hex));
+  cJSON *comp = ok ? cJSON_CreateDoubleArray(r->completions, r->microbatches) : NULL;
+  ok = ok && comp && cJSON_AddItemToObject(o, "completions_s", comp);
+  if (!ok) cJSON_Delete(comp);
+  for (int i = 0; ok && i < r->n_stages; i++) {
+    const sim_train_stage *s = &r->stages[i];
+    cJSON *x = cJSON_CreateObject();
+    ok = x && cJSON_AddItemToArray(stages, x);
+    if (!ok) {
+      cJSON_Delete(x);
+      break;
+    }
+    int layers[2] = {s->first_layer, s->first_layer + s->n_layers - 1}, cores[2] = {s->first_core,
+                                                                                     s->first_core + s->n_cores - 1};
+    cJSON *la = cJSON_CreateIntArray(layers, 2), *ca = cJSON_CreateIntArray(cores, 2);
+    ok = la && ca && cJSON_AddItemToObject(x, "layers", la) && cJSON_AddItemToObject(x, "cores", ca);
+    if (!ok) break;
+    ok = cJSON_AddNumberToObject(x, "stage", i) && cJSON_AddNumberToObject(x, "fwd_s", s->fwd_s) &&
+         cJSON_AddNumberToObject(x, "bwd_s", s->bwd_s) && cJSON_AddNumberToObject(x, "update_s", s->update_s) &&
+         cJSON_AddNumberToObject(x, "idle_s", s->idle_s) && cJSON_AddNumberToObject(x, "dram_s", s->dram_s) &&
+         cJSON_AddNumberToObject(x, "comm_s", s->comm_s) && cJSON_AddNumberToObject(x, "model_fwd_s", s->model_fwd_s) &&
+         cJSON_AddNumberToObject(x, "model_bwd_s", s->model_bwd_s) && cJSON_AddNumberToObject(x, "held", s->held) &&
+         cJSON_AddNumberToObject(x, "model_held", s->model_held) &&
+         jsonio_add_u64(x, "static_bytes", s->static_bytes) && jsonio_add_u64(x, "stash_bytes", s->stash_bytes) &&
+         jsonio_add_u64(x, "peak_bytes", s->peak_bytes) && jsonio_add_u64(x, "naive_bytes", s->naive_bytes) &&
+         jsonio_add_u64(x, "sram_peak_bytes", s->sram_peak_bytes) &&
+         jsonio_add_u64(x, "sram_naive_bytes", s->sram_naive_bytes) &&
+         jsonio_add_u64(x, "sram_capacity", s->sram_capacity) && cJSON_AddBoolToObject(x, "fits", s->fits) &&
+         cJSON_AddNumberToObject(x, "sends", s->n_sends) && cJSON_AddNumberToObject(x, "recvs", s->n_recvs);
+  }
+  if (ok) return o;
+  cJSON_Delete(o);
+  return NULL;
+}

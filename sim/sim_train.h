@@ -1,0 +1,84 @@
+/* sim_train: a plan trained on the simulator - one mini-batch of M micro-batches under a schedule
+ * (sim_schedule.h), forward and backward passes, Send/Recv pairs both ways, and the weight update.
+ *
+ * Each group runs its stage's order: a forward of micro-batch m runs the group's segments (split.h) in
+ * order, each waiting for the activations it receives (one Recv per tensor per destination group, as in
+ * inference) and posting its Sends; a backward runs them in reverse order, each waiting for the gradients
+ * of the tensors it sent (one per Send, back from the receiving group) and posting the gradient of every
+ * tensor it received back to the sender once its last reader's backward is done (a Send from the group's
+ * first core to the sender's last core).  A segment's pass is one execution of its flops (forward, or
+ * input- and weight-gradients plus, with recompute, the forward again) on the group and one all-gather of
+ * its outputs (forward) or input-gradients (backward).  A group that does not fit its cores streams its
+ * excess around every pass (cost_core_dram with its training memory, train.h) and reads and writes the
+ * excess of its static bytes once around the update.  The update follows the group's last backward; the
+ * mini-batch ends when every group has updated.  Work and bytes are those of the training model
+ * (train_evaluate), so on a chain without communication the figures are its closed forms.
+ *
+ * Figures: the mini-batch time, samples/s = M x batch / mini-batch, the bubble 1 - sum_i (forward_i +
+ * backward_i) / (p x the time until the last backward ends), per stage its forward, backward, update and
+ * idle time over the mini-batch, the most stashes it held at once and the resulting per-core SRAM peak
+ * static / c + (held - 1) x stash + planned peak (beside the naive one), and the period: the mean interval
+ * between micro-batch completions (the end of its last backward), (c[M-1] - c[0]) / (M - 1). */
+#ifndef MESHPIPE_SIM_TRAIN_H
+#define MESHPIPE_SIM_TRAIN_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "graph.h"
+#include "plan.h"
+#include "sim.h"
+#include "train.h"
+
+typedef struct sim_train_stage {
+  int first_layer, n_layers, first_core, n_cores;
+  double fwd_s, bwd_s, update_s; /* over the mini-batch: its passes (DRAM streams included) and the update */
+  double idle_s;                 /* mini-batch - fwd - bwd - update: waiting */
+  double dram_s;                 /* of fwd and bwd: streaming */
+  double comm_s;                 /* its Sends in flight (they overlap its passes) */
+  double model_fwd_s, model_bwd_s; /* the training model's, per micro-batch */
+  int held;                      /* most micro-batches whose stash it held at once */
+  int model_held;                /* train_in_flight */
+  uint64_t static_bytes;         /* per core */
+  uint64_t stash_bytes, peak_bytes, naive_bytes; /* per micro-batch (train_range) */
+  uint64_t sram_peak_bytes;      /* per core over the schedule, with the planned activations */
+  uint64_t sram_naive_bytes;     /* the same with the naive sum */
+  uint64_t sram_capacity;        /* the group's smallest core SRAM */
+  int fits;
+  int n_sends, n_recvs;          /* forward Sends / Recvs; as many gradient Sends and Recvs the other way */
+} sim_train_stage;
+
+typedef struct sim_train_result {
+  train_schedule schedule;
+  train_optimizer optimizer;
+  int microbatches, batch, recompute;
+  double minibatch_s;    /* until every group has updated */
+  double fb_s;           /* until the last backward ended */
+  double samples_per_s;  /* M x batch / minibatch_s */
+  double bubble;
+  double period_s;       /* mean interval between micro-batch completions */
+  double model_minibatch_s, model_period_s, model_bubble; /* train_evaluate's */
+  int feasible;
+  uint64_t sram_peak_bytes; /* the largest per-core peak over the cores */
+  uint64_t dram_bytes;      /* streamed over the mini-batch */
+  long activities;
+  uint64_t graph_hash, plan_hash, chip_hash;
+  int n_stages;
+  sim_train_stage *stages; /* owned */
+  double *completions;     /* owned: M entries, seconds from the start */
+} sim_train_result;
+
+/* Simulates one mini-batch of plan p of g (all borrowed) trained with o on the sim's chip (never cached,
+ * never isolated).  res is caller-owned (sim_train_result_clear).  MP_INPUT if the plan does not fit the
+ * graph or chip. */
+mp_status sim_train_evaluate(sim *s, const graph *g, const plan *p, const train_options *o, sim_train_result *res,
+                             mp_error *err);
+
+void sim_train_result_clear(sim_train_result *r);
+
+/* The `simulate --mode train --json` object; owned, NULL if out of memory. */
+cJSON *sim_train_result_to_json(const sim_train_result *r);
+
+#endif

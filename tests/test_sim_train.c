@@ -1,0 +1,240 @@
+/* test_sim_train: training schedules on the simulator against their closed forms.
+ * MESHPIPE_TEST_LABELS: simgrid
+ *
+ * Each case runs in a child (SimGrid starts once per process) that writes the results' JSON for the
+ * parent to check.  On a contention-free chain of p equal stages (a line of cores, no latency, a NoC so
+ * fast that transfers take no time at double precision): GPipe's mini-batch is (M + p - 1)(t_f + t_b)
+ * plus the update and its bubble (p - 1) / (M + p - 1); 1F1B takes as long, completes a micro-batch
+ * every t_f + t_b in its steady phase and stage i holds p - i stashes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip.h"
+#include "jsonio.h"
+#include "plan.h"
+#include "sim.h"
+#include "sim_train.h"
+#include "testutil.h"
+
+typedef struct tcase {
+  const char *graph, *chip;
+  int arranged[16], n_cores;
+  train_options o;
+} tcase;
+
+typedef struct child_job {
+  const tcase *cases;
+  int n;
+  const char *out;
+} child_job;
+
+static int parse(const char *text, const char *name, cJSON **root) {
+  mp_error err;
+  return jsonio_parse(name, text, strlen(text), root, &err) == MP_OK ? 0 : -1;
+}
+
+static int child(void *arg) {
+  const child_job *cj = arg;
+  cJSON *all = cJSON_CreateArray();
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  cJSON *root = NULL;
+  if (parse(cj->cases[0].chip, "chip", &root) || chip_from_json(root, "chip", &c, &err) != MP_OK ||
+      sim_new(c, NULL, &s, &err) != MP_OK) {
+    fprintf(stderr, "child: %s\n", err.msg);
+    return 10;
+  }
+  cJSON_Delete(root);
+  for (int i = 0; i < cj->n; i++) {
+    graph *g = NULL;
+    plan *p = NULL;
+    sim_train_result r;
+    if (parse(cj->cases[i].graph, "graph", &root) || graph_from_json(root, "graph", &g, &err) != MP_OK ||
+        plan_new(cj->cases[i].arranged, cj->cases[i].n_cores, g->n_ops, &p, &err) != MP_OK ||
+        sim_train_evaluate(s, g, p, &cj->cases[i].o, &r, &err) != MP_OK) {
+      fprintf(stderr, "case %d: %s\n", i, err.msg);
+      return 11;
+    }
+    cJSON_Delete(root);
+    cJSON_AddItemToArray(all, sim_train_result_to_json(&r));
+    sim_train_result_clear(&r);
+    plan_free(p);
+    graph_free(g);
+  }
+  if (jsonio_save(cj->out, all, &err) != MP_OK) return 12;
+  cJSON_Delete(all);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static cJSON *run_cases(const tcase *cases, int n) {
+  static int seq;
+  char name[64];
+  snprintf(name, sizeof name, "train%d.json", seq++);
+  child_job cj = {cases, n, testutil_temp_path(name)};
+  int rc = testutil_in_child(child, &cj);
+  CU_ASSERT_EQUAL(rc, 0);
+  cJSON *root = NULL;
+  mp_error err;
+  if (rc != 0 || jsonio_load(cj.out, &root, &err) != MP_OK) return NULL;
+  return root;
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const cJSON *stage(const cJSON *r, int i) { return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stages"), i); }
+
+static int close_rel(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
+#define ASSERT_REL(a, b)                                                                                               \
+  do {                                                                                                                 \
+    double a_ = (a), b_ = (b);                                                                                         \
+    if (!close_rel(a_, b_)) fprintf(stderr, "\n  %s = %.17g but %s = %.17g\n", #a, a_, #b, b_);                        \
+    CU_ASSERT(close_rel(a_, b_));                                                                                      \
+  } while (0)
+
+/* p = 4 equal stages: a zero-work stem with the first layer (its input is the graph's: no input-gradient
+ * there), then one Gemm of 1e6 flops per stage on a 1e9 flop/s core: t_f = 1 ms, t_b = 2 ms. */
+static const char chain_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"chain\",\"inputs\":[{\"name\":\"x\",\"bytes\":1000}],"
+    "\"ops\":[{\"name\":\"stem\",\"type\":\"Identity\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":1000}],"
+    "\"macs\":0,\"flops\":0,\"weight_bytes\":0},"
+    "{\"name\":\"L0\",\"type\":\"Gemm\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":1000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":2000},"
+    "{\"name\":\"L1\",\"type\":\"Gemm\",\"inputs\":[\"t1\"],\"outputs\":[{\"name\":\"t2\",\"bytes\":1000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":2000},"
+    "{\"name\":\"L2\",\"type\":\"Gemm\",\"inputs\":[\"t2\"],\"outputs\":[{\"name\":\"t3\",\"bytes\":1000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":2000},"
+    "{\"name\":\"L3\",\"type\":\"Gemm\",\"inputs\":[\"t3\"],\"outputs\":[{\"name\":\"t4\",\"bytes\":1000}],"
+    "\"macs\":500000,\"flops\":1000000,\"weight_bytes\":2000}]}";
+
+static const char line_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line4\",\"mesh\":{\"width\":4,\"height\":1},"
+    "\"core\":{\"flops\":1e9,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e25,\"latency\":0}}";
+
+static tcase chain_case(train_schedule s, int M, int recompute) {
+  tcase c = {chain_graph, line_chip, {2, 1, 1, 1}, 4, {0}};
+  train_options_default(&c.o);
+  c.o.schedule = s;
+  c.o.microbatches = M;
+  c.o.recompute = recompute;
+  return c;
+}
+
+static void gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain(void) {
+  enum { P = 4 };
+  tcase cs[5] = {chain_case(TRAIN_GPIPE, 6, 0), chain_case(TRAIN_1F1B, 6, 0), chain_case(TRAIN_GPIPE, 1, 0),
+                 chain_case(TRAIN_1F1B, 12, 0), chain_case(TRAIN_1F1B, 12, 1)};
+  cJSON *res = run_cases(cs, 5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  double tf = 1e-3, tb = 2e-3, tu = 1000 * 13 / 1e9; /* update: 1000 parameters x 13 flops (adam, fp16 master) */
+  for (int k = 0; k < 5; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    double M = cs[k].o.microbatches, tbk = cs[k].o.recompute ? tb + tf : tb; /* recompute: the forward again */
+    ASSERT_REL(num(r, "fb_s"), (M + P - 1) * (tf + tbk));
+    ASSERT_REL(num(r, "minibatch_s"), (M + P - 1) * (tf + tbk) + tu);
+    ASSERT_REL(num(r, "bubble"), (P - 1) / (M + P - 1));
+    ASSERT_REL(num(r, "samples_per_s"), M / ((M + P - 1) * (tf + tbk) + tu));
+    ASSERT_REL(num(r, "model_minibatch_s"), num(r, "minibatch_s"));
+    ASSERT_REL(num(r, "model_bubble"), num(r, "bubble"));
+    for (int i = 0; i < P; i++) {
+      const cJSON *s = stage(r, i);
+      ASSERT_REL(num(s, "fwd_s"), M * tf);
+      ASSERT_REL(num(s, "bwd_s"), M * tbk);
+      ASSERT_REL(num(s, "update_s"), tu);
+      ASSERT_REL(num(s, "idle_s"), (P - 1) * (tf + tbk));
+      int held = cs[k].o.schedule == TRAIN_GPIPE ? (int)M : (P - i < M ? P - i : (int)M);
+      CU_ASSERT_EQUAL((int)num(s, "held"), held);
+      CU_ASSERT_EQUAL((int)num(s, "model_held"), held);
+      /* the SRAM peak over the schedule: static + (held - 1) stashes + one micro-batch's planned arena */
+      CU_ASSERT_EQUAL(num(s, "sram_peak_bytes"),
+                      num(s, "static_bytes") + (held - 1) * num(s, "stash_bytes") + num(s, "peak_bytes"));
+      CU_ASSERT((int)num(s, "sends") == (i < P - 1) && (int)num(s, "recvs") == (i > 0));
+    }
+  }
+  /* 1F1B's steady phase (the backwards of stage 0 that follow a forward, micro-batches 0 .. M - p): one
+   * micro-batch every t_f + t_b; and on average over the mini-batch */
+  for (int k = 3; k < 5; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    double tbk = cs[k].o.recompute ? tb + tf : tb;
+    const cJSON *c = cJSON_GetObjectItem(r, "completions_s");
+    for (int m = 1; m <= cs[k].o.microbatches - P; m++)
+      ASSERT_REL(cJSON_GetArrayItem(c, m)->valuedouble - cJSON_GetArrayItem(c, m - 1)->valuedouble, tf + tbk);
+    ASSERT_REL(num(r, "period_s"), tf + tbk);
+    ASSERT_REL(num(r, "model_period_s"), tf + tbk);
+  }
+  /* recompute stashes the stage input only: less than without */
+  CU_ASSERT(num(stage(cJSON_GetArrayItem(res, 4), 0), "stash_bytes") <
+            num(stage(cJSON_GetArrayItem(res, 3), 0), "stash_bytes"));
+  cJSON_Delete(res);
+}
+
+/* A DAG with a skip connection over two stages, multi-core groups on a 2D mesh with latency, and a core
+ * too small for the first stage (DRAM streams): both schedules run to the end, hold what the model
+ * says, and every pass of the model is simulated (contention aside). */
+static const char skip_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"skip\",\"inputs\":[{\"name\":\"x\",\"bytes\":4096}],"
+    "\"ops\":[{\"name\":\"A\",\"type\":\"Conv+Relu\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"a\",\"bytes\":65536}],"
+    "\"macs\":2000000,\"flops\":4100000,\"weight_bytes\":300000},"
+    "{\"name\":\"B\",\"type\":\"Conv\",\"inputs\":[\"a\"],\"outputs\":[{\"name\":\"b\",\"bytes\":65536}],"
+    "\"macs\":3000000,\"flops\":6000000,\"weight_bytes\":20000},"
+    "{\"name\":\"C\",\"type\":\"Relu\",\"inputs\":[\"b\"],\"outputs\":[{\"name\":\"c\",\"bytes\":65536}],"
+    "\"macs\":0,\"flops\":30000,\"weight_bytes\":0},"
+    "{\"name\":\"D\",\"type\":\"Add\",\"inputs\":[\"a\",\"c\"],\"outputs\":[{\"name\":\"d\",\"bytes\":65536}],"
+    "\"macs\":0,\"flops\":30000,\"weight_bytes\":0},"
+    "{\"name\":\"E\",\"type\":\"Gemm\",\"inputs\":[\"d\"],\"outputs\":[{\"name\":\"y\",\"bytes\":64}],"
+    "\"macs\":1000000,\"flops\":2000000,\"weight_bytes\":40000}]}";
+
+static const char mesh_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m3\",\"mesh\":{\"width\":3,\"height\":3},"
+    "\"core\":{\"flops\":1e10,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":5e-9},"
+    "\"dram\":{\"bandwidth\":2e10,\"ports\":[[0,1]]},\"overrides\":[{\"core\":0,\"sram_bytes\":65536}]}";
+
+static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
+  tcase cs[3];
+  for (int k = 0; k < 3; k++) {
+    cs[k] = (tcase){skip_graph, mesh_chip, {0, 1, 0, 0, 2, 1, 0, 0, 1}, 9, {0}};
+    train_options_default(&cs[k].o);
+    cs[k].o.microbatches = 5;
+    cs[k].o.schedule = k == 0 ? TRAIN_GPIPE : TRAIN_1F1B;
+    cs[k].o.recompute = k == 2;
+  }
+  cJSON *res = run_cases(cs, 3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  for (int k = 0; k < 3; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(r, "stages")), 4);
+    CU_ASSERT(num(r, "minibatch_s") > num(r, "fb_s"));
+    CU_ASSERT(num(r, "bubble") > 0 && num(r, "bubble") < 1);
+    CU_ASSERT(num(r, "dram_bytes") > 0); /* stage 0's first core holds 64 KiB */
+    CU_ASSERT(!cJSON_IsTrue(cJSON_GetObjectItem(r, "feasible")));
+    /* stage 2 (D) receives a from stage 0 and c from stage 1: two Recvs, two gradients back */
+    CU_ASSERT_EQUAL((int)num(stage(r, 2), "recvs"), 2);
+    CU_ASSERT_EQUAL((int)num(stage(r, 0), "sends"), 2); /* a to stages 1 and 2 */
+    const cJSON *c = cJSON_GetObjectItem(r, "completions_s");
+    for (int m = 1; m < 5; m++) CU_ASSERT(cJSON_GetArrayItem(c, m)->valuedouble > cJSON_GetArrayItem(c, m - 1)->valuedouble);
+    for (int i = 0; i < 4; i++) {
+      const cJSON *s = stage(r, i);
+      CU_ASSERT_EQUAL(num(s, "held"), num(s, "model_held"));
+      /* contention only slows (the simulated DRAM stream pays a hop's latency less than the model's) */
+      CU_ASSERT(num(s, "fwd_s") >= 5 * num(s, "model_fwd_s") * (1 - 1e-4));
+      CU_ASSERT(num(s, "bwd_s") >= 5 * num(s, "model_bwd_s") * (1 - 1e-4));
+    }
+  }
+  cJSON_Delete(res);
+}
+
+int main(int argc, char **argv) {
+  CU_TestInfo tests[] = {
+      {"gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain",
+       gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
+      {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
+      CU_TEST_INFO_NULL};
+  return testutil_run("sim_train", tests, argc, argv);
+}
