@@ -130,6 +130,13 @@ typedef struct train_stage {
   double mem_naive_bytes;        /* per core, with the naive sum */
 } train_stage;
 
+/* The stage-local figures of range r (its train_range) on cores [first_core, first_core + n_cores) holding
+ * in_flight stashes: cs as in train_stage, without plan terms (no latency; Sends once per tensor each way,
+ * send_bytes X + R), dram_s both passes, time_s = max(compute_s + dram_s, send_s).  m is a cost model of
+ * the chip (its scratch is used). */
+void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
+                       int in_flight, cost_stage *cs);
+
 typedef struct train_result {
   train_schedule schedule;
   int microbatches, batch, n_stages;

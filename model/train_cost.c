@@ -48,6 +48,23 @@ static void segments(const train *t, const split_group *sg, int *fwd, int *bwd) 
   }
 }
 
+void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
+                       int in_flight, cost_stage *cs) {
+  *cs = (cost_stage){.first_layer = first_layer,
+                     .n_layers = n_layers,
+                     .first_core = first_core,
+                     .n_cores = n_cores,
+                     .flops = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
+                     .weight_bytes = (double)r->static_bytes,
+                     .gather_bytes = (double)(r->fwd_gather + r->bwd_gather),
+                     .max_act_bytes = (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
+                     .send_bytes = (double)(r->send_bytes + r->recv_bytes)};
+  cost_stage_complete(m, cs);
+  cs->dram_s = 2 * (cs->dram_in_s + cs->dram_out_s);
+  double busy = cs->compute_s + cs->dram_s;
+  cs->time_s = busy > cs->send_s ? busy : cs->send_s;
+}
+
 /* One stage with its plan terms; link (chip_n_links entries) accumulates its loads. */
 static mp_status stage(train *t, cost_model *m, const chip *c, const plan *p, const split *sp, int i, double *link,
                        train_stage *ts, mp_error *err) {
@@ -58,18 +75,8 @@ static mp_status stage(train *t, cost_model *m, const chip *c, const plan *p, co
   const train_range *r = &ts->r;
   ts->in_flight = train_in_flight(&t->opt, i, p->n_stages);
   cost_stage *cs = &ts->cs;
-  *cs = (cost_stage){.first_layer = sg->first_layer,
-                     .n_layers = sg->n_layers,
-                     .first_core = sg->first_core,
-                     .n_cores = sg->n_cores,
-                     .flops = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
-                     .weight_bytes = (double)r->static_bytes,
-                     .gather_bytes = (double)(r->fwd_gather + r->bwd_gather),
-                     .max_act_bytes = (double)(ts->in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
-                     .send_bytes = (double)(r->send_bytes + r->recv_bytes)};
-  cost_stage_complete(m, cs);
+  train_stage_local(m, r, sg->first_layer, sg->n_layers, sg->first_core, sg->n_cores, ts->in_flight, cs);
   double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, or a backward */
-  cs->dram_s = 2 * pass;
   int nf, nb, n = sg->n_cores, last = sg->first_core + n - 1;
   segments(t, sg, &nf, &nb);
   cost_transfer *x = malloc(((size_t)sg->n_sends + 1) * sizeof *x);

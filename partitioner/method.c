@@ -8,6 +8,7 @@
 
 #include "cost.h"
 #include "method_int.h"
+#include "train.h"
 #include "proc.h"
 
 /* The partitioners, in the order help and compare list them: name, summary, function, learning. */
@@ -72,18 +73,29 @@ mp_status method_run(const char *name, const graph *g, const chip *c, const meth
   mp_status st = m->run(g, c, o, &p, rep, err);
   rep->solve_s = proc_now_s() - t0;
   if (st != MP_OK) return st;
-  cost_model *cm = NULL;
-  st = cost_model_new(g, c, &cm, err);
-  if (st != MP_OK) {
-    plan_free(p);
-    return st;
-  }
-  if (cost_model_period(cm, p, NULL, NULL, &rep->feasible, NULL) < 0) {
+  if (o && o->train) { /* training: does the plan fit with the stashes its stages hold (train.h) */
+    train *t = NULL;
+    st = train_new(g, o->train, &t, err);
+    if (st == MP_OK && train_model_period(t, c, p, NULL, NULL, &rep->feasible, err) < 0) st = err->status;
+    train_free(t);
+    if (st != MP_OK) {
+      plan_free(p);
+      return st;
+    }
+  } else {
+    cost_model *cm = NULL;
+    st = cost_model_new(g, c, &cm, err);
+    if (st != MP_OK) {
+      plan_free(p);
+      return st;
+    }
+    if (cost_model_period(cm, p, NULL, NULL, &rep->feasible, NULL) < 0) {
+      cost_model_free(cm);
+      plan_free(p);
+      return err_nomem(err);
+    }
     cost_model_free(cm);
-    plan_free(p);
-    return err_nomem(err);
   }
-  cost_model_free(cm);
   if (!rep->feasible && !strstr(rep->notes, "memory")) method_note(rep, "The plan does not fit memory.");
   *out = p;
   return MP_OK;

@@ -34,6 +34,9 @@ typedef struct method_options {
   int rank, ranks;
   mp_status (*gather)(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err);
   void *gather_ctx;
+  /* NULL (default): the plan is for inference; else for training with these options (borrowed): optimal
+   * and rl minimise the training model's period (train.h); the other methods split as for inference */
+  const struct train_options *train;
 } method_options;
 
 /* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim,
@@ -70,7 +73,8 @@ const method_info *method_find(const char *name);
 
 /* Runs the named method (an unknown name is MP_USAGE listing the known ones), times it into
  * rep->solve_s and adds a note "plan does not fit memory" if the plan is infeasible and the
- * method did not say so.  All arguments borrowed except *out, which is owned on success. */
+ * method did not say so; with o->train the verdict is the training model's.  o may be NULL (the
+ * defaults).  All arguments borrowed except *out, which is owned on success. */
 mp_status method_run(const char *name, const graph *g, const chip *c, const method_options *o, plan **out,
                      method_report *rep, mp_error *err);
 

@@ -53,6 +53,7 @@
 #include "cost.h"
 #include "method_int.h"
 #include "optimal_int.h"
+#include "optimal_train.h"
 
 enum { LOW, HIGH };
 
@@ -781,7 +782,7 @@ mp_status optimal_solve(const graph *g, const chip *c, plan **out, optimal_resul
 
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                          mp_error *err) {
-  (void)o;
   optimal_result res;
+  if (o && o->train) return optimal_train_solve(g, c, o->train, out, &res, rep, err);
   return optimal_solve(g, c, out, &res, rep, err);
 }

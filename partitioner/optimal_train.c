@@ -1,0 +1,612 @@
+/* optimal_train: the training optimum.  See optimal_train.h; the per-count machinery (monotone compute,
+ * memory that falls with the core count, DRAM at the best position, bitsets of core totals shifted by runs
+ * of counts) is that of optimal.c, applied to a stage's training sums (train_range) and its stash class.
+ *
+ * Classes: q = min(stages from this one to the end, M) under 1F1B (a stage of class q holds q stashes),
+ * q = 1 for every stage under GPipe (M stashes); class 0 is the empty suffix.  Q = M + 1 (1F1B) or 2. */
+#include "optimal_train.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "optimal_int.h"
+
+typedef struct ot {
+  const graph *g;
+  const chip *c;
+  train *t;
+  int L, C, words, Q, M, gpipe, strict;
+  double f, S, gamma, B;
+  double *in_lo, *out_lo; /* per count: least over positions of the busiest stream link's cores / bandwidth */
+  uint64_t *reach;        /* R(l)[q]: ((L + 1) * Q + q) * words */
+  uint64_t *tmp;
+  int *runs;
+  long checks;
+  mp_status failed; /* a range could not be planned (out of memory) */
+  mp_error *err;
+} ot;
+
+static int next_class(const ot *o, int q) { return o->gpipe ? 1 : q + 1 < o->M ? q + 1 : o->M; }
+static int class_of(const ot *o, int stages_left) { return o->gpipe ? 1 : stages_left < o->M ? stages_left : o->M; }
+static int held(const ot *o, int q) { return o->gpipe ? o->M : q; }
+
+/* ---- a stage's relaxed time ---------------------------------------------------------------------------- */
+
+static double compute_at(const ot *o, const train_range *r, int c) {
+  return cost_compute_s((double)(r->fwd_flops + r->bwd_flops + r->recompute_flops), (double)c * o->f,
+                        (double)(r->fwd_gather + r->bwd_gather), c, o->B);
+}
+
+static double dram_at(const ot *o, const train_range *r, int c, int q) {
+  if (!o->in_lo) return 0;
+  double e = train_mem_bytes(r, c, held(o, q)) - o->S;
+  if (!(e > 0)) return 0;
+  double w = (double)r->static_bytes / c, out = e > w ? e - w : 0;
+  return 2 * (e * o->in_lo[c] + out * o->out_lo[c]);
+}
+
+static double send_of(const ot *o, const train_range *r) {
+  return cost_send_s((double)(r->send_bytes + r->recv_bytes), o->gamma, o->B);
+}
+
+static double time_at(const ot *o, const train_range *r, int c, int q) {
+  double busy = compute_at(o, r, c) + dram_at(o, r, c, q), send = send_of(o, r);
+  return busy > send ? busy : send;
+}
+
+/* Least c in [lo, hi] where want(c) holds (false then true as c grows), or hi + 1. */
+typedef int (*pred_fn)(const ot *, const train_range *, int, int, double);
+static int pred_fits(const ot *o, const train_range *r, int c, int q, double T) {
+  (void)T;
+  return train_mem_bytes(r, c, held(o, q)) <= o->S;
+}
+static int pred_within(const ot *o, const train_range *r, int c, int q, double T) {
+  (void)q;
+  return compute_at(o, r, c) <= T;
+}
+static int pred_over(const ot *o, const train_range *r, int c, int q, double T) {
+  (void)q;
+  return compute_at(o, r, c) > T;
+}
+
+static int first_true(const ot *o, const train_range *r, int q, double T, pred_fn want, int lo, int hi) {
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (want(o, r, mid, q, T))
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/* S(l, r, q) at T within room cores as runs [a, b] in o->runs; the number of runs, or -1 when neither this
+ * stage nor a longer one with the same first layer can be within T (its compute alone exceeds T). */
+static int stage_counts(ot *o, const train_range *r, int q, double T, int room) {
+  int C = o->C, cl = 1, ch = C, n = 0;
+  double c1 = compute_at(o, r, 1), cC = compute_at(o, r, C);
+  if ((c1 < cC ? c1 : cC) > T) return -1;
+  if (c1 >= cC)
+    cl = first_true(o, r, q, T, pred_within, 1, C);
+  else
+    ch = first_true(o, r, q, T, pred_over, 1, C) - 1;
+  if (room < 1 || send_of(o, r) > T) return 0;
+  if (ch > room) ch = room;
+  int cfit = first_true(o, r, q, T, pred_fits, 1, C);
+  for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
+    if (compute_at(o, r, c) + dram_at(o, r, c, q) <= T) {
+      if (n > 0 && o->runs[2 * n - 1] == c - 1)
+        o->runs[2 * n - 1] = c;
+      else {
+        o->runs[2 * n] = o->runs[2 * n + 1] = c;
+        n++;
+      }
+    }
+  int a = cfit > cl ? cfit : cl;
+  if (a <= ch) {
+    if (n > 0 && o->runs[2 * n - 1] == a - 1)
+      o->runs[2 * n - 1] = ch;
+    else {
+      o->runs[2 * n] = a;
+      o->runs[2 * n + 1] = ch;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* The range l..l+n-1's figures (planned once, train.h); NULL after recording a failure. */
+static const train_range *range(ot *o, int l, int n, train_range *buf) {
+  if (o->failed) return NULL;
+  mp_status st = train_range_of(o->t, l, n, buf, o->err);
+  if (st != MP_OK) {
+    o->failed = st;
+    return NULL;
+  }
+  return buf;
+}
+
+/* ---- bitsets of core totals ---------------------------------------------------------------------------- */
+
+static uint64_t *set_of(const ot *o, int l, int q) { return o->reach + ((size_t)l * o->Q + (size_t)q) * o->words; }
+static int bit(const uint64_t *s, int k) { return (int)((s[k / 64] >> (k % 64)) & 1); }
+
+static int lowest(const ot *o, const uint64_t *s) {
+  for (int i = 0; i < o->words; i++)
+    if (s[i]) return 64 * i + __builtin_ctzll(s[i]);
+  return -1;
+}
+
+/* dst |= union over d in [a, b] of (src << d), within bits 0..C: the run is widened by doubling, then
+ * shifted by a (as optimal.c does). */
+static void or_shifted(ot *o, uint64_t *dst, const uint64_t *src, int a, int b) {
+  int W = o->words, width = b - a + 1, cov = 1;
+  uint64_t *t = o->tmp;
+  memcpy(t, src, (size_t)W * sizeof *t);
+  while (cov < width) {
+    int sft = cov < width - cov ? cov : width - cov, ws = sft / 64, bs = sft % 64;
+    for (int i = W - 1; i >= 0; i--) {
+      uint64_t v = i - ws >= 0 ? t[i - ws] << bs : 0;
+      if (bs && i - ws - 1 >= 0) v |= t[i - ws - 1] >> (64 - bs);
+      t[i] |= v;
+    }
+    cov += sft;
+  }
+  int ws = a / 64, bs = a % 64;
+  for (int i = W - 1; i >= ws; i--) {
+    uint64_t v = t[i - ws] << bs;
+    if (bs && i - ws - 1 >= 0) v |= t[i - ws - 1] >> (64 - bs);
+    dst[i] |= v;
+  }
+  if ((o->C + 1) % 64) dst[W - 1] &= (UINT64_C(1) << ((o->C + 1) % 64)) - 1;
+}
+
+/* ---- the threshold DP from the end --------------------------------------------------------------------- */
+
+static int check(ot *o, double T) {
+  o->checks++;
+  memset(o->reach, 0, (size_t)(o->L + 1) * (size_t)o->Q * (size_t)o->words * sizeof *o->reach);
+  set_of(o, o->L, 0)[0] = 1;
+  train_range buf;
+  for (int l = o->L - 1; l >= 0; l--)
+    for (int r = l; r < o->L; r++) {
+      const train_range *rg = range(o, l, r - l + 1, &buf);
+      if (!rg) return 0;
+      int pruned = 0;
+      for (int q = 0; q < o->Q && !pruned; q++) {
+        const uint64_t *from = set_of(o, r + 1, q);
+        int m = lowest(o, from);
+        if (m < 0) continue;
+        int qn = next_class(o, q), n = stage_counts(o, rg, qn, T, o->C - m);
+        if (n < 0) pruned = 1;
+        for (int k = 0; k < n; k++) or_shifted(o, set_of(o, l, qn), from, o->runs[2 * k], o->runs[2 * k + 1]);
+      }
+      if (pruned) break; /* compute only grows with the stage: no longer one from l is within T */
+    }
+  for (int q = 1; q < o->Q; q++)
+    if (bit(set_of(o, 0, q), o->C)) return 1;
+  return 0;
+}
+
+/* After a successful check: one plan within T, first stage first (the shortest first stage, then its fewest
+ * cores).  Returns its stage count, or -1 (a failure recorded, or none: cannot happen). */
+static int recover(ot *o, double T, int *layers, int *cores) {
+  int q = 1, l = 0, k = o->C, n = 0;
+  while (q < o->Q && !bit(set_of(o, 0, q), o->C)) q++;
+  train_range buf;
+  while (l < o->L) {
+    int found = 0;
+    for (int r = l; r < o->L && !found; r++) {
+      const train_range *rg = range(o, l, r - l + 1, &buf);
+      if (!rg) return -1;
+      int runs = -2;
+      for (int qp = 0; qp < o->Q && !found; qp++) {
+        if (next_class(o, qp) != q) continue;
+        if ((runs = stage_counts(o, rg, q, T, k)) < 0) break;
+        const uint64_t *from = set_of(o, r + 1, qp);
+        for (int i = 0; i < runs && !found; i++)
+          for (int c = o->runs[2 * i]; c <= o->runs[2 * i + 1] && c <= k && !found; c++)
+            if (bit(from, k - c)) {
+              layers[n] = r - l + 1;
+              cores[n++] = c;
+              l = r + 1;
+              k -= c;
+              q = qp;
+              found = 1;
+            }
+      }
+      if (runs == -1) break;
+    }
+    if (!found) return -1;
+  }
+  return n;
+}
+
+/* The relaxation's value of a plan given as stage arrays (first stage first). */
+static double plan_value(ot *o, const int *layers, const int *cores, int n) {
+  double worst = 0;
+  train_range buf;
+  for (int i = 0, l = 0; i < n; l += layers[i++]) {
+    const train_range *rg = range(o, l, layers[i], &buf);
+    if (!rg) return -1;
+    double v = time_at(o, rg, cores[i], class_of(o, n - i));
+    worst = v > worst ? v : worst;
+  }
+  return worst;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+#define MAX_CANDIDATES 4096
+
+/* The relaxed stage values strictly between lo and hi, or -1 if more than MAX_CANDIDATES. */
+static int candidates(ot *o, double lo, double hi, double *out) {
+  int n = 0;
+  train_range buf;
+  for (int l = 0; l < o->L; l++)
+    for (int r = l; r < o->L; r++) {
+      const train_range *rg = range(o, l, r - l + 1, &buf);
+      if (!rg) return 0;
+      int pruned = 0;
+      for (int q = 1; q < o->Q && !pruned; q++) {
+        int runs = stage_counts(o, rg, q, hi, o->C);
+        if (runs < 0) pruned = 1;
+        for (int i = 0; i < runs; i++)
+          for (int c = o->runs[2 * i]; c <= o->runs[2 * i + 1]; c++) {
+            double v = time_at(o, rg, c, q);
+            if (v > lo && v < hi) {
+              if (n == MAX_CANDIDATES) return -1;
+              out[n++] = v;
+            }
+          }
+      }
+      if (pruned) break;
+    }
+  return n;
+}
+
+/* The relaxation's optimum and its plan (first stage first, *n stages); -1 on failure. */
+static double solve(ot *o, int *layers, int *cores, int *n) {
+  if (!check(o, INFINITY)) { /* memory first, but nothing fits: the least period whatever the memory */
+    o->strict = 0;
+    if (!check(o, INFINITY)) return -1;
+  }
+  if ((*n = recover(o, INFINITY, layers, cores)) < 0) return -1;
+  double lo = 0, hi = plan_value(o, layers, cores, *n), result = hi;
+  double *cand = malloc(MAX_CANDIDATES * sizeof *cand);
+  if (!cand || hi < 0) {
+    free(cand);
+    return -1;
+  }
+  if (check(o, 0)) {
+    result = 0;
+  } else {
+    for (;;) {
+      double mid = lo + (hi - lo) / 2;
+      if (hi - lo <= 1e-9 * hi || mid <= lo || mid >= hi) {
+        int k = candidates(o, lo, hi, cand);
+        if (k >= 0) {
+          qsort(cand, (size_t)k, sizeof *cand, cmp_double);
+          int a = 0, b = k;
+          while (a < b) {
+            int m = a + (b - a) / 2;
+            if (check(o, cand[m]))
+              b = m;
+            else
+              a = m + 1;
+          }
+          result = a < k ? cand[a] : hi;
+          break;
+        }
+        if (mid <= lo || mid >= hi) {
+          result = hi;
+          break;
+        }
+      }
+      if (check(o, mid)) {
+        int k = recover(o, mid, layers, cores);
+        if (k < 0) break;
+        hi = plan_value(o, layers, cores, k);
+      } else {
+        lo = mid;
+      }
+    }
+  }
+  free(cand);
+  if (o->failed || !check(o, result)) return -1;
+  *n = recover(o, result, layers, cores);
+  return *n < 0 ? -1 : result;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------------------ */
+
+typedef struct counting {
+  double *count, *worst;
+  const chip *c;
+} counting;
+
+static void count_link(void *ctx, int link) {
+  counting *x = ctx;
+  double r = ++x->count[link] / chip_link_bandwidth(x->c, link);
+  if (r > *x->worst) *x->worst = r;
+}
+
+/* The least, over the positions of c consecutive cores each streaming the same bytes from its nearest
+ * port, of the busiest link's cores per bandwidth: reads (in_lo) and writes (out_lo), per count. */
+static mp_status dram_tables(ot *o) {
+  const chip *c = o->c;
+  int C = o->C, nl = chip_n_links(c);
+  o->in_lo = malloc(((size_t)C + 1) * sizeof *o->in_lo);
+  o->out_lo = malloc(((size_t)C + 1) * sizeof *o->out_lo);
+  double *cin = malloc((size_t)nl * sizeof *cin), *cout = malloc((size_t)nl * sizeof *cout);
+  mp_status st = MP_OK;
+  if (!o->in_lo || !o->out_lo || !cin || !cout) {
+    st = err_nomem(o->err);
+    goto cleanup;
+  }
+  for (int k = 0; k <= C; k++) o->in_lo[k] = o->out_lo[k] = INFINITY;
+  for (int k = 0; k < C; k++) {
+    double win = 0, wout = 0;
+    memset(cin, 0, (size_t)nl * sizeof *cin);
+    memset(cout, 0, (size_t)nl * sizeof *cout);
+    counting a = {cin, &win, c}, b = {cout, &wout, c};
+    for (int cnt = 1; k + cnt <= C; cnt++) {
+      int core = k + cnt - 1, port = CHIP_PORT(chip_nearest_dram(c, core));
+      chip_route(c, port, core, count_link, &a);
+      chip_route(c, core, port, count_link, &b);
+      if (win < o->in_lo[cnt]) o->in_lo[cnt] = win;
+      if (wout < o->out_lo[cnt]) o->out_lo[cnt] = wout;
+    }
+  }
+cleanup:
+  free(cin);
+  free(cout);
+  return st;
+}
+
+static void ot_free(ot *o) {
+  free(o->in_lo);
+  free(o->out_lo);
+  free(o->reach);
+  free(o->tmp);
+  free(o->runs);
+  train_free(o->t);
+}
+
+static mp_status ot_init(ot *o, const graph *g, const chip *c, const train_options *to, mp_error *err) {
+  memset(o, 0, sizeof *o);
+  o->g = g;
+  o->c = c;
+  o->err = err;
+  o->L = g->n_ops;
+  o->C = c->n_cores;
+  o->M = to->microbatches;
+  o->gpipe = to->schedule == TRAIN_GPIPE;
+  o->Q = o->gpipe ? 2 : o->M + 1;
+  o->strict = c->n_dram == 0;
+  o->words = (o->C + 1 + 63) / 64;
+  o->f = c->cores[0].flops;
+  o->S = (double)c->cores[0].sram_bytes;
+  o->gamma = c->cores[0].transfer_factor;
+  o->B = c->noc_bandwidth;
+  mp_status st = train_new(g, to, &o->t, err);
+  if (st != MP_OK) return st;
+  o->reach = malloc((size_t)(o->L + 1) * (size_t)o->Q * (size_t)o->words * sizeof *o->reach);
+  o->tmp = malloc((size_t)o->words * sizeof *o->tmp);
+  o->runs = malloc(2 * ((size_t)o->C + 2) * sizeof *o->runs);
+  if (!o->reach || !o->tmp || !o->runs) st = err_nomem(err);
+  if (st == MP_OK && c->n_dram > 0 && !c->heterogeneous) st = dram_tables(o);
+  if (st != MP_OK) ot_free(o);
+  return st;
+}
+
+/* ---- heterogeneous chips: the DP over (layer, core) suffixes ------------------------------------------- */
+
+/* best[(l, k, q)]: the least largest stage-local time of layers l.. on cores k.. in class q. */
+static double solve_positions(ot *o, int *layers, int *cores, int *n) {
+  int L = o->L, C = o->C, Q = o->Q;
+  size_t cells = (size_t)(L + 1) * (size_t)(C + 1) * (size_t)Q;
+#define AT(l, k, q) (((size_t)(l) * (size_t)(C + 1) + (size_t)(k)) * (size_t)Q + (size_t)(q))
+  double *best = malloc(cells * sizeof *best), result = -1;
+  int *to_r = malloc(cells * sizeof *to_r), *to_j = malloc(cells * sizeof *to_j), *to_q = malloc(cells * sizeof *to_q);
+  cost_model *m = NULL;
+  if (!best || !to_r || !to_j || !to_q || cost_model_new(o->g, o->c, &m, o->err) != MP_OK) goto cleanup;
+again:
+  for (size_t i = 0; i < cells; i++) best[i] = INFINITY;
+  best[AT(L, C, 0)] = 0;
+  train_range buf;
+  for (int l = L - 1; l >= 0; l--)
+    for (int r = l; r < L; r++) {
+      const train_range *rg = range(o, l, r - l + 1, &buf);
+      if (!rg) goto cleanup;
+      for (int k = 0; k < C; k++)
+        for (int j = k + 1; j <= C; j++)
+          for (int q = 0; q < Q; q++) {
+            double rest = best[AT(r + 1, j, q)];
+            if (rest == INFINITY) continue;
+            int qn = next_class(o, q);
+            cost_stage cs;
+            train_stage_local(m, rg, l, r - l + 1, k, j - k, held(o, qn), &cs);
+            if (o->strict && !cs.fits) continue;
+            double v = cs.time_s > rest ? cs.time_s : rest;
+            size_t at = AT(l, k, qn);
+            if (v < best[at]) {
+              best[at] = v;
+              to_r[at] = r;
+              to_j[at] = j;
+              to_q[at] = q;
+            }
+          }
+    }
+  int q = 1;
+  for (int x = 2; x < Q; x++)
+    if (best[AT(0, 0, x)] < best[AT(0, 0, q)]) q = x;
+  if (best[AT(0, 0, q)] == INFINITY) {
+    if (!o->strict) goto cleanup;
+    o->strict = 0;
+    goto again;
+  }
+  result = best[AT(0, 0, q)];
+  *n = 0;
+  for (int l = 0, k = 0; l < L;) {
+    size_t at = AT(l, k, q);
+    layers[*n] = to_r[at] - l + 1;
+    cores[(*n)++] = to_j[at] - k;
+    l = to_r[at] + 1;
+    k = to_j[at];
+    q = to_q[at];
+  }
+#undef AT
+cleanup:
+  cost_model_free(m);
+  free(best);
+  free(to_r);
+  free(to_j);
+  free(to_q);
+  return result;
+}
+
+/* ---- the full model: starts, repair, result ------------------------------------------------------------ */
+
+static mp_status cost_of(ot *o, candidate *x) {
+  plan *p = NULL;
+  mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, o->err);
+  if (st != MP_OK) return st;
+  x->period = train_model_period(o->t, o->c, p, NULL, NULL, &x->fits, o->err);
+  plan_free(p);
+  x->norm = 0;
+  return x->period < 0 ? o->err->status : MP_OK;
+}
+
+/* Moves a stage boundary by one layer or one core while that lowers the period (or makes the plan fit,
+ * memory first); at most `rounds` sweeps.  Returns the sweeps run, or -1 on failure. */
+static int repair(ot *o, candidate *best, candidate *trial, int rounds) {
+  int sweeps = 0;
+  for (int improved = 1; improved && sweeps < rounds; sweeps++) {
+    improved = 0;
+    for (int i = 0; i + 1 < best->n; i++)
+      for (int mv = 0; mv < 4; mv++) {
+        int *a = mv < 2 ? trial->layers : trial->cores, d = mv % 2 ? 1 : -1;
+        trial->n = best->n;
+        memcpy(trial->layers, best->layers, (size_t)best->n * sizeof(int));
+        memcpy(trial->cores, best->cores, (size_t)best->n * sizeof(int));
+        if (a[i] + d < 1 || a[i + 1] - d < 1) continue;
+        a[i] += d;
+        a[i + 1] -= d;
+        trial->mem_first = best->mem_first;
+        if (cost_of(o, trial) != MP_OK) return -1;
+        if (optimal_better(trial, best)) {
+          best->period = trial->period;
+          best->fits = trial->fits;
+          memcpy(best->layers, trial->layers, (size_t)best->n * sizeof(int));
+          memcpy(best->cores, trial->cores, (size_t)best->n * sizeof(int));
+          improved = 1;
+        }
+      }
+  }
+  return sweeps;
+}
+
+#define OPTIMAL_TRAIN_REPAIR_ROUNDS 32
+
+mp_status optimal_train_solve(const graph *g, const chip *c, const train_options *to, plan **out, optimal_result *res,
+                              method_report *rep, mp_error *err) {
+  *out = NULL;
+  memset(res, 0, sizeof *res);
+  ot o;
+  mp_status st = ot_init(&o, g, c, to, err);
+  if (st != MP_OK) return st;
+  candidate cand[N_STARTS + 1];
+  memset(cand, 0, sizeof cand);
+  for (int k = 0; k <= N_STARTS; k++) {
+    cand[k].layers = malloc((size_t)o.L * sizeof(int));
+    cand[k].cores = malloc((size_t)o.L * sizeof(int));
+    if (!cand[k].layers || !cand[k].cores) st = err_nomem(err);
+  }
+  double t_low = -1;
+  int n = 1, pick = 0, sweeps = 0;
+  if (st == MP_OK) {
+    t_low = c->heterogeneous ? solve_positions(&o, cand[0].layers, cand[0].cores, &cand[0].n)
+                             : solve(&o, cand[0].layers, cand[0].cores, &cand[0].n);
+    if (t_low < 0) st = o.failed ? o.failed : err_nomem(err);
+  }
+  if (st == MP_OK) st = optimal_method_starts(g, c, cand, &n, err);
+  for (int i = 0; i < n && st == MP_OK; i++) {
+    cand[i].mem_first = c->n_dram == 0;
+    st = cost_of(&o, &cand[i]);
+    if (st == MP_OK && optimal_better(&cand[i], &cand[pick])) pick = i;
+  }
+  double before = st == MP_OK ? cand[pick].period : 0;
+  if (st == MP_OK && (sweeps = repair(&o, &cand[pick], &cand[N_STARTS], OPTIMAL_TRAIN_REPAIR_ROUNDS)) < 0)
+    st = err->status;
+  if (st == MP_OK) st = plan_from_stages(cand[pick].layers, cand[pick].cores, cand[pick].n, out, err);
+  if (st == MP_OK) {
+    double T = cand[pick].period;
+    res->period_s = T;
+    res->lower_s = t_low;
+    res->exact = T <= t_low * (1 + 1e-12);
+    const char *how = c->heterogeneous ? "heterogeneous chip: position-aware DP from the end"
+                                       : "uniform chip: threshold DP from the end over stash classes";
+    if (res->exact)
+      method_note(rep, "optimal for training (%s %s, M %d, %ld feasibility checks): %d stages, model period %.6g s = "
+                       "the certified lower bound: exact.",
+                  train_schedule_name(to->schedule), how, to->microbatches, o.checks, cand[pick].n, T);
+    else
+      method_note(rep, "optimal for training (%s %s, M %d, %ld feasibility checks): %d stages, model period %.6g s; "
+                       "certified lower bound %.6g s (stage-local terms, Sends once each way, DRAM at the best "
+                       "position), gap %.2f%%; the best start %.6g s before %d repair sweep%s.",
+                  train_schedule_name(to->schedule), how, to->microbatches, o.checks, cand[pick].n, T, t_low,
+                  t_low > 0 ? 100 * (T / t_low - 1) : 0.0, before, sweeps, sweeps == 1 ? "" : "s");
+  }
+  for (int k = 0; k <= N_STARTS; k++) {
+    free(cand[k].layers);
+    free(cand[k].cores);
+  }
+  ot_free(&o);
+  return st;
+}
+
+mp_status optimal_train_relaxed(const graph *g, const chip *c, const train_options *to, const plan *p, double *value,
+                                mp_error *err) {
+  ot o;
+  mp_status st = ot_init(&o, g, c, to, err);
+  if (st != MP_OK) return st;
+  int *layers = malloc(((size_t)p->n_stages + 1) * sizeof *layers), *cores = malloc(((size_t)p->n_stages + 1) * sizeof *cores);
+  cost_model *m = NULL;
+  if (!layers || !cores || (c->heterogeneous && cost_model_new(g, c, &m, err) != MP_OK)) {
+    st = layers && cores ? err->status : err_nomem(err);
+    goto cleanup;
+  }
+  for (int i = 0; i < p->n_stages; i++) {
+    layers[i] = p->stages[i].n_layers;
+    cores[i] = p->stages[i].n_cores;
+  }
+  if (!c->heterogeneous) {
+    *value = plan_value(&o, layers, cores, p->n_stages);
+  } else {
+    *value = 0;
+    train_range buf;
+    for (int i = 0; i < p->n_stages; i++) {
+      const plan_stage *s = &p->stages[i];
+      const train_range *rg = range(&o, s->first_layer, s->n_layers, &buf);
+      if (!rg) break;
+      cost_stage cs;
+      train_stage_local(m, rg, s->first_layer, s->n_layers, s->first_core, s->n_cores,
+                        held(&o, class_of(&o, p->n_stages - i)), &cs);
+      *value = cs.time_s > *value ? cs.time_s : *value;
+    }
+  }
+  if (o.failed) st = o.failed;
+cleanup:
+  cost_model_free(m);
+  free(layers);
+  free(cores);
+  ot_free(&o);
+  return st;
+}
