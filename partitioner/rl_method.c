@@ -7,7 +7,9 @@
  * optimal's plan, which is offered as a candidate before the episodes (the best the model knows).  A short
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
  * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
- * reads the answer back, leaving the caller free to start its own simulator. */
+ * reads the answer back, leaving the caller free to start its own simulator.  With o->train every reward
+ * is a training one (rl_reward.h): a mini-batch's time over its micro-batches, on the training model in
+ * the warm-up and simulated (sim_train.h) after it. */
 #include "rl_method.h"
 
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "proc.h"
 #include "rl_search.h"
 #include "sim.h"
+#include "train.h"
 
 /* Beyond 64 cores every simulation and every move costs more (more stages, more rows), so the
  * defaults shrink in proportion to keep a run's time near the 8x8 one. */
@@ -61,6 +64,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_policy *pol = NULL;
   rl_trainer *t = NULL, *warm = NULL;
   cost_model *model = NULL;
+  train *trained = NULL;
   method_report init_rep;
   rl_eval warm_rl = {0}, warm_best = {0};
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
@@ -81,9 +85,13 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
     wcfg.episodes = rl_method_warmup_episodes(c->n_cores);
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
-    st = cost_model_new(g, c, &model, err);
-    if (st != MP_OK) goto cleanup;
-    st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+    if (o->train) { /* training: the training model, M micro-batches a mini-batch */
+      st = train_new(g, o->train, &trained, err);
+      if (st == MP_OK) st = rl_reward_init_train_model(&creward, trained, c, g->n_ops, init->arranged, NULL, err);
+    } else {
+      st = cost_model_new(g, c, &model, err);
+      if (st == MP_OK) st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+    }
     if (st != MP_OK) goto cleanup;
     win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
@@ -94,7 +102,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st != MP_OK) goto cleanup;
   }
   rl_reward reward;
-  st = rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
+  st = o->train ? rl_reward_init_train_sim(&reward, s, g, o->train, init->arranged, NULL, err)
+               : rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
   if (st != MP_OK) goto cleanup;
   rl_instance in = {env, init->arranged, rl_reward_eval, &reward, key};
   sim_stats before, after;
@@ -121,9 +130,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_get_stats(s, &after);
   long evals = after.evaluations - before.evaluations, hits = after.cache_hits - before.cache_hits;
   method_note(rep,
-              "REINFORCE%s from %s's plan: %ld episodes on the analytical model, then %ld on the simulator: %ld "
+              "REINFORCE%s%s from %s's plan: %ld episodes on the analytical model, then %ld on the simulator: %ld "
               "simulations (%.0f%% from the simulator's cache);",
-              pol ? " fine-tuning the given policy" : "", init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes,
+              pol ? " fine-tuning the given policy" : "", o->train ? " for training (mini-batch time over M)" : "", init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes,
               evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   if (warm)
@@ -137,6 +146,7 @@ cleanup:
   rl_trainer_free(t);
   rl_trainer_free(warm);
   cost_model_free(model);
+  train_free(trained);
   rl_policy_free(pol);
   rl_env_free(env);
   plan_free(init);

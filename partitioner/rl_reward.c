@@ -11,6 +11,8 @@
 #include "cost.h"
 #include "plan.h"
 #include "sim.h"
+#include "sim_train.h"
+#include "train.h"
 
 void rl_reward_weights_default(rl_reward_weights *w, int simulated) {
   w->period = 1.0;
@@ -121,8 +123,80 @@ cleanup:
   return st;
 }
 
+/* Training on the model: the period is the mini-batch over M, stage times its forward and backward. */
+static mp_status train_model_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
+  plan *p = NULL;
+  train_result *res = NULL;
+  double *buf = NULL;
+  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
+  if (st == MP_OK) st = train_evaluate(r->train, r->chip, p, &res, err);
+  if (st != MP_OK) goto cleanup;
+  if (!(buf = malloc(2 * (size_t)res->n_stages * sizeof *buf))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  f->mem_ratio = 0;
+  for (int i = 0; i < res->n_stages; i++) {
+    const train_stage *s = &res->stages[i];
+    buf[i] = s->cs.time_s;
+    buf[res->n_stages + i] = s->cs.mem_bytes / s->cs.sram_bytes;
+    if (buf[res->n_stages + i] > f->mem_ratio) f->mem_ratio = buf[res->n_stages + i];
+  }
+  f->period = res->minibatch_s / res->microbatches;
+  f->link_util = 0.0;
+  f->feasible = res->feasible;
+  f->balance = ref > 0 ? rl_reward_balance(buf, buf + res->n_stages, res->n_stages, ref) : 0.0;
+  if (!(f->period > 0) || !isfinite(f->period))
+    st = err_set(err, MP_RUN, "rl: the training model gave a mini-batch of %g s for a plan", res->minibatch_s);
+cleanup:
+  free(buf);
+  train_result_free(res);
+  plan_free(p);
+  return st;
+}
+
+/* Training on the simulator: one mini-batch; stage times its forward and backward per micro-batch. */
+static mp_status train_sim_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
+  plan *p = NULL;
+  sim_train_result res;
+  memset(&res, 0, sizeof res);
+  double *buf = NULL;
+  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
+  if (st == MP_OK) st = sim_train_evaluate(r->sim, r->g, p, r->train_opt, &res, err);
+  if (st != MP_OK) goto cleanup;
+  if (!(res.minibatch_s > 0) || !isfinite(res.minibatch_s)) {
+    st = err_set(err, MP_RUN, "rl: the simulator gave a mini-batch of %g s for a plan", res.minibatch_s);
+    goto cleanup;
+  }
+  if (!(buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  f->mem_ratio = 0;
+  for (int i = 0; i < res.n_stages; i++) {
+    const sim_train_stage *s = &res.stages[i];
+    buf[i] = (s->fwd_s + s->bwd_s) / res.microbatches;
+    buf[res.n_stages + i] = s->sram_capacity > 0 ? (double)s->sram_peak_bytes / (double)s->sram_capacity : 0.0;
+    if (buf[res.n_stages + i] > f->mem_ratio) f->mem_ratio = buf[res.n_stages + i];
+  }
+  f->period = res.minibatch_s / res.microbatches;
+  f->link_util = 0.0;
+  f->feasible = res.feasible;
+  f->balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
+cleanup:
+  free(buf);
+  sim_train_result_clear(&res);
+  plan_free(p);
+  return st;
+}
+
 static mp_status figures_of(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
-  return r->backend == RL_REWARD_SIM ? sim_figures(r, arranged, ref, f, err) : model_figures(r, arranged, ref, f, err);
+  switch (r->backend) {
+  case RL_REWARD_SIM: return sim_figures(r, arranged, ref, f, err);
+  case RL_REWARD_TRAIN_SIM: return train_sim_figures(r, arranged, ref, f, err);
+  case RL_REWARD_TRAIN_MODEL: return train_model_figures(r, arranged, ref, f, err);
+  default: return model_figures(r, arranged, ref, f, err);
+  }
 }
 
 /* Both inits: the fields every backend has, then T_ref from the reference plan. */
@@ -158,6 +232,29 @@ mp_status rl_reward_init_model(rl_reward *r, cost_model *m, int n_cores, int n_l
   return init_common(r, 0, ref, w, err);
 }
 
+mp_status rl_reward_init_train_sim(rl_reward *r, sim *s, const graph *g, const train_options *o, const int *ref,
+                                   const rl_reward_weights *w, mp_error *err) {
+  memset(r, 0, sizeof *r);
+  r->backend = RL_REWARD_TRAIN_SIM;
+  r->sim = s;
+  r->g = g;
+  r->train_opt = o;
+  r->n_cores = sim_chip(s)->n_cores;
+  r->n_layers = g->n_ops;
+  return init_common(r, 1, ref, w, err);
+}
+
+mp_status rl_reward_init_train_model(rl_reward *r, train *t, const chip *c, int n_layers, const int *ref,
+                                     const rl_reward_weights *w, mp_error *err) {
+  memset(r, 0, sizeof *r);
+  r->backend = RL_REWARD_TRAIN_MODEL;
+  r->train = t;
+  r->chip = c;
+  r->n_cores = c->n_cores;
+  r->n_layers = n_layers;
+  return init_common(r, 0, ref, w, err);
+}
+
 /* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
  * (about 2e-13 relative) with the engine's clock, i.e. with how many evaluations ran before, so a
  * run resumed in a fresh process would see slightly different rewards than the uninterrupted run
@@ -180,7 +277,7 @@ mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error 
   mp_status st = figures_of(r, arranged, r->ref_period_s, &f, err);
   if (st != MP_OK) return st;
   double reward = rl_reward_combine(&r->w, f.period, r->ref_period_s, f.mem_ratio, f.link_util);
-  if (r->backend == RL_REWARD_SIM) {
+  if (r->backend == RL_REWARD_SIM || r->backend == RL_REWARD_TRAIN_SIM) {
     out->reward = snap(reward);
     out->balance = snap(f.balance);
     out->figure = snap_figure(1.0 / f.period);

@@ -1,7 +1,9 @@
 /* rl_reward: what the RL trainer maximises — a plan's reward, its tie-break and the figure users see —
- * from one of two backends, the SimGrid simulator or the analytical cost model.
+ * from one of four backends: the SimGrid simulator or the analytical cost model, of inference or (for
+ * --mode train) of training, where the period is a mini-batch's time over its M micro-batches.
  *
- * An rl_reward is filled by one init per backend (rl_reward_init_sim, rl_reward_init_model), which
+ * An rl_reward is filled by one init per backend (rl_reward_init_sim, rl_reward_init_model,
+ * rl_reward_init_train_sim, rl_reward_init_train_model), which
  * evaluates the reference plan once for T_ref; rl_reward_eval then scores any plan of the same graph
  * and chip with the same formula and weights.  The simulator's figures are snapped to a grid so that
  * the same plan scores the same whatever the engine simulated before (see rl_reward.c). */
@@ -13,6 +15,9 @@
 
 struct sim;
 struct cost_model;
+struct chip;
+struct train;
+struct train_options;
 
 /* What a reward callback says about one plan. */
 typedef struct rl_eval {
@@ -48,7 +53,9 @@ double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref
 
 typedef enum rl_reward_backend {
   RL_REWARD_SIM,  /* figure = 1 / simulated period, micro-batches/s */
-  RL_REWARD_MODEL /* figure = 1 / analytical bottleneck, micro-batches/s; no routing term */
+  RL_REWARD_MODEL, /* figure = 1 / analytical bottleneck, micro-batches/s; no routing term */
+  RL_REWARD_TRAIN_SIM,  /* training: figure = M / simulated mini-batch (sim_train.h), micro-batches/s */
+  RL_REWARD_TRAIN_MODEL /* training: figure = M / the training model's mini-batch (train.h); no routing term */
 } rl_reward_backend;
 
 /* A reward of one graph on one chip.  Pointers are borrowed and must outlive it. */
@@ -57,6 +64,9 @@ typedef struct rl_reward {
   struct sim *sim;                /* RL_REWARD_SIM: the simulator, of the plan's chip */
   const graph *g;                 /* RL_REWARD_SIM: the graph */
   struct cost_model *model; /* RL_REWARD_MODEL: the model of the graph on the chip (its scratch is used) */
+  struct train *train;      /* RL_REWARD_TRAIN_MODEL: the trained graph (its memo is used) */
+  const struct chip *chip;  /* RL_REWARD_TRAIN_MODEL: the chip */
+  const struct train_options *train_opt; /* RL_REWARD_TRAIN_SIM: the schedule, optimizer, M, recompute */
   int n_cores, n_layers;
   rl_reward_weights w;
   double ref_period_s; /* T_ref, set by the init */
@@ -72,7 +82,15 @@ mp_status rl_reward_init_sim(rl_reward *r, struct sim *s, const graph *g, const 
 mp_status rl_reward_init_model(rl_reward *r, struct cost_model *m, int n_cores, int n_layers, const int *ref,
                                const rl_reward_weights *w, mp_error *err);
 
-/* The rl_reward_fn of either backend: ctx is an initialised rl_reward. */
+/* Training: as rl_reward_init_sim, each plan trained for one mini-batch under o (borrowed). */
+mp_status rl_reward_init_train_sim(rl_reward *r, struct sim *s, const graph *g, const struct train_options *o,
+                                   const int *ref, const rl_reward_weights *w, mp_error *err);
+
+/* Training: the model of t (borrowed; its graph of n_layers layers) on c (borrowed). */
+mp_status rl_reward_init_train_model(rl_reward *r, struct train *t, const struct chip *c, int n_layers, const int *ref,
+                                     const rl_reward_weights *w, mp_error *err);
+
+/* The rl_reward_fn of every backend: ctx is an initialised rl_reward. */
 mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
 
 #endif

@@ -506,6 +506,10 @@ mp_status sim_train_evaluate(sim *s, const graph *g, const plan *p, const train_
   st = sim_engine_call(s, run_job, &j, err);
   if (st == MP_OK && j.failed) st = err_nomem(err);
   if (st == MP_OK) st = fill(s, &j, t, model, p, g, res, err);
+  if (st == MP_OK) { /* counted as sim_evaluate counts (sim_get_stats), never cached */
+    s->stats.evaluations++;
+    s->stats.activities += res->activities;
+  }
   if (st != MP_OK) sim_train_result_clear(res);
 cleanup:
   job_free(&j);

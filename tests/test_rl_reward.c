@@ -1,6 +1,6 @@
 /* Tests of rl_reward: the analytical model's reward of the reference plan, the weights (no memory
  * penalty by default: both backends charge DRAM streams in time) and the balance tie-break against
- * their formulas. */
+ * their formulas; the training model's reward scores a mini-batch's time over its micro-batches. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "rl_reward.h"
 #include "testutil.h"
+#include "train.h"
 
 static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   graph *g = NULL;
@@ -58,9 +59,56 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   graph_free(g);
 }
 
+/* --mode train: the figure is M over the training model's mini-batch (not its steady period), the
+ * reference plan scores -1, and a plan whose mini-batch takes longer scores lower. */
+static void the_training_reward_should_score_the_minibatch_over_its_microbatches(void) {
+  graph *g = NULL;
+  chip *c = NULL;
+  train *t = NULL;
+  mp_error err;
+  train_options o;
+  train_options_default(&o);
+  o.schedule = TRAIN_GPIPE;
+  o.microbatches = 4;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(train_new(g, &o, &t, &err), MP_OK);
+  int n = c->n_cores, *ref = calloc((size_t)n, sizeof *ref), *two = calloc((size_t)n, sizeof *two);
+  ref[n - 1] = g->n_ops;
+  two[n / 2 - 1] = g->n_ops / 2, two[n - 1] = g->n_ops - g->n_ops / 2;
+  rl_reward r;
+  CU_ASSERT_EQUAL_FATAL(rl_reward_init_train_model(&r, t, c, g->n_ops, ref, NULL, &err), MP_OK);
+  rl_eval e1, e2;
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, ref, &e1, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, two, &e2, &err), MP_OK);
+  plan *p1 = NULL, *p2 = NULL;
+  train_result *r1 = NULL, *r2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(plan_new(ref, n, g->n_ops, &p1, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(plan_new(two, n, g->n_ops, &p2, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(train_evaluate(t, c, p1, &r1, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(train_evaluate(t, c, p2, &r2, &err), MP_OK);
+  CU_ASSERT_DOUBLE_EQUAL(e1.figure, 4 / r1->minibatch_s, 1e-9 * e1.figure);
+  CU_ASSERT_DOUBLE_EQUAL(e2.figure, 4 / r2->minibatch_s, 1e-9 * e2.figure);
+  CU_ASSERT(e1.figure != 1 / r1->period_s); /* a mini-batch is more than M periods: the fill and the update */
+  CU_ASSERT_DOUBLE_EQUAL(e1.reward, -1.0, 1e-12);
+  CU_ASSERT_EQUAL((e2.reward > e1.reward), (r2->minibatch_s < r1->minibatch_s));
+  CU_ASSERT_EQUAL(e1.feasible, r1->feasible);
+  train_result_free(r1);
+  train_result_free(r2);
+  plan_free(p1);
+  plan_free(p2);
+  free(ref);
+  free(two);
+  train_free(t);
+  chip_free(c);
+  graph_free(g);
+}
+
 static CU_TestInfo tests[] = {
     {"the_cost_reward_should_score_the_reference_plan_minus_one",
      the_cost_reward_should_score_the_reference_plan_minus_one},
+    {"the_training_reward_should_score_the_minibatch_over_its_microbatches",
+     the_training_reward_should_score_the_minibatch_over_its_microbatches},
     CU_TEST_INFO_NULL,
 };
 
