@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fileio.h"
 #include "onnx_import.h"
@@ -160,4 +161,38 @@ int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so) {
   case 'v': so->verbose = 1; return 0;
   default: return cli_usage(cmd, "internal: option %d is not a simulator option", opt);
   }
+}
+
+void cli_train_opts_init(cli_train_opts *t) {
+  memset(t, 0, sizeof *t);
+  train_options_default(&t->o);
+}
+
+int cli_train_option(const char *cmd, int opt, const char *arg, cli_train_opts *t) {
+  int v;
+  switch (opt) {
+  case CLI_OPT_MODE:
+    if (strcmp(arg, "train") != 0 && strcmp(arg, "infer") != 0)
+      return cli_usage(cmd, "--mode is infer or train, got '%s'", arg);
+    t->train = strcmp(arg, "train") == 0;
+    return 0;
+  case CLI_OPT_OPTIMIZER:
+    if ((v = train_optimizer_parse(arg)) < 0) return cli_usage(cmd, "--optimizer is sgd, momentum or adam, got '%s'", arg);
+    t->o.optimizer = (train_optimizer)v;
+    break;
+  case CLI_OPT_SCHEDULE:
+    if ((v = train_schedule_parse(arg)) < 0) return cli_usage(cmd, "--schedule is gpipe or 1f1b, got '%s'", arg);
+    t->o.schedule = (train_schedule)v;
+    break;
+  case CLI_OPT_RECOMPUTE: t->o.recompute = 1; break;
+  default: return cli_usage(cmd, "internal: option %d is not a training option", opt);
+  }
+  t->given = 1;
+  return 0;
+}
+
+int cli_train_check(const char *cmd, cli_train_opts *t, int microbatches) {
+  if (t->given && !t->train) return cli_usage(cmd, "--optimizer, --schedule and --recompute need --mode train");
+  if (t->train && microbatches > 0) t->o.microbatches = microbatches;
+  return 0;
 }

@@ -13,6 +13,7 @@
 #include "method.h"
 #include "optimes.h"
 #include "sim.h"
+#include "train.h"
 
 typedef struct cli_command {
   const char *name;
@@ -49,6 +50,7 @@ enum {
   CLI_OPT_DTYPE = 1000, CLI_OPT_BATCH, CLI_OPT_NO_FUSE,
   CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT,
   CLI_OPT_MAX_MICRO, CLI_OPT_OP_TIMES,
+  CLI_OPT_MODE, CLI_OPT_OPTIMIZER, CLI_OPT_SCHEDULE, CLI_OPT_RECOMPUTE,
   CLI_OPT_FIRST_FREE /* a command's own long-only options start here */
 };
 #define CLI_GRAPH_OPTIONS                                                                                  \
@@ -102,6 +104,42 @@ int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so);
 
 /* Loads a meshpipe graph (.json) or imports an ONNX model (.onnx).  o may be NULL for defaults. */
 mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err);
+
+/* --mode infer|train and the training options of every command that takes a graph: --mode train trains
+ * the graph instead of streaming inference through it (train.h), with --optimizer, --schedule,
+ * --recompute, and -M/--microbatches as the micro-batches per mini-batch (default 8). */
+typedef struct cli_train_opts {
+  int train;       /* --mode train */
+  int given;       /* a training option was given: an error without --mode train */
+  train_options o;
+} cli_train_opts;
+
+void cli_train_opts_init(cli_train_opts *t);
+
+#define CLI_TRAIN_OPTIONS                                                                                  \
+  {"mode", required_argument, NULL, CLI_OPT_MODE}, {"optimizer", required_argument, NULL, CLI_OPT_OPTIMIZER}, \
+      {"schedule", required_argument, NULL, CLI_OPT_SCHEDULE}, {"recompute", no_argument, NULL, CLI_OPT_RECOMPUTE}
+#define CLI_TRAIN_OPTION_CASES \
+  case CLI_OPT_MODE:           \
+  case CLI_OPT_OPTIMIZER:      \
+  case CLI_OPT_SCHEDULE:       \
+  case CLI_OPT_RECOMPUTE
+#define CLI_TRAIN_HELP                                                                                     \
+  "      --mode MODE         infer (default): micro-batches stream through the pipeline; train: each\n"     \
+  "                          layer also runs its backward, a stage keeps the activations of the micro-\n"   \
+  "                          batches in flight, and a weight update ends every mini-batch (traces/README.md)\n" \
+  "      --optimizer O       training: sgd, momentum or adam (default): 0, 1 or 2 fp32 states per weight,\n"  \
+  "                          beside the weight, its gradient and an fp32 master copy for 16-bit dtypes\n"    \
+  "      --schedule S        training: gpipe (every forward, then every backward) or 1f1b (default)\n"      \
+  "      --recompute         training: keep only each stage's inputs and run its forward again in the\n"    \
+  "                          backward (its flops charged)\n"
+
+/* One training option (opt its code, arg its value) into *t; 0, or 2 after a usage error. */
+int cli_train_option(const char *cmd, int opt, const char *arg, cli_train_opts *t);
+
+/* After parsing: training options without --mode train are a usage error; microbatches (-M, 0 when not
+ * given) becomes the micro-batches per mini-batch.  0, or 2 after a usage error. */
+int cli_train_check(const char *cmd, cli_train_opts *t, int microbatches);
 
 /* --op-times FILE (CLI_OPT_OP_TIMES; simulate and record also spell it -t): measured op times. */
 #define CLI_OP_TIMES_OPTION {"op-times", required_argument, NULL, CLI_OPT_OP_TIMES}

@@ -13,6 +13,7 @@
 #include "plan.h"
 #include "ranks.h"
 #include "report.h"
+#include "report_train.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -51,7 +52,13 @@ static const char usage[] =
     "  --dtype T, --batch N, --no-fuse\n"
     "                       ONNX graphs only: as for 'meshpipe import'; at --batch N a micro-batch is N\n"
     "                       samples and throughput is in samples/s (N x micro-batches/s)\n"
-    CLI_OP_TIMES_HELP;
+    CLI_OP_TIMES_HELP
+    CLI_TRAIN_HELP
+    "                       With --mode train, optimal minimises the training model's period (per\n"
+    "                       micro-batch, with each stage's stashes in flight), rl a mini-batch's time\n"
+    "                       (the training model's, then the simulator's), the other methods split as\n"
+    "                       for inference; the plan is simulated for one mini-batch of -M micro-batches\n"
+    "                       (default 8)\n";
 
 #define fmt_s report_fmt_s
 
@@ -170,6 +177,68 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   return root;
 }
 
+/* --mode train: the training model of the plan, the plan file, and one simulated mini-batch (when engine is
+ * not NULL).  work is the graph the method saw, g the one the plan file names. */
+static int partition_train(const char *method, const method_options *o, const graph *work, const graph *g,
+                           const chip *c, const plan *p, const method_report *rep, sim *engine, const char *output,
+                           int json) {
+  train *t = NULL;
+  train_result *r = NULL;
+  sim_train_result sr;
+  memset(&sr, 0, sizeof sr);
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (train_new(work, o->train, &t, &err) != MP_OK || train_evaluate(t, c, p, &r, &err) != MP_OK ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
+      (engine && sim_train_evaluate(engine, work, p, o->train, &sr, &err) != MP_OK)) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  if (json) {
+    char hex[17];
+    cJSON *root = cJSON_CreateObject(), *arr = root ? cJSON_AddArrayToObject(root, "arranged_core") : NULL;
+    cJSON *model = train_result_to_json(t, r), *simulated = engine ? sim_train_result_to_json(&sr) : cJSON_CreateNull();
+    int ok = arr && model && simulated && cJSON_AddStringToObject(root, "method", method) &&
+             cJSON_AddStringToObject(root, "mode", "train") && cJSON_AddStringToObject(root, "graph", g->name) &&
+             cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
+             cJSON_AddNumberToObject(root, "batch", graph_batch(work)) &&
+             cJSON_AddStringToObject(root, "chip", c->name) && jsonio_add_u64(root, "seed", o->seed) &&
+             cJSON_AddNumberToObject(root, "n_stages", p->n_stages) &&
+             cJSON_AddNumberToObject(root, "period_s", r->period_s) &&
+             cJSON_AddNumberToObject(root, "model_samples_per_s", r->samples_per_s) &&
+             cJSON_AddBoolToObject(root, "feasible", r->feasible) &&
+             cJSON_AddNumberToObject(root, "solve_s", rep->solve_s) && cJSON_AddStringToObject(root, "notes", rep->notes);
+    for (int i = 0; ok && i < p->n_cores; i++) ok = cJSON_AddItemToArray(arr, cJSON_CreateNumber(p->arranged[i]));
+    if (ok && cJSON_AddItemToObject(root, "model", model)) model = NULL;
+    if (ok && cJSON_AddItemToObject(root, "simulated", simulated)) simulated = NULL;
+    ok = ok && !model && !simulated;
+    cJSON_Delete(model);
+    cJSON_Delete(simulated);
+    if (!ok || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+  } else {
+    char a[32];
+    printf("%s on %s (%d layers) over %s (%d cores), trained: %d stage%s, solved in %s\n", method, g->name, g->n_ops,
+           c->name, c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
+    report_train_model(work, c, t, r);
+    if (engine)
+      printf("simulated              %.5g samples/s (mini-batch %s, bubble %.1f%%, SRAM peak %s per core%s)\n",
+             sr.samples_per_s, fmt_s(sr.minibatch_s, a, sizeof a), 100 * sr.bubble,
+             cli_fmt_bytes((double)sr.sram_peak_bytes, (char[32]){0}, 32), sr.feasible ? "" : ", does not fit");
+    if (rep->notes[0]) printf("notes                  %s\n", rep->notes);
+    if (output) printf("plan written to %s\n", output);
+  }
+cleanup:
+  sim_train_result_clear(&sr);
+  train_result_free(r);
+  train_free(t);
+  return rc;
+}
+
 /* The command on one rank of `size` (0 of 1 without --jobs or mpirun): a learning method deals its
  * episodes over the ranks; rank 0 alone prints and writes the plan. */
 static int partition(int argc, char **argv, int rank, int size) {
@@ -183,6 +252,7 @@ static int partition(int argc, char **argv, int rank, int size) {
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
       CLI_GRAPH_OPTIONS,
       CLI_OP_TIMES_OPTION,
+      CLI_TRAIN_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL,
@@ -193,6 +263,8 @@ static int partition(int argc, char **argv, int rank, int size) {
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   method_options o;
   method_options_default(&o);
+  cli_train_opts to;
+  cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
@@ -224,12 +296,20 @@ static int partition(int argc, char **argv, int rank, int size) {
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
     case CLI_OPT_OP_TIMES: times_path = optarg; break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("partition", opt, optarg, &to)) return 2;
+      break;
     case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
     }
   }
   if (optind != argc) return cli_usage("partition", "unexpected argument '%s'", argv[optind]);
   if (!graph_path) return cli_usage("partition", "needs a graph (-g GRAPH)");
+  if (cli_train_check("partition", &to, so.microbatches)) return 2;
+  if (to.train) {
+    so.microbatches = 0;
+    o.train = &to.o;
+  }
   if (!method_find(method)) {
     char known[256] = "";
     for (int i = 0; i < method_count(); i++) {
@@ -268,6 +348,12 @@ static int partition(int argc, char **argv, int rank, int size) {
   if (rank > 0) output = NULL; /* the first rank writes the plan */
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
+  if (to.train) {
+    rc = method_run(method, work, c, &o, &p, &rep, &err) != MP_OK ? cli_fail(&err)
+                                                                  : partition_train(method, &o, work, g, c, p, &rep,
+                                                                                    engine, output, json);
+    goto cleanup;
+  }
   if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
       (output && plan_write(p, g, c, output, &err) != MP_OK) ||
       (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK)) {

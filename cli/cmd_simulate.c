@@ -9,13 +9,14 @@
 #include "optimes.h"
 #include "plan.h"
 #include "report.h"
+#include "report_train.h"
 #include "sim.h"
 #include "timeline.h"
 
 static const char usage[] =
     "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--fast-gather] [--json] [--verbose]\n"
     "                         [--timeline RUN.json] [--paje RUN.trace] [--op-times FILE] [--dtype T] [--batch N]\n"
-    "                         [--no-fuse]\n"
+    "                         [--no-fuse] [--mode train [--schedule S] [--optimizer O] [--recompute]]\n"
     "\n"
     "Simulates the plan as a pipeline on the chip with SimGrid: every group of cores runs its layers\n"
     "for M micro-batches (each layer's work split over the group, then its output all-gathered), and\n"
@@ -24,6 +25,10 @@ static const char usage[] =
     "of one micro-batch, the makespan, per stage its compute, communication and idle time, the\n"
     "bottleneck, per-core SRAM and the busiest links.  The plan must have been made for this graph (its\n"
     "recorded graph hash is checked); the chip may differ from the one it was made for.\n"
+    "With --mode train it simulates one mini-batch of M micro-batches (-M, default 8) trained under the\n"
+    "schedule: forward and backward passes in the schedule's order, activations forward and gradients\n"
+    "backward through Send/Recv pairs, the weight update at the end; it prints samples/s, the bubble, per\n"
+    "stage its forward, backward, update and idle time and the peak of each core's SRAM over the schedule.\n"
     "\n"
     "  -g, --graph GRAPH       workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
@@ -39,7 +44,34 @@ static const char usage[] =
     "                          chip's typical type: those ops take them in the simulation and in the model\n"
     "                          figures printed beside it; the report says how many\n"
     "  --dtype T, --batch N, --no-fuse\n"
-    "                          ONNX graphs only: as for 'meshpipe import'\n";
+    "                          ONNX graphs only: as for 'meshpipe import'\n"
+    CLI_TRAIN_HELP;
+
+/* --mode train: one mini-batch under the schedule. */
+static int simulate_train(const graph *g, const chip *c, const plan *p, const sim_options *so, const train_options *o,
+                          int json) {
+  sim *s = NULL;
+  sim_train_result r;
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (sim_new(c, so, &s, &err) != MP_OK || sim_train_evaluate(s, g, p, o, &r, &err) != MP_OK) {
+    rc = cli_fail(&err);
+  } else if (json) {
+    cJSON *root = sim_train_result_to_json(&r);
+    if (!root || !report_add_mesh_json(root, c) || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+    sim_train_result_clear(&r);
+  } else {
+    report_train_sim(g->name, c, &r);
+    sim_train_result_clear(&r);
+  }
+  sim_free(s);
+  return rc;
+}
 
 static int run(int argc, char **argv) {
   static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
@@ -52,6 +84,7 @@ static int run(int argc, char **argv) {
                                           {"paje", required_argument, NULL, 'P'},
                                           {"op-times", required_argument, NULL, 't'},
                                           CLI_GRAPH_OPTIONS,
+                                          CLI_TRAIN_OPTIONS,
                                           {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *timeline_path = NULL,
              *times_path = NULL;
@@ -60,6 +93,8 @@ static int run(int argc, char **argv) {
   sim_options_init(&so);
   so.cache_size = 0;
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
+  cli_train_opts to;
+  cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:p:jhT:P:t:" CLI_SIM_SHORT, options, NULL)) != -1) {
@@ -78,6 +113,9 @@ static int run(int argc, char **argv) {
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("simulate", opt, optarg, &go)) return 2;
       break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("simulate", opt, optarg, &to)) return 2;
+      break;
     case ':': return cli_usage("simulate", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("simulate", "unknown option '%s'", argv[optind - 1]);
     }
@@ -85,6 +123,10 @@ static int run(int argc, char **argv) {
   if (optind != argc) return cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
   if (!graph_path) return cli_usage("simulate", "needs a graph (-g GRAPH)");
   if (!plan_path) return cli_usage("simulate", "needs a plan (-p PLAN)");
+  if (cli_train_check("simulate", &to, so.microbatches)) return 2;
+  if (to.train && (timeline_path || so.paje_file))
+    return cli_usage("simulate", "--timeline and --paje record inference runs, not --mode train");
+  if (to.train) so.microbatches = 0;
   graph *g = NULL, *timed = NULL;
   chip *c = NULL;
   plan *p = NULL;
@@ -103,6 +145,10 @@ static int run(int argc, char **argv) {
     goto cleanup;
   }
   const graph *work = timed ? timed : g; /* the model and the simulator both see the measured times */
+  if (to.train) {
+    rc = simulate_train(work, c, p, &so, &to.o, json);
+    goto cleanup;
+  }
   if (sim_new(c, &so, &s, &err) != MP_OK ||
       (tl ? sim_evaluate_timeline(s, work, p, so.microbatches, tl, &r, &err) : sim_evaluate(s, work, p, &r, &err)) !=
           MP_OK ||

@@ -112,7 +112,7 @@ typedef struct item {
 /* The command on one rank of `size` (0 of 1 without mpirun): every rank plays its share of each
  * batch's episodes and holds the whole trainer; rank 0 alone reports, checkpoints, polishes and
  * writes the policy. */
-static int train(int argc, char **argv, int rank, int size) {
+static int train_policy(int argc, char **argv, int rank, int size) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},      {"chip", required_argument, NULL, 'c'},
       {"output", required_argument, NULL, 'o'},     {"episodes", required_argument, NULL, OPT_EPISODES},
@@ -455,7 +455,7 @@ static int run(int argc, char **argv) {
   if (jobs == 0) return 2;
   int rank, size, code = ranks_start("train", jobs, &rank, &size);
   if (code != 0) return code;
-  return ranks_finish(train(argc, argv, rank, size));
+  return ranks_finish(train_policy(argc, argv, rank, size));
 }
 
 const cli_command cmd_train = {"train", "train the RL partitioner's policy on graphs (REINFORCE on the simulator)",

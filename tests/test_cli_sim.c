@@ -3,7 +3,8 @@
  * batch > 1 is in samples everywhere; a plan made for another graph is refused naming both hashes;
  * every command that takes a graph takes the ONNX options; a replay on a chip with less SRAM charges
  * what simulate charges there; measured op times reach partition, compare, sweep and the model
- * figures of simulate; partition and compare say what binds each stage and the run. */
+ * figures of simulate; partition and compare say what binds each stage and the run; --mode train runs
+ * from partition to simulate under both schedules, and its wrong options exit 2 naming option and value. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -338,6 +339,80 @@ static void partition_and_compare_should_say_what_binds_each_stage_and_the_run(v
   CU_ASSERT_PTR_NOT_NULL(strstr(out, " sram"));
 }
 
+/* --mode train end to end: partition with the training optimum writes a plan and simulates one mini-batch;
+ * simulate trains it under GPipe and 1F1B, with and without recompute: samples/s is M x batch over the
+ * mini-batch, GPipe holds all M stashes on every stage and 1F1B stage i of p min(p - i, M), per stage its
+ * forward, backward and idle time add up to at most the mini-batch, the planned SRAM peak is never above
+ * the naive one, and recompute stashes no more and works more in the backward. */
+static cJSON *train_run(const char *plan, const char *extra) {
+  if (mp("simulate -g '%s' -c '%s' -p '%s' --mode train -M 6 %s --json", TINY, C4, plan, extra) != 0) return NULL;
+  return cJSON_Parse(out);
+}
+
+static void training_should_run_end_to_end_from_partition_to_simulate(void) {
+  char plan[1024];
+  snprintf(plan, sizeof plan, "%s", testutil_temp_path("train.plan.json"));
+  CU_ASSERT_EQUAL_FATAL(mp("partition -g '%s' -c '%s' --mode train -M 6 -o '%s' --json", TINY, C4, plan), 0);
+  cJSON *p = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_STRING_EQUAL(str(p, "mode"), "train");
+  const cJSON *model = cJSON_GetObjectItem(p, "model"), *sim = cJSON_GetObjectItem(p, "simulated");
+  CU_ASSERT(num(model, "samples_per_s") > 0 && num(sim, "samples_per_s") > 0);
+  CU_ASSERT_EQUAL(num(sim, "microbatches"), 6);
+  CU_ASSERT(strstr(str(p, "notes"), "optimal for training") != NULL);
+  cJSON_Delete(p);
+  static const char *const runs[4] = {"--schedule gpipe", "--schedule 1f1b", "--schedule gpipe --recompute",
+                                      "--schedule 1f1b --recompute"};
+  double stash[4] = {0}, bwd[4] = {0}, bubble[4];
+  for (int k = 0; k < 4; k++) {
+    cJSON *r = train_run(plan, runs[k]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double mb = num(r, "minibatch_s");
+    CU_ASSERT(close_to(num(r, "samples_per_s"), 6 * num(r, "batch") / mb, 1e-9));
+    bubble[k] = num(r, "bubble");
+    CU_ASSERT(bubble[k] >= 0 && bubble[k] < 1);
+    const cJSON *stages = cJSON_GetObjectItem(r, "stages"), *s;
+    int n = cJSON_GetArraySize(stages), i = 0;
+    CU_ASSERT(n >= 1);
+    cJSON_ArrayForEach(s, stages) {
+      int want = k % 2 == 0 ? 6 : (n - i < 6 ? n - i : 6);
+      CU_ASSERT_EQUAL(num(s, "held"), want);
+      CU_ASSERT(num(s, "fwd_s") > 0 && num(s, "bwd_s") > 0 && num(s, "idle_s") >= 0);
+      CU_ASSERT(num(s, "fwd_s") + num(s, "bwd_s") + num(s, "update_s") <= mb * (1 + 1e-9));
+      CU_ASSERT(num(s, "sram_peak_bytes") <= num(s, "sram_naive_bytes"));
+      stash[k] += num(s, "stash_bytes");
+      bwd[k] += num(s, "bwd_s");
+      i++;
+    }
+    cJSON_Delete(r);
+  }
+  CU_ASSERT(stash[2] <= stash[0] && stash[3] <= stash[1]);
+  CU_ASSERT(bwd[2] > bwd[0] && bwd[3] > bwd[1]);
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe", TINY, C4, plan), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/s"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "bubble"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "SRAM peak (naive)/core"));
+  /* inference stays the default */
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --json", TINY, C4, plan), 0);
+  cJSON *inf = cJSON_Parse(out);
+  CU_ASSERT(inf && cJSON_GetObjectItem(inf, "mode") == NULL && cJSON_GetObjectItem(inf, "bubble") == NULL);
+  cJSON_Delete(inf);
+}
+
+/* A wrong training option names the option and its value and exits 2, before anything is loaded. */
+static void a_wrong_training_option_should_name_option_and_value_and_exit_2(void) {
+  CU_ASSERT_EQUAL(mp("simulate -g '%s' -p x --mode trian", TINY), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--mode is infer or train, got 'trian'"));
+  CU_ASSERT_EQUAL(mp("partition -g '%s' --mode train --schedule zigzag", TINY), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--schedule is gpipe or 1f1b, got 'zigzag'"));
+  CU_ASSERT_EQUAL(mp("simulate -g '%s' -p x --mode train --optimizer lion", TINY), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--optimizer is sgd, momentum or adam, got 'lion'"));
+  CU_ASSERT_EQUAL(mp("partition -g '%s' --recompute", TINY), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "need --mode train"));
+  CU_ASSERT_EQUAL(mp("simulate -g '%s' -p x --mode train --timeline t.json", TINY), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--timeline"));
+}
+
 static CU_TestInfo tests[] = {
     {"throughput_at_batch_8_should_count_samples_everywhere", throughput_at_batch_8_should_count_samples_everywhere},
     {"a_plan_for_another_batch_should_be_refused_naming_both_hashes",
@@ -350,6 +425,10 @@ static CU_TestInfo tests[] = {
      measured_op_times_should_reach_every_search_and_the_model_figures},
     {"partition_and_compare_should_say_what_binds_each_stage_and_the_run",
      partition_and_compare_should_say_what_binds_each_stage_and_the_run},
+    {"training_should_run_end_to_end_from_partition_to_simulate",
+     training_should_run_end_to_end_from_partition_to_simulate},
+    {"a_wrong_training_option_should_name_option_and_value_and_exit_2",
+     a_wrong_training_option_should_name_option_and_value_and_exit_2},
     CU_TEST_INFO_NULL,
 };
 
