@@ -12,7 +12,10 @@
 #include "method.h"
 #include "plan.h"
 #include "report.h"
+#include "report_train.h"
 #include "sim.h"
+#include "sim_train.h"
+#include "train.h"
 
 static const char usage[] =
     "usage: meshpipe compare -g GRAPH [-c CHIP] [--methods a,b,...] [--json] [options]\n"
@@ -43,7 +46,11 @@ static const char usage[] =
     "  --dtype T, --batch N, --no-fuse\n"
     "                        ONNX graphs only: as for 'meshpipe import'; at --batch N a micro-batch is N\n"
     "                        samples\n"
-    CLI_OP_TIMES_HELP;
+    CLI_OP_TIMES_HELP
+    CLI_TRAIN_HELP
+    "                        With --mode train each row is the training model of the method's plan (its\n"
+    "                        period per micro-batch, gap, samples/s over a mini-batch of -M micro-batches,\n"
+    "                        default 8) and one simulated mini-batch: samples/s, bubble, SRAM peak per core\n";
 
 #define MAX_ROWS 32
 
@@ -107,6 +114,129 @@ static int add_binds_json(cJSON *e, const cost_result *r, const chip *c, int bat
   return ok;
 }
 
+/* A method's plan trained: the training model and one simulated mini-batch (when simulated). */
+typedef struct train_row {
+  const char *method;
+  plan *p;
+  train_result *r;
+  method_report rep;
+  sim_train_result sr;
+  int simulated;
+} train_row;
+
+static void train_row_clear(train_row *r) {
+  plan_free(r->p);
+  train_result_free(r->r);
+  sim_train_result_clear(&r->sr);
+  memset(r, 0, sizeof *r);
+}
+
+static mp_status train_one(const char *name, const graph *g, const chip *c, const method_options *o, train *t,
+                           sim *engine, train_row *out, mp_error *err) {
+  out->method = name;
+  mp_status st = method_run(name, g, c, o, &out->p, &out->rep, err);
+  if (st == MP_OK) st = train_evaluate(t, c, out->p, &out->r, err);
+  if (st == MP_OK && engine) st = sim_train_evaluate(engine, g, out->p, o->train, &out->sr, err);
+  out->simulated = st == MP_OK && engine;
+  return st;
+}
+
+static int train_row_json(cJSON *arr, const train_row *r, double opt_s, const train_row *even) {
+  cJSON *e = cJSON_CreateObject(), *ac = NULL;
+  int ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "method", r->method) &&
+           cJSON_AddNumberToObject(e, "model_period_s", r->r->period_s) &&
+           cJSON_AddNumberToObject(e, "gap_to_optimum_pct", gap_pct(r->r->period_s, opt_s)) &&
+           cJSON_AddNumberToObject(e, "model_minibatch_s", r->r->minibatch_s) &&
+           cJSON_AddNumberToObject(e, "model_samples_per_s", r->r->samples_per_s) &&
+           cJSON_AddNumberToObject(e, "model_bubble", r->r->bubble) && cJSON_AddBoolToObject(e, "feasible", r->r->feasible) &&
+           cJSON_AddNumberToObject(e, "mem_ratio", r->r->mem_ratio) &&
+           cJSON_AddNumberToObject(e, "n_stages", r->r->n_stages) && cJSON_AddNumberToObject(e, "solve_s", r->rep.solve_s) &&
+           cJSON_AddStringToObject(e, "notes", r->rep.notes) && (ac = cJSON_AddArrayToObject(e, "arranged_core"));
+  if (ok && r->simulated)
+    ok = cJSON_AddNumberToObject(e, "simulated_samples_per_s", r->sr.samples_per_s) &&
+         cJSON_AddNumberToObject(e, "simulated_minibatch_s", r->sr.minibatch_s) &&
+         cJSON_AddNumberToObject(e, "simulated_bubble", r->sr.bubble) &&
+         cJSON_AddNumberToObject(e, "sram_peak_bytes", (double)r->sr.sram_peak_bytes) &&
+         cJSON_AddBoolToObject(e, "simulated_feasible", r->sr.feasible) &&
+         cJSON_AddNumberToObject(e, "speedup_over_even", r->sr.samples_per_s / even->sr.samples_per_s);
+  for (int k = 0; ok && k < r->p->n_cores; k++) ok = cJSON_AddItemToArray(ac, cJSON_CreateNumber(r->p->arranged[k]));
+  return ok;
+}
+
+/* --mode train: the named methods' plans trained under o->train, beside optimal's and even's. */
+static int compare_train(const char **names, int n, const graph *work, const graph *g, const chip *c,
+                         const method_options *o, sim *engine, int json) {
+  train_row rows[MAX_ROWS], best, even;
+  memset(rows, 0, sizeof rows);
+  memset(&best, 0, sizeof best);
+  memset(&even, 0, sizeof even);
+  train *t = NULL;
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  mp_status st = train_new(work, o->train, &t, &err);
+  if (st == MP_OK) st = train_one("optimal", work, c, o, t, NULL, &best, &err);
+  if (st == MP_OK) st = train_one("even", work, c, o, t, engine, &even, &err);
+  for (int i = 0; i < n && st == MP_OK; i++) st = train_one(names[i], work, c, o, t, engine, &rows[i], &err);
+  if (st != MP_OK) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
+  double opt_s = best.r->period_s;
+  if (json) {
+    char hex[17];
+    cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    int ok = root && cJSON_AddStringToObject(root, "mode", "train") && cJSON_AddStringToObject(root, "graph", g->name) &&
+             cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
+             cJSON_AddNumberToObject(root, "batch", graph_batch(work)) && cJSON_AddStringToObject(root, "chip", c->name) &&
+             cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
+             jsonio_add_u64(root, "seed", o->seed) &&
+             cJSON_AddStringToObject(root, "schedule", train_schedule_name(o->train->schedule)) &&
+             cJSON_AddStringToObject(root, "optimizer", train_optimizer_name(o->train->optimizer)) &&
+             cJSON_AddNumberToObject(root, "microbatches", o->train->microbatches) &&
+             cJSON_AddBoolToObject(root, "recompute", o->train->recompute) &&
+             cJSON_AddNumberToObject(root, "optimum_s", opt_s) &&
+             cJSON_AddBoolToObject(root, "optimum_feasible", best.r->feasible) &&
+             (arr = cJSON_AddArrayToObject(root, "methods"));
+    for (int i = 0; ok && i < n; i++) ok = train_row_json(arr, &rows[i], opt_s, &even);
+    if (!ok) err_nomem(&err);
+    else jsonio_print(root, &err);
+    if (err.status != MP_OK) rc = cli_fail(&err);
+    cJSON_Delete(root);
+  } else {
+    char a[32], b[32], setup[256];
+    printf("%s (%d layers) on %s (%d cores) trained: optimal's model period %s per micro-batch%s\n", g->name,
+           g->n_ops, c->name, c->n_cores, fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (streaming from DRAM)");
+    printf("training: %s\n", report_train_setup(t, setup, sizeof setup));
+    printf("\n%-11s %12s %9s %7s %8s %11s %11s %7s %10s %9s %11s\n", "method", "model period", "gap", "stages",
+           "memory", "model sps", "samples/s", "bubble", "SRAM peak", "vs even", "solve");
+    for (int i = 0; i < n; i++) {
+      const train_row *r = &rows[i];
+      char mem[16] = "fits", thr[32] = "-", bub[16] = "-", peak[32] = "-", speedup[32] = "-";
+      if (!r->r->feasible) snprintf(mem, sizeof mem, "%.2fx", r->r->mem_ratio);
+      if (r->simulated) {
+        snprintf(thr, sizeof thr, "%.4g", r->sr.samples_per_s);
+        snprintf(bub, sizeof bub, "%.1f%%", 100 * r->sr.bubble);
+        cli_fmt_bytes((double)r->sr.sram_peak_bytes, peak, sizeof peak);
+        snprintf(speedup, sizeof speedup, "%.2fx", r->sr.samples_per_s / even.sr.samples_per_s);
+      }
+      printf("%-11s %12s %8.1f%% %7d %8s %11.4g %11s %7s %10s %9s %11s\n", r->method,
+             fmt_s(r->r->period_s, a, sizeof a), gap_pct(r->r->period_s, opt_s), r->r->n_stages, mem,
+             r->r->samples_per_s, thr, bub, peak, speedup, fmt_s(r->rep.solve_s, b, sizeof b));
+    }
+    printf("\n(model period: the training model's slowest stage per micro-batch, forward and backward; gap: over\n"
+           " optimal's; memory: 'fits' or the largest per-core need over SRAM; model sps: samples/s over the\n"
+           " model's mini-batch; samples/s, bubble, SRAM peak: one simulated mini-batch of %d micro-batches%s)\n",
+           o->train->microbatches, engine ? "" : ", not run (--no-simulate)");
+  }
+cleanup:
+  for (int i = 0; i < n; i++) train_row_clear(&rows[i]);
+  train_row_clear(&best);
+  train_row_clear(&even);
+  train_free(t);
+  return rc;
+}
+
 static int run(int argc, char **argv) {
   enum { OPT_METHODS = CLI_OPT_FIRST_FREE, OPT_NO_SIM };
   static const struct option options[] = {
@@ -114,7 +244,7 @@ static int run(int argc, char **argv) {
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
       CLI_METHOD_OPTIONS,
       CLI_SIM_OPTIONS, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
-      CLI_GRAPH_OPTIONS, CLI_OP_TIMES_OPTION,
+      CLI_GRAPH_OPTIONS, CLI_OP_TIMES_OPTION, CLI_TRAIN_OPTIONS,
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *times_path = NULL;
   char *methods_arg = NULL;
@@ -124,6 +254,8 @@ static int run(int argc, char **argv) {
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   method_options o;
   method_options_default(&o);
+  cli_train_opts to;
+  cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
@@ -144,12 +276,20 @@ static int run(int argc, char **argv) {
       if (cli_graph_option("compare", opt, optarg, &go)) return 2;
       break;
     case CLI_OPT_OP_TIMES: times_path = optarg; break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("compare", opt, optarg, &to)) return 2;
+      break;
     case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
     }
   }
   if (optind != argc) return cli_usage("compare", "unexpected argument '%s'", argv[optind]);
   if (!graph_path) return cli_usage("compare", "needs a graph (-g GRAPH)");
+  if (cli_train_check("compare", &to, so.microbatches)) return 2;
+  if (to.train) {
+    so.microbatches = 0;
+    o.train = &to.o;
+  }
   const char *names[MAX_ROWS];
   int n = 0;
   char *copy = NULL;
@@ -192,6 +332,10 @@ static int run(int argc, char **argv) {
   o.sim = engine;
   const graph *work = timed ? timed : g; /* every method, the model and the simulator see the measured times */
   int batch = graph_batch(g);
+  if (to.train) {
+    rc = compare_train(names, n, work, g, c, &o, engine, json);
+    goto cleanup;
+  }
   if (run_one("optimal", work, c, &o, &best, &err) != MP_OK || run_one("even", work, c, &o, &even, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;

@@ -62,6 +62,11 @@ static const char usage_text[] =
     "                        core.flops like the rest of the graph\n"
     "  -q, --quiet           no progress bar\n"
     "  -h, --help            show this help\n"
+    CLI_TRAIN_HELP
+    "                        With --mode train each case trains its plan for one mini-batch of -M micro-\n"
+    "                        batches (default 8): model_period_s is the training model's, samples_per_s\n"
+    "                        and latency_s (the mini-batch's time) simulated, no busiest link, and two\n"
+    "                        columns more: bubble and sram_peak_bytes (the largest per-core peak)\n"
     "\n"
     "Many machines: 'mpirun -np N meshpipe sweep ...' deals the cases over N ranks (each running its\n"
     "cases with --jobs workers) and rank 0 writes the same rows a single process would.\n";
@@ -188,6 +193,7 @@ typedef struct sweep_args {
   long jobs, micro;
   method_options mo;
   cli_graph_opts go;
+  cli_train_opts to;
   int quiet, help;
 } sweep_args;
 
@@ -197,12 +203,13 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
       {"vary", required_argument, NULL, OPT_VARY}, {"method", required_argument, NULL, 'm'},
       {"output", required_argument, NULL, 'o'},  {"jobs", required_argument, NULL, 'j'},
       {"microbatches", required_argument, NULL, 'M'}, CLI_METHOD_OPTIONS, CLI_GRAPH_OPTIONS, CLI_OP_TIMES_OPTION,
-      {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+      CLI_TRAIN_OPTIONS,                         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
       {0}};
   memset(a, 0, sizeof *a);
   a->chip = CLI_DEFAULT_CHIP;
   a->micro = 0; /* steady state */
   method_options_default(&a->mo);
+  cli_train_opts_init(&a->to);
   a->go = (cli_graph_opts)CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
@@ -228,6 +235,9 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
       if (cli_graph_option("sweep", opt, optarg, &a->go)) return 2;
       break;
     case CLI_OPT_OP_TIMES: a->times = optarg; break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("sweep", opt, optarg, &a->to)) return 2;
+      break;
     case OPT_VARY:
       if (a->n_vary == SWEEP_MAX_AXES) return cli_usage("sweep", "more than %d --vary axes", SWEEP_MAX_AXES);
       a->vary[a->n_vary++] = optarg;
@@ -239,6 +249,11 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
   if (optind < argc) return cli_usage("sweep", "unexpected argument '%s'", argv[optind]);
   if (!a->graphs) return cli_usage("sweep", "needs -g GRAPH[,GRAPH...]");
   if (!a->out) return cli_usage("sweep", "needs -o RESULTS.csv");
+  if (cli_train_check("sweep", &a->to, (int)a->micro)) return 2;
+  if (a->to.train) { /* -M is the mini-batch's micro-batches, not the inference simulation's */
+    a->micro = 0;
+    a->mo.train = &a->to.o;
+  }
   return 0;
 }
 

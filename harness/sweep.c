@@ -15,6 +15,8 @@
 #include "cost.h"
 #include "plan.h"
 #include "proc.h"
+#include "sim_train.h"
+#include "train.h"
 
 static char *dup_str(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -433,6 +435,58 @@ int sweep_find_case(const sweep *s, const char *key) {
 
 /* ---- running one case ------------------------------------------------------------------------- */
 
+/* sweep_run_one under method_options.train: the training model of the plan and one simulated mini-batch. */
+static mp_status run_one_trained(const graph *g, const chip *c, const char *method, const method_options *mopt,
+                                 const sim_options *sopt, double speed_s, sweep_row *row, mp_error *err) {
+  plan *p = NULL;
+  train *t = NULL;
+  train_result *tr = NULL;
+  sim *sm = NULL;
+  sim_train_result res;
+  memset(&res, 0, sizeof res);
+  method_report rep;
+  mp_status st = method_run(method, g, c, mopt, &p, &rep, err);
+  if (st == MP_OK) st = train_new(g, mopt->train, &t, err);
+  if (st == MP_OK) st = train_evaluate(t, c, p, &tr, err);
+  if (st == MP_OK) st = sim_new(c, sopt, &sm, err);
+  if (st == MP_OK) st = sim_train_evaluate(sm, g, p, mopt->train, &res, err);
+  if (st != MP_OK) goto cleanup;
+  row->feasible = tr->feasible;
+  row->n_stages = p->n_stages;
+  row->model_period_s = tr->period_s;
+  row->batch = res.batch;
+  row->samples_per_s = res.samples_per_s;
+  row->latency_s = res.minibatch_s;
+  row->bubble = res.bubble;
+  row->sram_peak_bytes = res.sram_peak_bytes;
+  row->total_sram_bytes = chip_total_sram(c);
+  row->noc_bandwidth = c->noc_bandwidth;
+  row->cores = c->n_cores;
+  row->solve_s = rep.solve_s;
+  row->plan_hash = plan_hash(p);
+  if (speed_s > 0) { /* as for inference: the best of three windows (training runs are never cached) */
+    for (int w = 0; w < 3 && st == MP_OK; w++) {
+      double t0 = proc_now_s(), now = t0;
+      long n = 0;
+      while (st == MP_OK && (n < 1 || now - t0 < speed_s / 3)) {
+        sim_train_result again;
+        st = sim_train_evaluate(sm, g, p, mopt->train, &again, err);
+        sim_train_result_clear(&again);
+        n++;
+        now = proc_now_s();
+      }
+      if (st == MP_OK && now > t0 && (double)n / (now - t0) > row->evals_per_s) row->evals_per_s = (double)n / (now - t0);
+    }
+  }
+cleanup:
+  sim_train_result_clear(&res);
+  sim_free(sm);
+  train_result_free(tr);
+  train_free(t);
+  plan_free(p);
+  return st;
+}
+
 mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const method_options *mo,
                         const sim_options *so, double speed_s, sweep_row *row, mp_error *err) {
   memset(row, 0, sizeof *row);
@@ -447,6 +501,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   else
     sim_options_init(&sopt);
   if (speed_s > 0) sopt.cache_size = 0; /* every evaluation is then a real simulation */
+  if (mopt.train) return run_one_trained(g, c, method, &mopt, &sopt, speed_s, row, err);
   plan *p = NULL;
   cost_result *cr = NULL;
   sim *sm = NULL;
@@ -529,6 +584,10 @@ int sweep_csv_header(const sweep *s, char *buf, size_t cap) {
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].key)) return -1;
   if (!put(buf, cap, &used, "%s", ROW_COLUMNS)) return -1;
+  if (s->method_opts.train) { /* training: two columns more, before the newline */
+    used--;
+    if (!put(buf, cap, &used, ",bubble,sram_peak_bytes\n")) return -1;
+  }
   return (int)used;
 }
 
@@ -543,6 +602,10 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
            r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores,
            r->solve_s))
     return -1;
+  if (s->method_opts.train) {
+    used--;
+    if (!put(buf, cap, &used, ",%.12g,%llu\n", r->bubble, (unsigned long long)r->sram_peak_bytes)) return -1;
+  }
   return (int)used;
 }
 

@@ -117,6 +117,10 @@ typedef struct sweep_row {
   double solve_s;            /* wall-clock seconds of the method */
   uint64_t plan_hash;
   double evals_per_s;        /* uncached simulator evaluations per second; 0 when not measured */
+  /* Training (method_options.train): feasible, model_period_s are the training model's (train.h),
+   * samples_per_s is one simulated mini-batch's (sim_train.h) and latency_s its time; no link figures. */
+  double bubble;             /* the simulated mini-batch's idle fraction; 0 for inference */
+  uint64_t sram_peak_bytes;  /* the largest per-core SRAM peak over the mini-batch; 0 for inference */
 } sweep_row;
 
 /* Partitions g on c with the named method and simulates the plan.  Starts a SimGrid engine, so it
@@ -130,8 +134,8 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
 /* sweep_run_one for case i of s. */
 mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err);
 
-/* The CSV header, "case,<axis keys>,graph,method,feasible,...,solve_s\n", into buf; returns its length,
- * or -1 if it does not fit. */
+/* The CSV header, "case,<axis keys>,graph,method,feasible,...,solve_s\n" (training sweeps end in
+ * ",bubble,sram_peak_bytes"), into buf; returns its length, or -1 if it does not fit. */
 int sweep_csv_header(const sweep *s, char *buf, size_t cap);
 
 /* Row of case i as one CSV line ending in '\n'; returns its length, or -1 if it does not fit.  Numbers

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
 #include "testutil.h"
 
 /* The last command's output and error text (owned here). */
@@ -392,6 +393,29 @@ static void training_should_run_end_to_end_from_partition_to_simulate(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/s"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "bubble"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "SRAM peak (naive)/core"));
+  /* compare and sweep train too: optimal's training period is the least, sweep rows gain two columns */
+  CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --mode train --methods optimal,even --json", TINY, C4), 0);
+  cJSON *cmp = cJSON_Parse(out);
+  const cJSON *ms = cJSON_GetObjectItem(cmp, "methods");
+  CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(ms), 2);
+  const cJSON *m0 = cJSON_GetArrayItem(ms, 0), *m1 = cJSON_GetArrayItem(ms, 1);
+  CU_ASSERT(num(m0, "model_period_s") <= num(m1, "model_period_s"));
+  CU_ASSERT(num(m0, "simulated_bubble") >= 0 && num(m1, "sram_peak_bytes") > 0);
+  CU_ASSERT(close_to(num(m1, "speedup_over_even"), 1, 1e-12));
+  cJSON_Delete(cmp);
+  char csv[1024];
+  snprintf(csv, sizeof csv, "%s", testutil_temp_path("train.sweep.csv"));
+  remove(csv);
+  CU_ASSERT_EQUAL_FATAL(mp("sweep -g '%s' -c '%s' -m optimal,even --mode train -M 4 -o '%s' -q -j 1", TINY, C4, csv), 0);
+  char *text = NULL;
+  size_t len = 0;
+  mp_error e;
+  CU_ASSERT_EQUAL_FATAL(fileio_read_all(csv, &text, &len, &e), MP_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, ",solve_s,bubble,sram_peak_bytes\n"));
+  int lines = 0;
+  for (const char *q = text; *q; q++) lines += *q == '\n';
+  CU_ASSERT_EQUAL(lines, 3);
+  free(text);
   /* inference stays the default */
   CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --json", TINY, C4, plan), 0);
   cJSON *inf = cJSON_Parse(out);
