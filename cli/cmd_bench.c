@@ -15,6 +15,7 @@
 #include "method.h"
 #include "progress.h"
 #include "sweep.h"
+#include "train.h"
 
 static const char usage_text[] =
     "usage: meshpipe bench [--quick] [-o BENCH.json] [--baseline OLD.json] [--filter TEXT] [-j N] [-q]\n"
@@ -24,7 +25,10 @@ static const char usage_text[] =
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
     "records the simulated throughput (samples_per_s), the analytical model's period and its gap to the\n"
     "optimal method's, the method's solve time and the simulator's uncached evaluations per second, with\n"
-    "the machine and the meshpipe version, in BENCH.json.\n"
+    "the machine and the meshpipe version, in BENCH.json.  Then the same models and meshes trained\n"
+    "(--mode train, adam, 8 micro-batches a mini-batch): optimal, even and balanced under 1F1B and optimal\n"
+    "under GPipe, keyed 'graph|chip|train-1f1b|method' ('train-gpipe'), with the samples/s of one simulated\n"
+    "mini-batch and the training model's period, judged like the rest.\n"
     "\n"
     "With --baseline it prints a table of changes and exits 1 on a regression: a plan's throughput\n"
     "drops by more than 0.5% or it no longer fits memory (plans are deterministic, so this compares\n"
@@ -40,7 +44,7 @@ static const char usage_text[] =
     "                      and a shorter measurement of sim evaluations/s (0.1 s instead of 0.5 s)\n"
     "  -o, --output FILE   where to write the results (default BENCH.json)\n"
     "  --baseline FILE     compare with an earlier BENCH.json\n"
-    "  --filter TEXT       run only the cases whose key 'graph|chip|method' contains TEXT\n"
+    "  --filter TEXT       run only the cases whose key 'graph|chip|[mode|]method' contains TEXT\n"
     "  --no-speed          do not judge speed figures (they are still recorded and shown)\n"
     "  -j, --jobs N        cases run at once (default 1: speed figures are cleaner alone)\n"
     "  -q, --quiet         no progress and no result table (the diff table is still printed)\n"
@@ -60,6 +64,7 @@ enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED, OPT_FIDELITY, OP
 typedef struct bench_case {
   int graph, chip;
   const char *method;
+  const char *mode; /* NULL: inference; else the training mode (bench_item) */
   char key[160];
   int finished;
   bench_entry entry;
@@ -82,6 +87,12 @@ static mp_status job(void *ctx, int item, char *line, size_t cap, mp_error *err)
   method_options mo;
   method_options_default(&mo);
   mo.episodes = b->episodes;
+  train_options to;
+  if (c->mode) { /* "train-1f1b", "train-gpipe": adam, the default micro-batches */
+    train_options_default(&to);
+    to.schedule = (train_schedule)train_schedule_parse(c->mode + strlen("train-"));
+    mo.train = &to;
+  }
   mp_status st = sweep_run_one(b->graphs[c->graph], b->chips[c->chip], c->method, &mo, NULL, b->speed_s, &row, err);
   if (st != MP_OK) return st;
   snprintf(line, cap, "%d %d %.17g %.17g %.17g %.17g %.17g %016llx\n", row.feasible, row.n_stages,
@@ -329,13 +340,16 @@ static int run(int argc, char **argv) {
     bc->graph = g;
     bc->chip = c;
     bc->method = items[i].method;
-    snprintf(bc->key, sizeof bc->key, "%s|%s|%s", graphs[g]->name, chips[c]->name, bc->method);
+    bc->mode = items[i].mode;
+    snprintf(bc->key, sizeof bc->key, "%s|%s|%s%s%s", graphs[g]->name, chips[c]->name, bc->mode ? bc->mode : "",
+             bc->mode ? "|" : "", bc->method);
     if (!strstr(bc->key, filter)) continue;
     bench_entry *e = &bc->entry;
     snprintf(e->key, sizeof e->key, "%s", bc->key);
     snprintf(e->graph, sizeof e->graph, "%s", graphs[g]->name);
     snprintf(e->chip, sizeof e->chip, "%s", chips[c]->name);
     snprintf(e->method, sizeof e->method, "%s", bc->method);
+    snprintf(e->mode, sizeof e->mode, "%s", bc->mode ? bc->mode : "");
     order[n_cases] = n_cases;
     n_cases++;
   }

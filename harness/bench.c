@@ -23,18 +23,32 @@ static const char *const suite_chips[] = {"platforms/mesh4x4.json", "platforms/m
 #define QUICK_GRAPHS 4
 #define QUICK_CHIPS 2
 
+/* The trained cases, on every graph and chip of the suite: the training optimum and two naive splits under
+ * 1F1B, and the training optimum under GPipe. */
+static const bench_item train_cases[] = {
+    {NULL, NULL, "optimal", "train-1f1b"},
+    {NULL, NULL, "even", "train-1f1b"},
+    {NULL, NULL, "balanced", "train-1f1b"},
+    {NULL, NULL, "optimal", "train-gpipe"},
+};
+#define N_TRAIN_CASES (int)(sizeof train_cases / sizeof *train_cases)
+
 mp_status bench_suite(int quick, bench_item **out, int *n, mp_error *err) {
   int ng = quick ? QUICK_GRAPHS : (int)(sizeof suite_graphs / sizeof *suite_graphs);
   int nc = quick ? QUICK_CHIPS : (int)(sizeof suite_chips / sizeof *suite_chips);
   int nm = method_count();
   *out = NULL;
   *n = 0;
-  bench_item *items = malloc((size_t)(ng * nc * nm) * sizeof *items);
+  bench_item *items = malloc((size_t)(ng * nc * (nm + N_TRAIN_CASES)) * sizeof *items);
   if (!items) return err_nomem(err);
   int k = 0;
   for (int g = 0; g < ng; g++)
     for (int c = 0; c < nc; c++)
-      for (int m = 0; m < nm; m++) items[k++] = (bench_item){suite_graphs[g], suite_chips[c], method_at(m)->name};
+      for (int m = 0; m < nm; m++) items[k++] = (bench_item){suite_graphs[g], suite_chips[c], method_at(m)->name, NULL};
+  for (int g = 0; g < ng; g++)
+    for (int c = 0; c < nc; c++)
+      for (int t = 0; t < N_TRAIN_CASES; t++)
+        items[k++] = (bench_item){suite_graphs[g], suite_chips[c], train_cases[t].method, train_cases[t].mode};
   *out = items;
   *n = k;
   return MP_OK;
@@ -85,7 +99,7 @@ void bench_fill_gaps(bench_report *r) {
     for (int j = 0; j < r->n; j++) {
       const bench_entry *o = &r->entries[j];
       if (strcmp(o->method, "optimal") == 0 && strcmp(o->graph, e->graph) == 0 && strcmp(o->chip, e->chip) == 0 &&
-          o->model_period_s > 0)
+          strcmp(o->mode, e->mode) == 0 && o->model_period_s > 0)
         e->gap = e->model_period_s / o->model_period_s - 1;
     }
   }
@@ -116,6 +130,7 @@ cJSON *bench_to_json(const bench_report *r) {
     }
     if (!cJSON_AddStringToObject(c, "key", e->key) || !cJSON_AddStringToObject(c, "graph", e->graph) ||
         !cJSON_AddStringToObject(c, "chip", e->chip) || !cJSON_AddStringToObject(c, "method", e->method) ||
+        (e->mode[0] && !cJSON_AddStringToObject(c, "mode", e->mode)) ||
         !cJSON_AddBoolToObject(c, "feasible", e->feasible) || !cJSON_AddNumberToObject(c, "stages", e->stages) ||
         !cJSON_AddNumberToObject(c, "samples_per_s", e->samples_per_s) ||
         !cJSON_AddNumberToObject(c, "model_period_s", e->model_period_s) ||
@@ -162,7 +177,7 @@ static mp_status get_bool(const jsonio_reader *in, const cJSON *obj, const char 
 }
 
 static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry *e) {
-  static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "samples_per_s",
+  static const char *const keys[] = {"key", "graph", "chip", "method", "mode", "feasible", "stages", "samples_per_s",
                                      "model_period_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
                                      "plan_hash", NULL};
   const unsigned positive = JSONIO_REQUIRED | JSONIO_LO_OPEN;
@@ -173,6 +188,11 @@ static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry
   if (st == MP_OK) st = get_text(in, c, "graph", e->graph, sizeof e->graph);
   if (st == MP_OK) st = get_text(in, c, "chip", e->chip, sizeof e->chip);
   if (st == MP_OK) st = get_text(in, c, "method", e->method, sizeof e->method);
+  if (st == MP_OK && cJSON_GetObjectItemCaseSensitive(c, "mode")) { /* absent: inference */
+    st = get_text(in, c, "mode", e->mode, sizeof e->mode);
+    if (st == MP_OK && strcmp(e->mode, "train-1f1b") != 0 && strcmp(e->mode, "train-gpipe") != 0)
+      st = err_at(in->err, MP_INPUT, in->file, in->where, "mode \"%s\" is not train-1f1b or train-gpipe", e->mode);
+  }
   if (st == MP_OK) st = get_bool(in, c, "feasible", &e->feasible);
   if (st == MP_OK) st = jsonio_get_int(in, c, "stages", JSONIO_REQUIRED, 1, 1 << 20, &e->stages, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "samples_per_s", positive, 0, INFINITY, &e->samples_per_s, NULL);
@@ -194,10 +214,10 @@ static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry
   }
   if (st == MP_OK) {
     char expect[sizeof e->key + 128];
-    snprintf(expect, sizeof expect, "%s|%s|%s", e->graph, e->chip, e->method);
+    snprintf(expect, sizeof expect, "%s|%s|%s%s%s", e->graph, e->chip, e->mode, e->mode[0] ? "|" : "", e->method);
     if (strcmp(expect, e->key) != 0)
-      st = err_at(in->err, MP_INPUT, in->file, in->where, "key \"%s\" is not graph|chip|method (\"%s\")", e->key,
-                  expect);
+      st = err_at(in->err, MP_INPUT, in->file, in->where, "key \"%s\" is not graph|chip|[mode|]method (\"%s\")",
+                  e->key, expect);
   }
   return st;
 }

@@ -1,7 +1,8 @@
 /* bench: the fixed regression suite, its results file (BENCH.json) and the comparison with a baseline.
  *
  * The suite is every bundled model on the bundled 4x4, 8x8 and 16x16 meshes with every method of the
- * table; the quick suite (for CI) is a fixed subset of it.  Each entry records what the method's plan
+ * table, then the same models and meshes trained (bench_train_cases: a few methods under 1F1B and GPipe,
+ * one simulated mini-batch each); the quick suite (for CI) is a fixed subset of it.  Each entry records what the method's plan
  * is worth (simulated throughput, the model's period, its gap to the optimum's period on the same
  * graph and chip) and how fast things ran (the method's solve time, uncached simulator evaluations
  * per second), with the machine and meshpipe version.  Plans are deterministic, so quality figures
@@ -24,11 +25,13 @@
 #define BENCH_FORMAT "meshpipe-bench"
 #define BENCH_VERSION 1
 
-/* One case of the suite: files relative to the data directory, and a method name (static strings). */
+/* One case of the suite: files relative to the data directory, a method name and a mode (static strings). */
 typedef struct bench_item {
   const char *graph_file;
   const char *chip_file;
   const char *method;
+  const char *mode; /* NULL: inference; "train-1f1b" or "train-gpipe": trained under that schedule (adam, the
+                       default 8 micro-batches per mini-batch; figures of one simulated mini-batch) */
 } bench_item;
 
 /* The suite in its fixed order: graphs, then chips, then methods (the table's order).  *out is an
@@ -36,8 +39,10 @@ typedef struct bench_item {
 mp_status bench_suite(int quick, bench_item **out, int *n, mp_error *err);
 
 typedef struct bench_entry {
-  char key[160]; /* "graph|chip|method" with the graph's and chip's names */
+  char key[160]; /* "graph|chip|method" with the graph's and chip's names, "graph|chip|mode|method" trained */
   char graph[64], chip[64], method[32];
+  char mode[16]; /* "" for inference, else the item's mode: then samples_per_s and model_period_s are the
+                    training ones and latency_s the mini-batch's time */
   int feasible, stages;
   double samples_per_s, model_period_s, latency_s;
   double gap;         /* model_period_s / the optimal method's model_period_s - 1; NAN when not in the run */
@@ -71,7 +76,7 @@ int bench_same_machine(const bench_machine *a, const bench_machine *b);
 /* Appends an entry (copied); MP_NOMEM on failure. */
 mp_status bench_add(bench_report *r, const bench_entry *e, mp_error *err);
 
-/* Sets every entry's gap from the "optimal" entry of the same graph and chip (NAN without one). */
+/* Sets every entry's gap from the "optimal" entry of the same graph, chip and mode (NAN without one). */
 void bench_fill_gaps(bench_report *r);
 
 /* Frees the entries and zeroes r; r may be NULL. */

@@ -49,8 +49,12 @@ static void suite_should_be_every_model_chip_and_method_with_quick_a_prefix_subs
   CU_ASSERT_EQUAL_FATAL(bench_suite(0, &full, &n_full, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(bench_suite(1, &quick, &n_quick, &err), MP_OK);
   int m = method_count();
-  CU_ASSERT_EQUAL(n_full, 4 * 3 * m);
-  CU_ASSERT_EQUAL(n_quick, 4 * 2 * m);
+  CU_ASSERT_EQUAL(n_full, 4 * 3 * (m + 4)); /* every method, then 4 trained cases */
+  CU_ASSERT_EQUAL(n_quick, 4 * 2 * (m + 4));
+  for (int i = 0; i < 4 * 3 * m; i++) CU_ASSERT_PTR_NULL(full[i].mode);
+  CU_ASSERT_STRING_EQUAL(full[4 * 3 * m].mode, "train-1f1b");
+  CU_ASSERT_STRING_EQUAL(full[4 * 3 * m].method, "optimal");
+  CU_ASSERT_STRING_EQUAL(full[4 * 3 * m + 3].mode, "train-gpipe");
   CU_ASSERT_STRING_EQUAL(full[0].graph_file, "traces/resnet50.json");
   CU_ASSERT_STRING_EQUAL(full[0].chip_file, "platforms/mesh4x4.json");
   CU_ASSERT_STRING_EQUAL(full[m].chip_file, "platforms/mesh8x8.json");
@@ -61,7 +65,8 @@ static void suite_should_be_every_model_chip_and_method_with_quick_a_prefix_subs
     int found = 0;
     for (int f = 0; f < n_full; f++)
       found += strcmp(quick[q].graph_file, full[f].graph_file) == 0 && strcmp(quick[q].chip_file, full[f].chip_file) == 0 &&
-               strcmp(quick[q].method, full[f].method) == 0;
+               strcmp(quick[q].method, full[f].method) == 0 &&
+               strcmp(quick[q].mode ? quick[q].mode : "", full[f].mode ? full[f].mode : "") == 0;
     CU_ASSERT_EQUAL(found, 1);
   }
   for (int f = 0; f < n_full; f++) {
@@ -95,7 +100,8 @@ static void the_committed_baseline_should_load_and_hold_only_quick_suite_cases(v
       stem(items[k].graph_file, g, sizeof g);
       stem(items[k].chip_file, c, sizeof c);
       found = strcmp(r.entries[i].graph, g) == 0 && strcmp(r.entries[i].chip, c) == 0 &&
-              strcmp(r.entries[i].method, items[k].method) == 0;
+              strcmp(r.entries[i].method, items[k].method) == 0 &&
+              strcmp(r.entries[i].mode, items[k].mode ? items[k].mode : "") == 0;
     }
     if (!found) printf("\n  %s is not a case of the quick suite: regenerate bench/baseline.json\n", r.entries[i].key);
     CU_ASSERT(found);
@@ -120,6 +126,48 @@ static void gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_
   bench_report_clear(&r);
   CU_ASSERT_EQUAL(r.n, 0);
   bench_report_clear(NULL);
+}
+
+/* A trained entry keeps its mode through a save and load, its key names the mode, and its gap is against
+ * the trained optimum of the same graph and chip, not the inference one; a wrong mode is refused. */
+static bench_entry trained(const char *method, const char *mode, double thr, double period) {
+  bench_entry e = entry("vgg16", "mesh4x4", method, thr, period, 0.01, 10);
+  snprintf(e.mode, sizeof e.mode, "%s", mode);
+  snprintf(e.key, sizeof e.key, "vgg16|mesh4x4|%s|%s", mode, method);
+  return e;
+}
+
+static void trained_entries_should_round_trip_and_gap_against_the_trained_optimum(void) {
+  bench_report r, back;
+  report_init(&r, "cpu");
+  mp_error err;
+  bench_entry e[] = {entry("vgg16", "mesh4x4", "optimal", 100, 0.1, 0.01, 10), trained("optimal", "train-1f1b", 40, 0.4),
+                     trained("even", "train-1f1b", 20, 0.6), trained("optimal", "train-gpipe", 30, 0.5)};
+  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(bench_add(&r, &e[i], &err), MP_OK);
+  bench_fill_gaps(&r);
+  CU_ASSERT_EQUAL(r.entries[1].gap, 0.0);
+  CU_ASSERT_DOUBLE_EQUAL(r.entries[2].gap, 0.5, 1e-15); /* 0.6 / 0.4, not 0.6 / 0.1 */
+  CU_ASSERT_EQUAL(r.entries[3].gap, 0.0);
+  const char *path = testutil_temp_path("trained.json");
+  CU_ASSERT_EQUAL_FATAL(bench_save(&r, path, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(bench_load(path, &back, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(back.n, 4);
+  CU_ASSERT_STRING_EQUAL(back.entries[0].mode, "");
+  CU_ASSERT_STRING_EQUAL(back.entries[2].mode, "train-1f1b");
+  CU_ASSERT_STRING_EQUAL(back.entries[2].key, "vgg16|mesh4x4|train-1f1b|even");
+  CU_ASSERT_STRING_EQUAL(back.entries[3].mode, "train-gpipe");
+  bench_report_clear(&back);
+  char *text = NULL;
+  size_t len;
+  CU_ASSERT_EQUAL_FATAL(fileio_read_all(path, &text, &len, &err), MP_OK);
+  char *at = strstr(text, "\"train-gpipe\",");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  memcpy(at + 1, "train-zzzzz", 11);
+  CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, len, &err), MP_OK);
+  CU_ASSERT_EQUAL(bench_load(path, &back, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not train-1f1b or train-gpipe"));
+  free(text);
+  bench_report_clear(&r);
 }
 
 static void bench_json_should_load_back_what_it_saved(void) {
@@ -224,7 +272,7 @@ static void bench_load_should_reject_bad_files_naming_the_place(void) {
   static const struct {
     const char *from, *to, *message;
   } edits[] = {
-      {"\"key\":\"g|c|even\"", "\"key\":\"g|c|optimal\"", "is not graph|chip|method"},
+      {"\"key\":\"g|c|even\"", "\"key\":\"g|c|optimal\"", "is not graph|chip|[mode|]method"},
       {"\"plan_hash\":\"0123456789abcdef\"", "\"plan_hash\":\"xyz\"", "plan_hash must be 16 hex digits"},
       {"\"solve_s\":0", "\"solve_s\":-1", "solve_s"},
       {"\"samples_per_s\":1", "\"samples_per_s\":0", "samples_per_s"},
@@ -498,6 +546,8 @@ int main(int argc, char **argv) {
       {"gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_and_chip",
        gaps_should_be_relative_to_the_optimal_bottleneck_of_the_same_graph_and_chip},
       {"bench_json_should_load_back_what_it_saved", bench_json_should_load_back_what_it_saved},
+      {"trained_entries_should_round_trip_and_gap_against_the_trained_optimum",
+       trained_entries_should_round_trip_and_gap_against_the_trained_optimum},
       {"bench_load_should_reject_bad_files_naming_the_place", bench_load_should_reject_bad_files_naming_the_place},
       {"diff_should_fail_on_quality_drops_over_half_a_percent", diff_should_fail_on_quality_drops_over_half_a_percent},
       {"diff_should_fail_on_speed_drops_over_25_percent_only_on_the_same_machine",
