@@ -34,6 +34,10 @@ typedef struct method_options {
   int rank, ranks;
   mp_status (*gather)(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err);
   void *gather_ctx;
+  /* long methods (rl): called after each step of their search with what is done of how much (total <= 0
+   * when unknown), a phase name and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
+  void (*progress)(void *ctx, const char *phase, long done, long total, double best_microbatches_per_s);
+  void *progress_ctx;
 } method_options;
 
 /* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim,
