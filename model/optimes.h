@@ -4,7 +4,7 @@
  * A file maps op names of one graph to seconds measured on one core of the chip's typical type,
  * either as CSV (lines "op,seconds", an optional "op,seconds" header, '#' comments and blank lines)
  * or as one JSON object {"op": seconds, ...}.  Every name must be an op of the graph, named once;
- * every time finite and >= 0.  The simulator then gives such an op the work of seconds * F flops,
+ * every time finite, >= 0 and at most OPTIMES_MAX_SECONDS.  The simulator then gives such an op the work of seconds * F flops,
  * F being the typical core's flop rate, so the op takes the measured time on one such core and its
  * share of it when split over a group (see optimes_flops).  An optimes is immutable after loading
  * and owns its arrays. */
@@ -16,6 +16,8 @@
 
 #include "err.h"
 #include "graph.h"
+
+#define OPTIMES_MAX_SECONDS 1e6 /* a measured op of over 11 days is no measurement; it keeps seconds x flops finite */
 
 typedef struct optimes {
   char *file;          /* where it was read from, for messages */
