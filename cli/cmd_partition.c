@@ -251,9 +251,10 @@ static int run(int argc, char **argv) {
     goto cleanup;
   }
   o.sim = engine;
+  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none. */
   if (method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
-      (simulate && sim_evaluate(engine, g, p, &sr, &err) != MP_OK)) {
+      (simulate && sim_evaluate(engine, g, p, &sr, &err) != MP_OK) ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }

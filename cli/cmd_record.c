@@ -32,7 +32,9 @@ static const char usage[] =
     "                          the flop-based compute time of the ops they name\n"
     CLI_SIM_HELP
     "  -j, --json              print the report as one JSON object (as 'simulate --json', plus\n"
-    "                          trace, trace_actions and trace_bytes)\n";
+    "                          trace, trace_actions and trace_bytes)\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                          ONNX graphs only: as for 'meshpipe import'\n";
 
 static int run(int argc, char **argv) {
   static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
@@ -43,9 +45,11 @@ static int run(int argc, char **argv) {
                                           {"op-times", required_argument, NULL, 't'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"help", no_argument, NULL, 'h'},
+                                          CLI_GRAPH_OPTIONS,
                                           {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *out_path = NULL, *times_path = NULL;
   int json = 0, opt;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
@@ -63,6 +67,9 @@ static int run(int argc, char **argv) {
       if (cli_sim_option("record", opt, optarg, &so)) return 2;
       break;
     case 'j': json = 1; break;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("record", opt, optarg, &go)) return 2;
+      break;
     case ':': return cli_usage("record", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("record", "unknown option '%s'", argv[optind - 1]);
     }
@@ -84,7 +91,7 @@ static int run(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
   int rc = 0;
-  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+  if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       plan_load(plan_path, g, c, &p, &err) != MP_OK ||
       (times_path && optimes_load(times_path, g, &ot, &err) != MP_OK)) {
     rc = cli_fail(&err);

@@ -33,7 +33,9 @@ static const char usage[] =
     "  -P, --paje FILE         also write SimGrid's own Paje trace of the run (ViTE, PajeNG)\n"
     "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}, seconds on one\n"
     "                          core of the chip's typical type) replacing the flop-based compute\n"
-    "                          time of the ops they name; the report says how many\n";
+    "                          time of the ops they name; the report says how many\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                          ONNX graphs only: as for 'meshpipe import'\n";
 
 static int run(int argc, char **argv) {
   static const struct option options[] = {{"graph", required_argument, NULL, 'g'},
@@ -45,10 +47,12 @@ static int run(int argc, char **argv) {
                                           {"timeline", required_argument, NULL, 'T'},
                                           {"paje", required_argument, NULL, 'P'},
                                           {"op-times", required_argument, NULL, 't'},
+                                          CLI_GRAPH_OPTIONS,
                                           {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *timeline_path = NULL,
              *times_path = NULL;
   int json = 0, opt;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
@@ -67,6 +71,9 @@ static int run(int argc, char **argv) {
     case 'T': timeline_path = optarg; break;
     case 'P': so.paje_file = optarg; break;
     case 't': times_path = optarg; break;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("simulate", opt, optarg, &go)) return 2;
+      break;
     case ':': return cli_usage("simulate", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("simulate", "unknown option '%s'", argv[optind - 1]);
     }
@@ -85,7 +92,7 @@ static int run(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
   int rc = 0;
-  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+  if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       plan_load(plan_path, g, c, &p, &err) != MP_OK ||
       (times_path && optimes_load(times_path, g, &ot, &err) != MP_OK) ||
       (timeline_path && timeline_new(c, g->name, &tl, &err) != MP_OK)) {

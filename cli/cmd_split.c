@@ -20,15 +20,19 @@ static const char usage[] =
     "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN      plan file (meshpipe partition -o PLAN)\n"
-    "  -o, --output FILE    write the groups there, atomically\n";
+    "  -o, --output FILE    write the groups there, atomically\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                       ONNX graphs only: as for 'meshpipe import'\n";
 
 static int run(int argc, char **argv) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'}, {"chip", required_argument, NULL, 'c'},
       {"plan", required_argument, NULL, 'p'},  {"output", required_argument, NULL, 'o'},
-      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+      {"help", no_argument, NULL, 'h'},        CLI_GRAPH_OPTIONS,
+      {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *output = NULL;
   int opt;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:p:o:h", options, NULL)) != -1) {
@@ -38,6 +42,9 @@ static int run(int argc, char **argv) {
     case 'c': chip_path = optarg; break;
     case 'p': plan_path = optarg; break;
     case 'o': output = optarg; break;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("split", opt, optarg, &go)) return 2;
+      break;
     case ':': return cli_usage("split", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("split", "unknown option '%s'", argv[optind - 1]);
     }
@@ -53,7 +60,7 @@ static int run(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
   int rc = 0;
-  if (cli_load_graph(graph_path, NULL, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+  if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       plan_load(plan_path, g, c, &p, &err) != MP_OK || split_new(g, p, &s, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;

@@ -68,6 +68,8 @@ static const char usage[] =
     "  --jobs N               play each batch's episodes in N processes on this machine (default 1)\n"
     "  -j, --json             print the summary as one JSON object\n"
     "  -q, --quiet            no progress line\n"
+    "  --dtype T, --no-fuse   ONNX graphs only: as for 'meshpipe import' (--batch here is the episodes per\n"
+    "                         update: import a model at another batch size with 'meshpipe import')\n"
     "\n"
     "Progress goes to stderr: one updating line on a terminal, a plain line every 5 s otherwise.\n";
 
@@ -125,12 +127,14 @@ static int train(int argc, char **argv, int rank, int size) {
       {"feasible-first", no_argument, NULL, OPT_FEASIBLE_FIRST}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
       {"jobs", required_argument, NULL, OPT_JOBS},
+      {"dtype", required_argument, NULL, CLI_OPT_DTYPE}, {"no-fuse", no_argument, NULL, CLI_OPT_NO_FUSE},
       {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
              *policy_path = NULL;
   long episodes = -1, ckpt_every = 64, seed = 1, batch = -1, steps = -1, samples = -1, hidden = -1, polish = -1, v;
   double lr = -1, entropy = -1, w[4] = {-1, -1, -1, -1};
   int resume = 0, use_sim = 1, json = 0, quiet = 0, feasible_first = 0, opt;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
@@ -151,6 +155,10 @@ static int train(int argc, char **argv, int rank, int size) {
     case 'j': json = 1; break;
     case 'q': quiet = 1; break;
     case OPT_JOBS: break; /* taken by ranks_start */
+    case CLI_OPT_DTYPE:
+    case CLI_OPT_NO_FUSE:
+      if (cli_graph_option("train", opt, optarg, &go)) return 2;
+      break;
     case OPT_EPISODES:
       if (cli_parse_int("train", "--episodes", optarg, 0, 1000000000L, &episodes)) return 2;
       break;
@@ -277,7 +285,7 @@ static int train(int argc, char **argv, int rank, int size) {
     method_options_default(&mo);
     mo.seed = (uint64_t)seed;
     method_report mr;
-    if (cli_load_graph(it->path, NULL, &it->g, &err) != MP_OK ||
+    if (cli_load_graph(it->path, &go, &it->g, &err) != MP_OK ||
         method_run(init_name, it->g, c, &mo, &it->init, &mr, &err) != MP_OK ||
         rl_env_from_graph(it->g, c->n_cores, &it->env, &err) != MP_OK)
       goto fail;
