@@ -1,12 +1,12 @@
-/* optimal_speed: how long the exact optimum takes on a ResNet-152-sized graph.
+/* optimal_speed: how long `optimal` takes on a ResNet-152-sized graph.
  *
  * Builds a synthetic ResNet-152-like graph (stem, 3 + 8 + 36 + 3 bottleneck blocks, each conv
  * followed by its own batch-norm and ReLU layers, the residual add, a projection conv per stage,
- * pooling and the classifier: 561 layers with skip connections, fp16 figures of a 224x224 image) and
- * solves it with `optimal` on each chip given (default: the bundled 32x32 mesh, where the largest
- * activations exceed a core's 1 MiB so the least-infeasible search runs too, and the same mesh with
- * 4 MiB per core, where plans fit), printing the layer and core counts, the solve time (best of
- * --repeat runs), the stages and bottleneck found.
+ * pooling and the classifier, with skip connections, fp16 figures of a 224x224 image; it prints its
+ * layer count) and solves it with `optimal` on each chip given (default: the bundled 32x32 mesh, where
+ * the largest activations exceed a core's 1 MiB so some stages stream from DRAM, and the same mesh with
+ * 4 MiB per core), printing the layer and core counts, the solve time (best of --repeat runs), the
+ * stages and the model's period of the plan found.
  *
  * usage: optimal_speed [--repeat N] [CHIP.json ...]   (run from the source tree for the default) */
 #include <stdio.h>
@@ -185,10 +185,10 @@ int main(int argc, char **argv) {
       cost_bound lb;
       cost_lower_bound(g, c, &lb);
       if (cost_evaluate(g, c, p, &res, &err) == MP_OK)
-        printf("chip %s (%d cores): optimal solve %.4f s (best of %d), %d stages, bottleneck %.6g s, lower bound %.6g s "
+        printf("chip %s (%d cores): optimal solve %.4f s (best of %d), %d stages, period %.6g s, lower bound %.6g s "
                "(gap %.1f%%), feasible %d\n  %s\n",
-               c->name, c->n_cores, best, repeat, p->n_stages, res->bottleneck_s, lb.bound_s,
-               100.0 * (res->bottleneck_s / lb.bound_s - 1), res->feasible, rep.notes);
+               c->name, c->n_cores, best, repeat, p->n_stages, res->period_s, lb.bound_s,
+               100.0 * (res->period_s / lb.bound_s - 1), res->feasible, rep.notes);
       cost_result_free(res);
     }
     plan_free(p);

@@ -34,7 +34,7 @@ static int simulate(sim *s, const graph *g, const plan *p, double *thr) {
     fprintf(stderr, "rl_quality: %s\n", err.msg);
     return 1;
   }
-  *thr = r.throughput_per_s;
+  *thr = r.samples_per_s;
   sim_result_clear(&r);
   return 0;
 }

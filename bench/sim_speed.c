@@ -138,7 +138,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     stages += k;
     if (e == 0) {
       first_makespan = res.makespan_s;
-      first_throughput = res.throughput_per_s;
+      first_throughput = res.samples_per_s;
     }
     sim_result_clear(&res);
     plan_free(p);
@@ -159,10 +159,10 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
   }
-  int same = again.makespan_s == first_makespan && again.throughput_per_s == first_throughput;
+  int same = again.makespan_s == first_makespan && again.samples_per_s == first_throughput;
   if (!same)
     printf("  first plan: makespan %.17g then %.17g s, throughput %.17g then %.17g samples/s\n", first_makespan,
-           again.makespan_s, first_throughput, again.throughput_per_s);
+           again.makespan_s, first_throughput, again.samples_per_s);
   sim_result_clear(&again);
   plan_free(p0);
   sim_stats st;

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   printf("record incl. start     %8.3f s\n", t2 - t0);
   printf("replay incl. start     %8.3f s  (engine start + replay, as 'meshpipe replay' pays it)\n",
          (t1 - t0) + (t3 - t2));
-  printf("throughput             %.6g samples/s simulated, %.6g replayed: %s\n", a.throughput_per_s, b.throughput_per_s,
+  printf("throughput             %.6g samples/s simulated, %.6g replayed: %s\n", a.samples_per_s, b.samples_per_s,
          same ? "identical figures" : "FIGURES DIFFER");
   rc = same ? 0 : 1;
   remove(trace_path);

@@ -46,6 +46,24 @@ mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out,
   return graph_load(path, out, err);
 }
 
+mp_status cli_op_times(const char *path, const graph *g, const chip *c, graph **timed, optimes **ot, mp_error *err) {
+  *timed = NULL;
+  *ot = NULL;
+  if (!path) return MP_OK;
+  mp_status st = optimes_load(path, g, ot, err);
+  if (st == MP_OK) st = optimes_apply(*ot, g, chip_typical_core(c).flops, timed, err);
+  if (st != MP_OK) {
+    optimes_free(*ot);
+    *ot = NULL;
+  }
+  return st;
+}
+
+char *cli_count(long n, const char *one, const char *many, char *buf, size_t len) {
+  snprintf(buf, len, "%ld %s", n, n == 1 ? one : many);
+  return buf;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out) {
   char *end = NULL;
   errno = 0;

@@ -7,9 +7,11 @@
 
 #include <stddef.h>
 
+#include "chip.h"
 #include "err.h"
 #include "graph.h"
 #include "method.h"
+#include "optimes.h"
 #include "sim.h"
 
 typedef struct cli_command {
@@ -46,7 +48,7 @@ typedef struct cli_graph_opts {
 enum {
   CLI_OPT_DTYPE = 1000, CLI_OPT_BATCH, CLI_OPT_NO_FUSE,
   CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT,
-  CLI_OPT_MAX_MICRO,
+  CLI_OPT_MAX_MICRO, CLI_OPT_OP_TIMES,
   CLI_OPT_FIRST_FREE /* a command's own long-only options start here */
 };
 #define CLI_GRAPH_OPTIONS                                                                                  \
@@ -100,6 +102,23 @@ int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so);
 
 /* Loads a meshpipe graph (.json) or imports an ONNX model (.onnx).  o may be NULL for defaults. */
 mp_status cli_load_graph(const char *path, const cli_graph_opts *o, graph **out, mp_error *err);
+
+/* --op-times FILE (CLI_OPT_OP_TIMES; simulate and record also spell it -t): measured op times. */
+#define CLI_OP_TIMES_OPTION {"op-times", required_argument, NULL, CLI_OPT_OP_TIMES}
+#define CLI_OP_TIMES_HELP                                                                                   \
+  "      --op-times FILE     measured op times (CSV 'op,seconds' lines under an optional header 'op,UNIT',\n" \
+  "                          UNIT seconds, ms, us or ns; or JSON {\"op\": seconds}), on one core of the\n"    \
+  "                          chip's typical type: those ops take them in the model, the partitioners and\n"  \
+  "                          the simulator alike\n"
+
+/* Measured op times for graph g on chip c (all borrowed): with path NULL, *timed and *ot are NULL;
+ * else *ot is the table read from path and *timed the copy of g whose measured ops do seconds x the
+ * chip's typical core flop rate of work (optimes_apply), which every computation then uses, while plans
+ * are written and checked against g itself.  Both owned by the caller. */
+mp_status cli_op_times(const char *path, const graph *g, const chip *c, graph **timed, optimes **ot, mp_error *err);
+
+/* "1 micro-batch", "8 micro-batches": n and the noun's singular or plural into buf; returns buf. */
+char *cli_count(long n, const char *one, const char *many, char *buf, size_t len);
 
 /* Parses a whole decimal number / a finite real from an option value; on failure prints a usage
  * error naming the option and returns 2 (else 0). */

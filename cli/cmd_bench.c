@@ -22,9 +22,9 @@ static const char usage_text[] =
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
-    "records the simulated throughput, the analytical model's period and its gap to the optimal method's,\n"
-    "the method's solve time and the simulator's uncached evaluations per second, with the machine\n"
-    "and the meshpipe version, in BENCH.json.\n"
+    "records the simulated throughput (samples_per_s), the analytical model's period and its gap to the\n"
+    "optimal method's, the method's solve time and the simulator's uncached evaluations per second, with\n"
+    "the machine and the meshpipe version, in BENCH.json.\n"
     "\n"
     "With --baseline it prints a table of changes and exits 1 on a regression: a plan's throughput\n"
     "drops by more than 0.5% or it no longer fits memory (plans are deterministic, so this compares\n"
@@ -85,7 +85,7 @@ static mp_status job(void *ctx, int item, char *line, size_t cap, mp_error *err)
   mp_status st = sweep_run_one(b->graphs[c->graph], b->chips[c->chip], c->method, &mo, NULL, b->speed_s, &row, err);
   if (st != MP_OK) return st;
   snprintf(line, cap, "%d %d %.17g %.17g %.17g %.17g %.17g %016llx\n", row.feasible, row.n_stages,
-           row.throughput_per_s, row.model_period_s, row.latency_s, row.solve_s, row.evals_per_s,
+           row.samples_per_s, row.model_period_s, row.latency_s, row.solve_s, row.evals_per_s,
            (unsigned long long)row.plan_hash);
   return MP_OK;
 }
@@ -96,7 +96,7 @@ static mp_status done(void *ctx, int item, const char *line, const mp_error *fai
   bench_entry *e = &c->entry;
   unsigned long long hash = 0;
   b->done++;
-  if (line && sscanf(line, "%d %d %lg %lg %lg %lg %lg %llx", &e->feasible, &e->stages, &e->throughput_per_s,
+  if (line && sscanf(line, "%d %d %lg %lg %lg %lg %lg %llx", &e->feasible, &e->stages, &e->samples_per_s,
                      &e->model_period_s, &e->latency_s, &e->solve_s, &e->evals_per_s, &hash) == 8) {
     e->plan_hash = hash;
     c->finished = 1;
@@ -120,10 +120,10 @@ static const char *pct(double v, char *buf, size_t n) {
 
 static void print_results(const bench_report *r) {
   char gap[32];
-  printf("%-44s %-8s %14s %9s %10s %12s\n", "case", "feasible", "throughput/s", "gap", "solve s", "sim evals/s");
+  printf("%-44s %-8s %14s %9s %10s %12s\n", "case", "feasible", "samples/s", "gap", "solve s", "sim evals/s");
   for (int i = 0; i < r->n; i++) {
     const bench_entry *e = &r->entries[i];
-    printf("%-44s %-8s %14.6g %9s %10.3g %12.4g\n", e->key, e->feasible ? "yes" : "no", e->throughput_per_s,
+    printf("%-44s %-8s %14.6g %9s %10.3g %12.4g\n", e->key, e->feasible ? "yes" : "no", e->samples_per_s,
            pct(e->gap, gap, sizeof gap), e->solve_s, e->evals_per_s);
   }
 }
@@ -135,14 +135,14 @@ static void print_diff(const bench_diff *d, const char *baseline, int no_speed) 
          no_speed              ? "shown, not judged: --no-speed"
          : d->speed_compared ? "compared: same CPU model and count"
                              : "not compared: another kind of machine");
-  printf("%-44s %14s %14s %9s %11s %11s  %s\n", "case", "old thr/s", "new thr/s", "change", "solve speed",
+  printf("%-44s %14s %14s %9s %11s %11s  %s\n", "case", "old samples/s", "new samples/s", "change", "solve speed",
          "sim evals/s", "verdict");
   for (int i = 0; i < d->n; i++) {
     const bench_diff_row *row = &d->rows[i];
     const bench_entry *any = row->now ? row->now : row->old;
     char old_thr[32] = "-", new_thr[32] = "-";
-    if (row->old) snprintf(old_thr, sizeof old_thr, "%.6g", row->old->throughput_per_s);
-    if (row->now) snprintf(new_thr, sizeof new_thr, "%.6g", row->now->throughput_per_s);
+    if (row->old) snprintf(old_thr, sizeof old_thr, "%.6g", row->old->samples_per_s);
+    if (row->now) snprintf(new_thr, sizeof new_thr, "%.6g", row->now->samples_per_s);
     printf("%-44s %14s %14s %9s %11s %11s  %s%s%s%s\n", any->key, old_thr, new_thr, pct(row->quality, q, sizeof q),
            pct(row->solve, s, sizeof s), pct(row->evals, v, sizeof v), row->fails ? "REGRESSION" : verdict[row->verdict],
            row->why[0] ? " (" : "", row->why, row->why[0] ? ")" : "");

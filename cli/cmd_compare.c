@@ -4,22 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binds.h"
 #include "cli.h"
 #include "cost.h"
 #include "fileio.h"
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "report.h"
 #include "sim.h"
 
 static const char usage[] =
     "usage: meshpipe compare -g GRAPH [-c CHIP] [--methods a,b,...] [--json] [options]\n"
     "\n"
     "Runs partitioners on the same graph and chip and prints one row each: the period of its plan in the\n"
-    "analytical model and its gap to optimal's (the least the model knows), what limits it, whether the\n"
-    "plan fits memory, the simulated steady-state throughput (SimGrid), its speed-up over the 'even'\n"
-    "split, and the solve time.  Optimal, the lower bound and the even split are computed even when not\n"
-    "listed.\n"
+    "analytical model and its gap to optimal's (the least the model knows), what binds the period and\n"
+    "how many stages each cause binds (compute, all-gather, send, sram: waiting for weights or activations\n"
+    "streamed from DRAM because SRAM is short; or a NoC link - noc - or a DRAM port - dram), whether the\n"
+    "plan fits memory, the simulated steady-state throughput in samples/s (SimGrid), its speed-up over\n"
+    "the 'even' split, and the solve time.  Optimal, the lower bound and the even split are computed even\n"
+    "when not listed.\n"
     "\n"
     "  -g, --graph GRAPH     workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP       chip file (default: platforms/mesh8x8.json)\n"
@@ -27,14 +31,19 @@ static const char usage[] =
     "                        partition --help' but the learning ones: rl trains on the simulator for\n"
     "                        seconds to minutes where the others take milliseconds; add it with\n"
     "                        --methods all or by name)\n"
-    "  -j, --json            one JSON object: graph, chip, optimum_s, lower_bound_s and a \"methods\" array\n"
+    "  -j, --json            one JSON object: graph, batch, chip, optimum_s, lower_bound_s and a \"methods\"\n"
+    "                        array: per method model_period_s, model_samples_per_s, binds, binds_stage,\n"
+    "                        binds_link, why, stages_binding, stages (each with binds), feasible,\n"
+    "                        simulated_samples_per_s, ...\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
     "                        simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate         analytical figures only\n"
     "  --dtype T, --batch N, --no-fuse\n"
-    "                        ONNX graphs only: as for 'meshpipe import'\n";
+    "                        ONNX graphs only: as for 'meshpipe import'; at --batch N a micro-batch is N\n"
+    "                        samples\n"
+    CLI_OP_TIMES_HELP;
 
 #define MAX_ROWS 32
 
@@ -44,20 +53,10 @@ typedef struct row {
   cost_result *r;
   method_report rep;
   int simulated;
-  double throughput_per_s, period_s; /* simulated */
+  double samples_per_s, period_s; /* simulated */
 } row;
 
-static char *fmt_s(double s, char *buf, size_t n) {
-  if (s >= 1 || s == 0)
-    snprintf(buf, n, "%.4g s", s);
-  else if (s >= 1e-3)
-    snprintf(buf, n, "%.4g ms", s * 1e3);
-  else if (s >= 1e-6)
-    snprintf(buf, n, "%.4g us", s * 1e6);
-  else
-    snprintf(buf, n, "%.4g ns", s * 1e9);
-  return buf;
-}
+#define fmt_s report_fmt_s
 
 /* Splits list at commas into names (pointers into list, which is modified); returns the count or -1
  * naming the first unknown method in *bad. */
@@ -89,6 +88,25 @@ static void row_clear(row *r) {
 
 static double gap_pct(double v, double best) { return best > 0 ? 100 * (v / best - 1) : 0; }
 
+/* What binds a method's plan, per run and per stage, into its JSON object e; 0 when out of memory. */
+static int add_binds_json(cJSON *e, const cost_result *r, const chip *c, int batch) {
+  char why[256];
+  cJSON *stages = NULL;
+  int ok = cJSON_AddNumberToObject(e, "model_samples_per_s", r->period_s > 0 ? batch / r->period_s : 0.0) &&
+           binds_add_run_json(e, r, c) && cJSON_AddStringToObject(e, "why", report_binds(r, c, why, sizeof why)) &&
+           (stages = cJSON_AddArrayToObject(e, "stages"));
+  for (int i = 0; ok && i < r->n_stages; i++) {
+    const cost_stage *s = &r->stages[i];
+    int layers[2] = {s->first_layer, s->first_layer + s->n_layers - 1}, cores[2] = {s->first_core,
+                                                                                    s->first_core + s->n_cores - 1};
+    cJSON *o = cJSON_CreateObject();
+    ok = o && cJSON_AddItemToArray(stages, o) && cJSON_AddItemToObject(o, "layers", cJSON_CreateIntArray(layers, 2)) &&
+         cJSON_AddItemToObject(o, "cores", cJSON_CreateIntArray(cores, 2)) && cJSON_AddNumberToObject(o, "t_s", s->time_s) &&
+         cJSON_AddBoolToObject(o, "fits", s->fits) && binds_add_stage_json(o, s);
+  }
+  return ok;
+}
+
 static int run(int argc, char **argv) {
   enum { OPT_METHODS = CLI_OPT_FIRST_FREE, OPT_NO_SIM };
   static const struct option options[] = {
@@ -96,9 +114,9 @@ static int run(int argc, char **argv) {
       {"methods", required_argument, NULL, OPT_METHODS}, {"json", no_argument, NULL, 'j'},
       CLI_METHOD_OPTIONS,
       CLI_SIM_OPTIONS, {"no-simulate", no_argument, NULL, OPT_NO_SIM},
-      CLI_GRAPH_OPTIONS,
+      CLI_GRAPH_OPTIONS, CLI_OP_TIMES_OPTION,
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP;
+  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *times_path = NULL;
   char *methods_arg = NULL;
   int json = 0, simulate = 1, opt;
   sim_options so;
@@ -125,6 +143,7 @@ static int run(int argc, char **argv) {
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("compare", opt, optarg, &go)) return 2;
       break;
+    case CLI_OPT_OP_TIMES: times_path = optarg; break;
     case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
     }
@@ -151,7 +170,8 @@ static int run(int argc, char **argv) {
     for (int i = 0; i < method_count() && n < MAX_ROWS; i++)
       if (!method_at(i)->learning) names[n++] = method_at(i)->name;
   }
-  graph *g = NULL;
+  graph *g = NULL, *timed = NULL;
+  optimes *ot = NULL;
   chip *c = NULL;
   row rows[MAX_ROWS], best, even;
   memset(rows, 0, sizeof rows);
@@ -164,17 +184,20 @@ static int run(int argc, char **argv) {
   /* One engine for the whole command (SimGrid starts once per process), up before any method runs and
    * lent to the methods that simulate (rl). */
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
   o.sim = engine;
-  if (run_one("optimal", g, c, &o, &best, &err) != MP_OK || run_one("even", g, c, &o, &even, &err) != MP_OK) {
+  const graph *work = timed ? timed : g; /* every method, the model and the simulator see the measured times */
+  int batch = graph_batch(g);
+  if (run_one("optimal", work, c, &o, &best, &err) != MP_OK || run_one("even", work, c, &o, &even, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
   for (int i = 0; i < n; i++)
-    if (run_one(names[i], g, c, &o, &rows[i], &err) != MP_OK) {
+    if (run_one(names[i], work, c, &o, &rows[i], &err) != MP_OK) {
       rc = cli_fail(&err);
       goto cleanup;
     }
@@ -183,24 +206,27 @@ static int run(int argc, char **argv) {
       row *r = i < 0 ? &even : &rows[i];
       sim_result sr;
       memset(&sr, 0, sizeof sr);
-      if (sim_evaluate(engine, g, r->p, &sr, &err) != MP_OK) {
+      if (sim_evaluate(engine, work, r->p, &sr, &err) != MP_OK) {
         rc = cli_fail(&err);
         goto cleanup;
       }
       r->simulated = 1;
-      r->throughput_per_s = sr.throughput_per_s;
+      r->samples_per_s = sr.samples_per_s;
       r->period_s = sr.period_s;
       sim_result_clear(&sr);
     }
   }
   cost_bound lb;
-  cost_lower_bound(g, c, &lb);
+  cost_lower_bound(work, c, &lb);
   double opt_s = best.r->period_s;
   if (json) {
     char hex[17];
     cJSON *root = cJSON_CreateObject(), *arr = NULL;
     int ok = root && cJSON_AddStringToObject(root, "graph", g->name) &&
              cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
+             cJSON_AddNumberToObject(root, "batch", batch) &&
+             (!ot || (cJSON_AddStringToObject(root, "op_times", ot->file) &&
+                      cJSON_AddNumberToObject(root, "op_times_overridden", ot->n_overridden))) &&
              cJSON_AddStringToObject(root, "chip", c->name) &&
              cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
              jsonio_add_u64(root, "seed", o.seed) && cJSON_AddNumberToObject(root, "optimum_s", opt_s) &&
@@ -218,11 +244,12 @@ static int run(int argc, char **argv) {
            cJSON_AddBoolToObject(e, "feasible", r->r->feasible) &&
            cJSON_AddNumberToObject(e, "mem_ratio", r->r->mem_ratio) &&
            cJSON_AddNumberToObject(e, "n_stages", r->r->n_stages) && cJSON_AddNumberToObject(e, "solve_s", r->rep.solve_s) &&
-           cJSON_AddStringToObject(e, "notes", r->rep.notes) && (ac = cJSON_AddArrayToObject(e, "arranged_core"));
+           cJSON_AddStringToObject(e, "notes", r->rep.notes) && add_binds_json(e, r->r, c, batch) &&
+           (ac = cJSON_AddArrayToObject(e, "arranged_core"));
       if (ok && r->simulated)
-        ok = cJSON_AddNumberToObject(e, "simulated_throughput_per_s", r->throughput_per_s) &&
+        ok = cJSON_AddNumberToObject(e, "simulated_samples_per_s", r->samples_per_s) &&
              cJSON_AddNumberToObject(e, "simulated_period_s", r->period_s) &&
-             cJSON_AddNumberToObject(e, "speedup_over_even", r->throughput_per_s / even.throughput_per_s);
+             cJSON_AddNumberToObject(e, "speedup_over_even", r->samples_per_s / even.samples_per_s);
       for (int k = 0; ok && k < r->p->n_cores; k++) ok = cJSON_AddItemToArray(ac, cJSON_CreateNumber(r->p->arranged[k]));
     }
     if (!ok) err_nomem(&err);
@@ -230,28 +257,34 @@ static int run(int argc, char **argv) {
     if (err.status != MP_OK) rc = cli_fail(&err);
     cJSON_Delete(root);
   } else {
-    char a[32], b[32];
-    printf("%s (%d layers) on %s (%d cores): optimal's model period %s%s, lower bound %s\n\n", g->name, g->n_ops,
+    char a[32], b[32], per[64] = "";
+    if (batch > 1) snprintf(per, sizeof per, ", batch %d: a micro-batch is %d samples", batch, batch);
+    printf("%s (%d layers%s) on %s (%d cores): optimal's model period %s%s, lower bound %s\n", g->name, g->n_ops, per,
            c->name, c->n_cores, fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (streaming from DRAM)",
            fmt_s(lb.bound_s, b, sizeof b));
-    printf("%-11s %12s %9s %-8s %7s %8s %14s %9s %11s\n", "method", "model period", "gap", "limit", "stages", "memory",
-           "simulated/s", "vs even", "solve");
+    if (ot) printf("op times: %d of %d ops take the measured times of %s\n", ot->n_overridden, ot->n_layers, ot->file);
+    printf("\n%-11s %12s %9s %-10s %7s %-26s %8s %11s %9s %11s\n", "method", "model period", "gap", "binds", "stages",
+           "stages bound by", "memory", "samples/s", "vs even", "solve");
     for (int i = 0; i < n; i++) {
       const row *r = &rows[i];
       char mem[16] = "fits";
       if (!r->r->feasible) snprintf(mem, sizeof mem, "%.2fx", r->r->mem_ratio);
       char thr[32] = "-", speedup[32] = "-";
       if (r->simulated) {
-        snprintf(thr, sizeof thr, "%.4g", r->throughput_per_s);
-        snprintf(speedup, sizeof speedup, "%.2fx", r->throughput_per_s / even.throughput_per_s);
+        snprintf(thr, sizeof thr, "%.4g", r->samples_per_s);
+        snprintf(speedup, sizeof speedup, "%.2fx", r->samples_per_s / even.samples_per_s);
       }
-      printf("%-11s %12s %8.1f%% %-8s %7d %8s %14s %9s %11s\n", r->method, fmt_s(r->r->period_s, a, sizeof a),
-             gap_pct(r->r->period_s, opt_s), cost_binding_name(r->r->binding), r->r->n_stages, mem, thr, speedup,
-             fmt_s(r->rep.solve_s, b, sizeof b));
+      binds_verdict v;
+      binds_run(r->r, &v);
+      char by[128];
+      printf("%-11s %12s %8.1f%% %-10s %7d %-26s %8s %11s %9s %11s\n", r->method, fmt_s(r->r->period_s, a, sizeof a),
+             gap_pct(r->r->period_s, opt_s), binds_name(v.kind), r->r->n_stages,
+             report_stages_binding(r->r, by, sizeof by), mem, thr, speedup, fmt_s(r->rep.solve_s, b, sizeof b));
     }
-    printf("\n(gap: model period over optimal's; limit: what sets the period in the model - a stage's compute,\n"
-           " DRAM streams or Sends, or the load of a NoC link or DRAM port; memory: 'fits' or the largest per-core\n"
-           " need over SRAM, the excess streamed from DRAM every micro-batch.)\n");
+    printf("\n(gap: model period over optimal's; binds: what sets the period in the model - a stage's compute,\n"
+           " all-gathers, Sends or sram (waiting for what its SRAM cannot hold, streamed from DRAM), or the load\n"
+           " of a NoC link (noc) or a DRAM port (dram); stages bound by: the same per stage; memory: 'fits' or\n"
+           " the largest per-core need over SRAM; samples/s: simulated, steady state.)\n");
   }
 cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);
@@ -259,6 +292,8 @@ cleanup:
   row_clear(&even);
   sim_free(engine);
   chip_free(c);
+  optimes_free(ot);
+  graph_free(timed);
   graph_free(g);
   free(copy);
   return rc;

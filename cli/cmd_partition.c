@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binds.h"
 #include "cli.h"
 #include "cost.h"
 #include "fileio.h"
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "report.h"
 #include "sim.h"
 
 static const char usage[] =
@@ -18,19 +20,21 @@ static const char usage[] =
     "Splits the graph's layers into contiguous pipeline stages on contiguous (snake-ordered) core groups\n"
     "with one partitioner and prints the plan: per stage its layers (first and last op), its cores, and in\n"
     "the analytical model (partitioner/README.md) its compute (work and all-gathers), DRAM streams, Sends\n"
-    "(one per tensor per destination group), time t_i, what limits it and its per-core memory s_i; the\n"
-    "model's period (the slowest stage, or the busiest NoC link or DRAM port when that is slower) and\n"
-    "what sets it, a lower bound on any plan's period and the gap to it, and - by running the SimGrid\n"
-    "simulator on the plan - the simulated steady-state throughput, period and fill latency.\n"
+    "(one per tensor per destination group), time t_i, what binds it (compute, all-gather, send, or sram:\n"
+    "waiting for what its SRAM cannot hold, streamed from DRAM) and its per-core memory s_i; the model's\n"
+    "period (the slowest stage, or the busiest NoC link or DRAM port - noc, dram - when that is slower)\n"
+    "and what binds it, a lower bound on any plan's period and the gap to it, and - by running the\n"
+    "SimGrid simulator on the plan - the simulated steady-state throughput, period and fill latency.\n"
     "\n"
     "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
     "  -m, --method NAME    partitioner (default optimal):\n"
     "%s"
     "  -o, --output FILE    also write the plan (arranged_core and its stages), atomically\n"
-    "  -j, --json           print one JSON object: method, arranged_core, stages (with their limiter),\n"
-    "                       period_s, binding, bottleneck_s, link_bound_s, busiest_link, lower_bound_s,\n"
-    "                       feasible, solve_s, notes, simulated, ...\n"
+    "  -j, --json           print one JSON object: method, batch, arranged_core, stages (each with binds\n"
+    "                       and binds_parts), period_s, model_samples_per_s, binds, binds_stage,\n"
+    "                       binds_link, stages_binding, why, lower_bound_s, feasible, solve_s, notes,\n"
+    "                       simulated (as 'simulate --json'), ...\n"
     "  --seed S             seed for methods that draw random numbers (default 1)\n"
     "  --tau T              seed-split: split_compare's threshold on the standard deviation, seconds\n"
     "                       (default 1e-6)\n"
@@ -42,40 +46,24 @@ static const char usage[] =
     "                       simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
     "  --dtype T, --batch N, --no-fuse\n"
-    "                       ONNX graphs only: as for 'meshpipe import'\n";
+    "                       ONNX graphs only: as for 'meshpipe import'; at --batch N a micro-batch is N\n"
+    "                       samples and throughput is in samples/s (N x micro-batches/s)\n"
+    CLI_OP_TIMES_HELP;
 
-/* "12.3 ms" style seconds. */
-static char *fmt_s(double s, char *buf, size_t n) {
-  if (s >= 1 || s == 0)
-    snprintf(buf, n, "%.4g s", s);
-  else if (s >= 1e-3)
-    snprintf(buf, n, "%.4g ms", s * 1e3);
-  else if (s >= 1e-6)
-    snprintf(buf, n, "%.4g us", s * 1e6);
-  else
-    snprintf(buf, n, "%.4g ns", s * 1e9);
-  return buf;
-}
-
-/* What sets the model's period, in words: "stage 4's compute", "link x3y0>x4y0 (12.5 MiB per micro-batch)". */
-static void binding_text(const cost_result *r, const chip *c, char *buf, size_t n) {
-  char link[48], b[32];
-  if (r->binding == COST_BIND_LINK || r->binding == COST_BIND_PORT) {
-    chip_link_name(c, r->busiest_link, link, sizeof link);
-    snprintf(buf, n, "%s %s (%s per micro-batch)", r->binding == COST_BIND_PORT ? "DRAM port link" : "NoC link", link,
-             cli_fmt_bytes(r->link_bytes[r->busiest_link], b, sizeof b));
-  } else {
-    snprintf(buf, n, "stage %d's %s", r->bottleneck_stage, cost_stage_limiter(&r->stages[r->bottleneck_stage]));
-  }
-}
+#define fmt_s report_fmt_s
 
 static void print_text(const char *method, const graph *g, const chip *c, const plan *p, const cost_result *r,
-                       const cost_bound *lb, const method_report *rep, const sim_result *sr) {
-  char a[32], b[32], d[32], e[32], f[32], why[160];
-  printf("%s on %s (%d layers) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, c->name,
-         c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
-  printf("\n%5s  %-11s %-48s %-11s %10s %10s %10s %6s %10s %-8s %21s\n", "stage", "layers", "ops", "cores", "compute",
-         "dram", "send", "sends", "t_i", "limiter", "s_i / SRAM");
+                       const cost_bound *lb, const method_report *rep, const sim_result *sr, const optimes *ot) {
+  char a[32], b[32], d[32], e[32], f[32], why[256], thr[96];
+  int batch = graph_batch(g);
+  char per[64] = "";
+  if (batch > 1) snprintf(per, sizeof per, ", batch %d: a micro-batch is %d samples", batch, batch);
+  printf("%s on %s (%d layers%s) over %s (%d cores): %d stage%s, solved in %s\n", method, g->name, g->n_ops, per,
+         c->name, c->n_cores, p->n_stages, p->n_stages == 1 ? "" : "s", fmt_s(rep->solve_s, a, sizeof a));
+  if (ot)
+    printf("(op times: %d of %d ops take the measured times of %s)\n", ot->n_overridden, ot->n_layers, ot->file);
+  printf("\n%5s  %-11s %-48s %-11s %10s %10s %10s %6s %10s %-10s %21s\n", "stage", "layers", "ops", "cores", "compute",
+         "dram", "send", "sends", "t_i", "binds", "s_i / SRAM");
   for (int i = 0; i < r->n_stages; i++) {
     const cost_stage *s = &r->stages[i];
     char layers[32], cores[32], ops[128], mem[48];
@@ -85,16 +73,17 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
              g->ops[s->first_layer + s->n_layers - 1].name);
     snprintf(mem, sizeof mem, "%s / %s%s", cli_fmt_bytes(s->mem_bytes, a, sizeof a),
              cli_fmt_bytes(s->sram_bytes, b, sizeof b), s->fits ? "" : " !");
-    printf("%5d  %-11s %-48s %-11s %10s %10s %10s %6d %10s %-8s %21s%s\n", i, layers, ops, cores,
+    printf("%5d  %-11s %-48s %-11s %10s %10s %10s %6d %10s %-10s %21s%s\n", i, layers, ops, cores,
            fmt_s(s->compute_s, d, sizeof d), fmt_s(s->dram_s, e, sizeof e), fmt_s(s->send_s, f, sizeof f),
-           s->n_transfers, fmt_s(s->time_s, a, sizeof a), cost_stage_limiter(s), mem,
+           s->n_transfers, fmt_s(s->time_s, a, sizeof a), binds_name(binds_stage(s)), mem,
            i == r->bottleneck_stage ? "  <- slowest" : "");
   }
-  binding_text(r, c, why, sizeof why);
-  printf("\nmodel period           %s (%.4g samples/s), set by %s\n", fmt_s(r->period_s, a, sizeof a),
-         r->period_s > 0 ? 1 / r->period_s : 0.0, why);
-  printf("                       slowest stage %s (stage %d), busiest link %s\n", fmt_s(r->bottleneck_s, a, sizeof a),
-         r->bottleneck_stage, fmt_s(r->link_bound_s, b, sizeof b));
+  printf("\nmodel period           %s, %s\n", fmt_s(r->period_s, a, sizeof a),
+         report_samples(r->period_s > 0 ? 1 / r->period_s : 0.0, batch, thr, sizeof thr));
+  printf("what binds             %s\n", report_binds(r, c, why, sizeof why));
+  printf("                       stages bound by %s; slowest stage %s (stage %d), busiest link %s\n",
+         report_stages_binding(r, why, sizeof why), fmt_s(r->bottleneck_s, a, sizeof a), r->bottleneck_stage,
+         fmt_s(r->link_bound_s, b, sizeof b));
   printf("lower bound            %s (%s: total flops / total speed %s, costliest layer %d on its best group %s); "
          "gap %.1f%%\n",
          fmt_s(lb->bound_s, a, sizeof a), lb->flops_s >= lb->layer_s ? "flops" : "layer", fmt_s(lb->flops_s, b, sizeof b),
@@ -112,8 +101,8 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
            r->mem_ratio, cli_fmt_bytes(in, a, sizeof a), cli_fmt_bytes(out, b, sizeof b));
   }
   if (sr) {
-    printf("simulated              %.4g samples/s (period %s, %s; fill latency %s); model / simulated period %.4f\n",
-           sr->throughput_per_s, fmt_s(sr->period_s, a, sizeof a),
+    printf("simulated              %s (period %s, %s; fill latency %s); model / simulated period %.4f\n",
+           report_samples(sr->microbatches_per_s, sr->batch, thr, sizeof thr), fmt_s(sr->period_s, a, sizeof a),
            sr->period_kind == SIM_PERIOD_STEADY     ? "steady state"
            : sr->period_kind == SIM_PERIOD_UNSETTLED ? "NOT SETTLED: mean of the second half"
                                                      : "fixed run",
@@ -124,29 +113,38 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
 
 /* The JSON report; NULL if out of memory. */
 static cJSON *report_json(const char *method, const method_options *o, const graph *g, const chip *c, const plan *p,
-                          const cost_result *r, const cost_bound *lb, const method_report *rep, const sim_result *sr) {
+                          const cost_result *r, const cost_bound *lb, const method_report *rep, const sim_result *sr,
+                          const optimes *ot) {
   char hex[17];
   cJSON *root = cJSON_CreateObject(), *arr = NULL, *stages = cost_result_to_json(r, c), *bound = cost_bound_to_json(lb);
+  int batch = graph_batch(g);
   int ok = root && stages && bound && cJSON_AddStringToObject(root, "method", method) &&
            cJSON_AddStringToObject(root, "graph", g->name) &&
            cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
-           cJSON_AddStringToObject(root, "chip", c->name) &&
+           cJSON_AddNumberToObject(root, "batch", batch) && cJSON_AddStringToObject(root, "chip", c->name) &&
            cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
            jsonio_add_u64(root, "seed", o->seed) && (arr = cJSON_AddArrayToObject(root, "arranged_core"));
+  if (ok && ot)
+    ok = cJSON_AddStringToObject(root, "op_times", ot->file) &&
+         cJSON_AddNumberToObject(root, "op_times_overridden", ot->n_overridden);
   for (int i = 0; ok && i < p->n_cores; i++) ok = cJSON_AddItemToArray(arr, cJSON_CreateNumber(p->arranged[i]));
   cJSON *list = stages ? cJSON_GetObjectItemCaseSensitive(stages, "stages") : NULL;
   for (int i = 0; ok && list && i < r->n_stages; i++) { /* name the ops, as the plan file does */
     cJSON *s = cJSON_GetArrayItem(list, i);
     const cost_stage *cs = &r->stages[i];
     ok = cJSON_AddStringToObject(s, "first_op", g->ops[cs->first_layer].name) &&
-         cJSON_AddStringToObject(s, "last_op", g->ops[cs->first_layer + cs->n_layers - 1].name);
+         cJSON_AddStringToObject(s, "last_op", g->ops[cs->first_layer + cs->n_layers - 1].name) &&
+         binds_add_stage_json(s, cs);
   }
   const char *keys[] = {"period_s", "binding", "bottleneck_s", "bottleneck_stage", "link_bound_s", "busiest_link"};
   for (size_t k = 0; ok && k < sizeof keys / sizeof *keys; k++) { /* the model's verdict, at the top level */
     cJSON *v = cJSON_GetObjectItemCaseSensitive(stages, keys[k]);
     ok = v && cJSON_AddItemToObject(root, keys[k], cJSON_Duplicate(v, 1));
   }
-  ok = ok && cJSON_AddNumberToObject(root, "n_stages", r->n_stages) &&
+  char why[256];
+  ok = ok && cJSON_AddNumberToObject(root, "model_samples_per_s", r->period_s > 0 ? batch / r->period_s : 0.0) &&
+       binds_add_run_json(root, r, c) && cJSON_AddStringToObject(root, "why", report_binds(r, c, why, sizeof why)) &&
+       cJSON_AddNumberToObject(root, "n_stages", r->n_stages) &&
        cJSON_AddNumberToObject(root, "lower_bound_s", lb->bound_s) && cJSON_AddBoolToObject(root, "feasible", r->feasible) &&
        cJSON_AddNumberToObject(root, "mem_ratio", r->mem_ratio) && cJSON_AddNumberToObject(root, "solve_s", rep->solve_s) &&
        cJSON_AddStringToObject(root, "notes", rep->notes) && list &&
@@ -157,7 +155,7 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   }
   if (ok) {
     cJSON *simulated = sr ? sim_result_to_json(sr) : cJSON_CreateNull();
-    ok = simulated && cJSON_AddItemToObject(root, "simulated", simulated);
+    ok = simulated && (!sr || report_add_mesh_json(simulated, c)) && cJSON_AddItemToObject(root, "simulated", simulated);
     if (!ok) cJSON_Delete(simulated);
   }
   cJSON_Delete(stages);
@@ -179,9 +177,11 @@ static int run(int argc, char **argv) {
       CLI_SIM_OPTIONS,
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
       CLI_GRAPH_OPTIONS,
+      CLI_OP_TIMES_OPTION,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL;
+  const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL,
+             *times_path = NULL;
   int json = 0, simulate = 1, opt;
   sim_options so;
   sim_options_init(&so);
@@ -217,6 +217,7 @@ static int run(int argc, char **argv) {
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
+    case CLI_OPT_OP_TIMES: times_path = optarg; break;
     case ':': return cli_usage("partition", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("partition", "unknown option '%s'", argv[optind - 1]);
     }
@@ -231,7 +232,8 @@ static int run(int argc, char **argv) {
     }
     return cli_usage("partition", "no method '%s' (known: %s)", method, known);
   }
-  graph *g = NULL;
+  graph *g = NULL, *timed = NULL;
+  optimes *ot = NULL;
   chip *c = NULL;
   plan *p = NULL;
   cost_result *r = NULL;
@@ -246,30 +248,34 @@ static int run(int argc, char **argv) {
   /* SimGrid starts once per process: the engine is up before the method runs and is lent to the
    * methods that simulate (rl), so they share it instead of starting their own. */
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
+      cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
   o.sim = engine;
+  /* The method, the model and the simulator see the measured times; the plan file names the graph. */
+  const graph *work = timed ? timed : g;
   /* The plan file comes last, once the simulation has run: a failed or killed run leaves none. */
-  if (method_run(method, g, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(g, c, p, &r, &err) != MP_OK ||
-      (simulate && sim_evaluate(engine, g, p, &sr, &err) != MP_OK) ||
+  if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
+      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK) ||
       (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
+  if (simulate && ot) sr.op_times_overridden = ot->n_overridden;
   simulated = simulate;
   cost_bound lb;
-  cost_lower_bound(g, c, &lb);
+  cost_lower_bound(work, c, &lb);
   if (json) {
-    cJSON *root = report_json(method, &o, g, c, p, r, &lb, &rep, simulated ? &sr : NULL);
+    cJSON *root = report_json(method, &o, g, c, p, r, &lb, &rep, simulated ? &sr : NULL, ot);
     if (!root || jsonio_print(root, &err) != MP_OK) {
       if (!root) err_nomem(&err);
       rc = cli_fail(&err);
     }
     cJSON_Delete(root);
   } else {
-    print_text(method, g, c, p, r, &lb, &rep, simulated ? &sr : NULL);
+    print_text(method, g, c, p, r, &lb, &rep, simulated ? &sr : NULL, ot);
     if (output) printf("plan written to %s\n", output);
   }
 cleanup:
@@ -278,6 +284,8 @@ cleanup:
   cost_result_free(r);
   plan_free(p);
   chip_free(c);
+  optimes_free(ot);
+  graph_free(timed);
   graph_free(g);
   return rc;
 }

@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "usage: meshpipe record -g GRAPH [-c CHIP] -p PLAN -o RUN.trace [--microbatches M] [--op-times FILE]\n"
-    "                       [--json]\n"
+    "                       [--json] [--dtype T] [--batch N] [--no-fuse]\n"
     "\n"
     "Simulates the plan like 'meshpipe simulate' and writes what every core group did, action by\n"
     "action and without times, as a time-independent trace: per group and micro-batch its computes\n"
@@ -28,8 +28,8 @@ static const char usage[] =
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
     "  -o, --output FILE       the trace to write (atomically)\n"
-    "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}) replacing\n"
-    "                          the flop-based compute time of the ops they name\n"
+    "  -t, --op-times FILE     measured op times, as for 'meshpipe simulate': the trace holds the\n"
+    "                          measured work, so a replay needs no times file\n"
     CLI_SIM_HELP
     "  -j, --json              print the report as one JSON object (as 'simulate --json', plus\n"
     "                          trace, trace_actions and trace_bytes)\n"
@@ -49,10 +49,10 @@ static int run(int argc, char **argv) {
                                           {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *out_path = NULL, *times_path = NULL;
   int json = 0, opt;
-  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:p:o:t:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
@@ -78,7 +78,7 @@ static int run(int argc, char **argv) {
   if (!graph_path) return cli_usage("record", "needs a graph (-g GRAPH)");
   if (!plan_path) return cli_usage("record", "needs a plan (-p PLAN)");
   if (!out_path) return cli_usage("record", "needs an output file (-o RUN.trace)");
-  graph *g = NULL;
+  graph *g = NULL, *timed = NULL;
   chip *c = NULL;
   plan *p = NULL;
   optimes *ot = NULL;
@@ -92,21 +92,21 @@ static int run(int argc, char **argv) {
   err_clear(&err);
   int rc = 0;
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
-      plan_load(plan_path, g, c, &p, &err) != MP_OK ||
-      (times_path && optimes_load(times_path, g, &ot, &err) != MP_OK)) {
+      plan_load(plan_path, g, c, &p, &err) != MP_OK || cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  so.op_times = ot;
-  if (sim_new(c, &so, &s, &err) != MP_OK || sim_evaluate(s, g, p, &r, &err) != MP_OK ||
-      sim_record(s, g, p, so.microbatches, &t, &err) != MP_OK || trace_to_string(t, &text, &len, &err) != MP_OK ||
+  const graph *work = timed ? timed : g; /* measured times are in the work the trace records */
+  if (sim_new(c, &so, &s, &err) != MP_OK || sim_evaluate(s, work, p, &r, &err) != MP_OK ||
+      sim_record(s, work, p, so.microbatches, &t, &err) != MP_OK || trace_to_string(t, &text, &len, &err) != MP_OK ||
       fileio_write_atomic(out_path, text, len, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
+  if (ot) r.op_times_overridden = ot->n_overridden;
   if (json) {
     cJSON *root = sim_result_to_json(&r);
-    if (!root || !cJSON_AddStringToObject(root, "trace", out_path) ||
+    if (!root || !report_add_mesh_json(root, c) || !cJSON_AddStringToObject(root, "trace", out_path) ||
         !cJSON_AddNumberToObject(root, "trace_actions", (double)trace_count_actions(t)) ||
         !cJSON_AddNumberToObject(root, "trace_bytes", (double)len) || jsonio_print(root, &err) != MP_OK) {
       if (err.status == MP_OK) err_nomem(&err);
@@ -115,9 +115,11 @@ static int run(int argc, char **argv) {
     cJSON_Delete(root);
   } else {
     report_print(g->name, c, &r, ot);
-    char b[32];
-    printf("\nrecorded     %ld actions of %d groups x %d micro-batches to %s (%s)\n", trace_count_actions(t),
-           t->n_groups, t->microbatches, out_path, cli_fmt_bytes((double)len, b, sizeof b));
+    char b[32], n1[48], n2[48];
+    printf("\nrecorded     %ld actions of %s x %s to %s (%s)\n", trace_count_actions(t),
+           cli_count(t->n_groups, "group", "groups", n1, sizeof n1),
+           cli_count(t->microbatches, "micro-batch", "micro-batches", n2, sizeof n2), out_path,
+           cli_fmt_bytes((double)len, b, sizeof b));
   }
 cleanup:
   free(text);
@@ -127,6 +129,7 @@ cleanup:
   optimes_free(ot);
   plan_free(p);
   chip_free(c);
+  graph_free(timed);
   graph_free(g);
   return rc;
 }

@@ -81,7 +81,7 @@ static int run(int argc, char **argv) {
   }
   if (json) {
     cJSON *root = sim_result_to_json(&r);
-    if (!root || !cJSON_AddStringToObject(root, "trace", path) ||
+    if (!root || !report_add_mesh_json(root, c) || !cJSON_AddStringToObject(root, "trace", path) ||
         !cJSON_AddStringToObject(root, "map", map ? map : "") || jsonio_print(root, &err) != MP_OK) {
       if (err.status == MP_OK) err_nomem(&err);
       rc = cli_fail(&err);

@@ -14,26 +14,30 @@
 
 static const char usage[] =
     "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--fast-gather] [--json] [--verbose]\n"
-    "                         [--timeline RUN.json] [--paje RUN.trace] [--op-times FILE]\n"
+    "                         [--timeline RUN.json] [--paje RUN.trace] [--op-times FILE] [--dtype T] [--batch N]\n"
+    "                         [--no-fuse]\n"
     "\n"
     "Simulates the plan as a pipeline on the chip with SimGrid: every group of cores runs its layers\n"
     "for M micro-batches (each layer's work split over the group, then its output all-gathered), and\n"
     "tensors crossing groups travel as Send/Recv transfers on the XY routes of the NoC, sharing links.\n"
-    "Prints the steady-state throughput, the latency of one sample, the makespan, per stage its\n"
-    "compute, communication and idle time, the bottleneck, per-core SRAM and the busiest links.\n"
+    "Prints the steady-state throughput in samples/s (micro-batches/s x the graph's batch), the latency\n"
+    "of one micro-batch, the makespan, per stage its compute, communication and idle time, the\n"
+    "bottleneck, per-core SRAM and the busiest links.  The plan must have been made for this graph (its\n"
+    "recorded graph hash is checked); the chip may differ from the one it was made for.\n"
     "\n"
     "  -g, --graph GRAPH       workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP         chip file (default: platforms/mesh8x8.json)\n"
     "  -p, --plan PLAN         plan file (meshpipe partition -o PLAN)\n"
     CLI_SIM_HELP
-    "  -j, --json              print one JSON object (throughput_per_s, makespan_s, latency_s,\n"
-    "                          bottleneck_stage, feasible, stages, cores, links, ...)\n"
+    "  -j, --json              print one JSON object (samples_per_s, microbatches_per_s, batch, makespan_s,\n"
+    "                          latency_s, bottleneck_stage, feasible, stages, cores, links, mesh, ...)\n"
     "  -T, --timeline FILE     also write the run as Chrome trace events (Perfetto, chrome://tracing):\n"
     "                          a track per core and per busy NoC link, Send/Recv arrows, SRAM counters\n"
     "  -P, --paje FILE         also write SimGrid's own Paje trace of the run (ViTE, PajeNG)\n"
-    "  -t, --op-times FILE     measured op times (CSV op,seconds or JSON {\"op\": seconds}, seconds on one\n"
-    "                          core of the chip's typical type) replacing the flop-based compute\n"
-    "                          time of the ops they name; the report says how many\n"
+    "  -t, --op-times FILE     measured op times (CSV 'op,seconds' lines under an optional header 'op,UNIT',\n"
+    "                          UNIT seconds, ms, us or ns; or JSON {\"op\": seconds}), on one core of the\n"
+    "                          chip's typical type: those ops take them in the simulation and in the model\n"
+    "                          figures printed beside it; the report says how many\n"
     "  --dtype T, --batch N, --no-fuse\n"
     "                          ONNX graphs only: as for 'meshpipe import'\n";
 
@@ -52,10 +56,10 @@ static int run(int argc, char **argv) {
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *timeline_path = NULL,
              *times_path = NULL;
   int json = 0, opt;
-  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
   so.cache_size = 0;
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:p:jhT:P:t:" CLI_SIM_SHORT, options, NULL)) != -1) {
@@ -81,7 +85,7 @@ static int run(int argc, char **argv) {
   if (optind != argc) return cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
   if (!graph_path) return cli_usage("simulate", "needs a graph (-g GRAPH)");
   if (!plan_path) return cli_usage("simulate", "needs a plan (-p PLAN)");
-  graph *g = NULL;
+  graph *g = NULL, *timed = NULL;
   chip *c = NULL;
   plan *p = NULL;
   sim *s = NULL;
@@ -93,23 +97,24 @@ static int run(int argc, char **argv) {
   err_clear(&err);
   int rc = 0;
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
-      plan_load(plan_path, g, c, &p, &err) != MP_OK ||
-      (times_path && optimes_load(times_path, g, &ot, &err) != MP_OK) ||
+      plan_load(plan_path, g, c, &p, &err) != MP_OK || cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
       (timeline_path && timeline_new(c, g->name, &tl, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  so.op_times = ot;
+  const graph *work = timed ? timed : g; /* the model and the simulator both see the measured times */
   if (sim_new(c, &so, &s, &err) != MP_OK ||
-      (tl ? sim_evaluate_timeline(s, g, p, so.microbatches, tl, &r, &err) : sim_evaluate(s, g, p, &r, &err)) != MP_OK ||
+      (tl ? sim_evaluate_timeline(s, work, p, so.microbatches, tl, &r, &err) : sim_evaluate(s, work, p, &r, &err)) !=
+          MP_OK ||
       (tl && timeline_write(tl, timeline_path, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
+  if (ot) r.op_times_overridden = ot->n_overridden;
   if (json) {
     cJSON *root = sim_result_to_json(&r);
-    if (!root || jsonio_print(root, &err) != MP_OK) {
-      if (!root) err_nomem(&err);
+    if (!root || !report_add_mesh_json(root, c) || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
       rc = cli_fail(&err);
     }
     cJSON_Delete(root);
@@ -128,6 +133,7 @@ cleanup:
   optimes_free(ot);
   plan_free(p);
   chip_free(c);
+  graph_free(timed);
   graph_free(g);
   return rc;
 }

@@ -9,7 +9,7 @@
 #include "split.h"
 
 static const char usage[] =
-    "usage: meshpipe split -g GRAPH [-c CHIP] -p PLAN [-o PARTS.json]\n"
+    "usage: meshpipe split -g GRAPH [-c CHIP] -p PLAN [-o PARTS.json] [--dtype T] [--batch N] [--no-fuse]\n"
     "\n"
     "Rewrites the plan as distributed TensorFlow does: every tensor that crosses core groups is cut\n"
     "into a Send node in the producer's group and a Recv node in the consumer's group (one Recv per\n"
@@ -75,8 +75,11 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  if (output)
-    fprintf(stderr, "meshpipe split: %d groups, %d Send/Recv pairs written to %s\n", s->n_groups, s->n_pairs, output);
+  if (output) {
+    char a[48], b[48];
+    fprintf(stderr, "meshpipe split: %s, %s written to %s\n", cli_count(s->n_groups, "group", "groups", a, sizeof a),
+            cli_count(s->n_pairs, "Send/Recv pair", "Send/Recv pairs", b, sizeof b), output);
+  }
 cleanup:
   cJSON_Delete(root);
   split_free(s);

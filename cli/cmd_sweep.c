@@ -39,9 +39,11 @@ static const char usage_text[] =
     "method's wall-clock time, are deterministic).  A case that fails is reported and gets no row,\n"
     "so a re-run tries it again; the exit status is then 1.\n"
     "\n"
-    "Columns: case, one per --vary key, graph, method, feasible (plan fits SRAM: 1/0), stages,\n"
-    "model_period_s (analytical), throughput_per_s and latency_s (simulated), busiest_link and its\n"
-    "busiest_link_utilisation, total_sram_bytes, cores, solve_s.\n"
+    "Columns: case, one per --vary key, graph, batch (samples per micro-batch), method, feasible (plan\n"
+    "fits SRAM: 1/0), stages, model_period_s (analytical, per micro-batch), samples_per_s (simulated\n"
+    "throughput, batch / period) and latency_s (of one micro-batch), busiest_link and its\n"
+    "busiest_link_utilisation, total_sram_bytes, noc_bandwidth (bytes/s of one link), cores, solve_s.\n"
+    "scripts/plot_sweep.py draws it.\n"
     "\n"
     "  -g, --graph LIST      graph files (.json or .onnx), comma-separated; their names must differ\n"
     "  -c, --chip FILE       the base chip (default platforms/mesh8x8.json)\n"
@@ -55,6 +57,9 @@ static const char usage_text[] =
     "                        method options, the same for every case: as for 'meshpipe partition'\n"
     "      --dtype T, --batch N, --no-fuse\n"
     "                        ONNX graphs only: as for 'meshpipe import'\n"
+    "      --op-times LIST   measured op times, one file per graph in -g's order (see 'meshpipe partition\n"
+    "                        --help'), on one core of the base chip's typical type: they scale with\n"
+    "                        core.flops like the rest of the graph\n"
     "  -q, --quiet           no progress bar\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -176,7 +181,7 @@ static int split_list(char *text, char **dst, int max) {
 
 /* Everything up to the sweep: options, chip, axes, graphs.  Returns an exit status (0: *out built). */
 typedef struct sweep_args {
-  char *graphs, *methods;
+  char *graphs, *methods, *times;
   const char *chip, *out;
   const char *vary[SWEEP_MAX_AXES + 1];
   int n_vary;
@@ -191,7 +196,7 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"vary", required_argument, NULL, OPT_VARY}, {"method", required_argument, NULL, 'm'},
       {"output", required_argument, NULL, 'o'},  {"jobs", required_argument, NULL, 'j'},
-      {"microbatches", required_argument, NULL, 'M'}, CLI_METHOD_OPTIONS, CLI_GRAPH_OPTIONS,
+      {"microbatches", required_argument, NULL, 'M'}, CLI_METHOD_OPTIONS, CLI_GRAPH_OPTIONS, CLI_OP_TIMES_OPTION,
       {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
       {0}};
   memset(a, 0, sizeof *a);
@@ -222,6 +227,7 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("sweep", opt, optarg, &a->go)) return 2;
       break;
+    case CLI_OPT_OP_TIMES: a->times = optarg; break;
     case OPT_VARY:
       if (a->n_vary == SWEEP_MAX_AXES) return cli_usage("sweep", "more than %d --vary axes", SWEEP_MAX_AXES);
       a->vary[a->n_vary++] = optarg;
@@ -239,13 +245,18 @@ static int parse_args(int argc, char **argv, sweep_args *a) {
 /* Builds the sweep the arguments describe; returns an exit status (0: *out built).  Prints errors
  * when loud is set. */
 static int build_sweep(sweep_args *a, int loud, sweep **out) {
-  char *graph_paths[MAX_LIST], *method_names[MAX_LIST];
+  char *graph_paths[MAX_LIST], *method_names[MAX_LIST], *time_paths[MAX_LIST];
   char default_method[] = "optimal";
   int n_graphs = split_list(a->graphs, graph_paths, MAX_LIST);
+  int n_times = a->times ? split_list(a->times, time_paths, MAX_LIST) : 0;
   int n_methods = a->methods ? split_list(a->methods, method_names, MAX_LIST) : 1;
   if (!a->methods) method_names[0] = default_method;
   if (n_graphs < 0) return loud ? cli_usage("sweep", "-g expects 1 to %d comma-separated graph files", MAX_LIST) : 2;
   if (n_methods < 0) return loud ? cli_usage("sweep", "-m expects 1 to %d comma-separated methods", MAX_LIST) : 2;
+  if (a->times && n_times != n_graphs)
+    return loud ? cli_usage("sweep", "--op-times expects one times file per graph (%d), comma-separated, got %d",
+                            n_graphs, n_times)
+                : 2;
 
   mp_error err;
   err_clear(&err);
@@ -256,8 +267,20 @@ static int build_sweep(sweep_args *a, int loud, sweep **out) {
   mp_status st = jsonio_load(a->chip, &base, &err);
   for (int i = 0; i < a->n_vary && st == MP_OK; i++)
     if ((st = sweep_axis_parse(a->vary[i], &axes[i], &err)) == MP_OK) n_axes++;
+  chip *c = NULL; /* the base chip: measured times are on its typical core */
+  if (st == MP_OK && a->times) st = chip_from_json(base, a->chip, &c, &err);
   for (int i = 0; i < n_graphs && st == MP_OK; i++)
-    if ((st = cli_load_graph(graph_paths[i], &a->go, &graphs[i], &err)) == MP_OK) n_loaded++;
+    if ((st = cli_load_graph(graph_paths[i], &a->go, &graphs[i], &err)) == MP_OK) {
+      n_loaded++;
+      graph *timed = NULL;
+      optimes *ot = NULL;
+      if (a->times && (st = cli_op_times(time_paths[i], graphs[i], c, &timed, &ot, &err)) == MP_OK) {
+        graph_free(graphs[i]);
+        graphs[i] = timed;
+      }
+      optimes_free(ot);
+    }
+  chip_free(c);
   if (st == MP_OK) {
     sim_options so;
     sim_options_init(&so);
@@ -340,10 +363,15 @@ static int run(int argc, char **argv) {
   r.show = !a.quiet && rank == 0;
   progress_init(&r.bar, stderr, "sweep", n_todo, 10.0, -1);
   if (rank == 0 && !a.quiet)
-    fprintf(stderr, "sweep: %d cases (%d chip variants x %d graphs x %d methods), %d already in %s, %d to run on %d "
-                    "process%s x %ld jobs\n",
-            s->n_cases, s->n_variants, s->n_graphs, s->n_methods, n_done, a.out, n_todo, ranks,
-            ranks == 1 ? "" : "es", jobs);
+  {
+    char n1[48], n2[48], n3[48], n4[48];
+    fprintf(stderr, "sweep: %s (%s x %s x %s), %d already in %s, %d to run on %d process%s x %ld job%s\n",
+            cli_count(s->n_cases, "case", "cases", n1, sizeof n1),
+            cli_count(s->n_variants, "chip variant", "chip variants", n2, sizeof n2),
+            cli_count(s->n_graphs, "graph", "graphs", n3, sizeof n3),
+            cli_count(s->n_methods, "method", "methods", n4, sizeof n4), n_done, a.out, n_todo, ranks,
+            ranks == 1 ? "" : "es", jobs, jobs == 1 ? "" : "s");
+  }
 
   sweep_pool_idle_fn idle = NULL;
 #ifdef MESHPIPE_HAVE_MPI

@@ -49,15 +49,15 @@ static const char usage[] =
     "  --resume               continue from POLICY.ckpt (same options as the interrupted run)\n"
     "  --reward KIND          sim (default): the SimGrid simulator; model: the analytical model (fast)\n"
     "  -M, --microbatches M   micro-batches per simulation (default: until steady state)\n"
-    "  --batch B              episodes per policy update (default 8)\n"
+    "  --episodes-per-update B  episodes per policy update (default 8)\n"
     "  --steps T              moves per episode (default min(2 x cores, 16))\n"
     "  --samples K            proposals simulated per move (default 8)\n"
     "  --lr X                 Adam's learning rate (default 0.003)\n"
     "  --entropy X            entropy bonus (default 0.01)\n"
     "  --hidden H             hidden width of a fresh policy (default 16)\n"
     "  --w-period A           reward weight of the period, relative to the initial plan's (default 1)\n"
-    "  --w-memory B           weight of the largest per-core memory excess over SRAM (default 0 with the\n"
-    "                         simulator, which charges DRAM streaming itself; 1 with the model)\n"
+    "  --w-memory B           weight of the largest per-core memory excess over SRAM (default 0: the\n"
+    "                         simulator and the model both charge DRAM streaming in time)\n"
     "  --w-storage C          weight of the largest per-core memory / SRAM (default 0)\n"
     "  --w-routing D          weight of the busiest NoC link's utilisation (default 0)\n"
     "  --polish R             steepest-ascent rounds on each best plan at the end (default %d)\n"
@@ -68,8 +68,9 @@ static const char usage[] =
     "  --jobs N               play each batch's episodes in N processes on this machine (default 1)\n"
     "  -j, --json             print the summary as one JSON object\n"
     "  -q, --quiet            no progress line\n"
-    "  --dtype T, --no-fuse   ONNX graphs only: as for 'meshpipe import' (--batch here is the episodes per\n"
-    "                         update: import a model at another batch size with 'meshpipe import')\n"
+    "  --dtype T, --batch N, --no-fuse\n"
+    "                         ONNX graphs only: as for 'meshpipe import' (--batch is the graph's batch\n"
+    "                         size; --episodes-per-update is the policy's)\n"
     "\n"
     "Progress goes to stderr: one updating line on a terminal, a plain line every 5 s otherwise.\n";
 
@@ -118,7 +119,7 @@ static int train(int argc, char **argv, int rank, int size) {
       {"seed", required_argument, NULL, OPT_SEED},  {"init", required_argument, NULL, OPT_INIT},
       {"policy", required_argument, NULL, OPT_POLICY}, {"checkpoint-every", required_argument, NULL, OPT_CKPT},
       {"resume", no_argument, NULL, OPT_RESUME},    {"reward", required_argument, NULL, OPT_REWARD},
-      {"microbatches", required_argument, NULL, 'M'}, {"batch", required_argument, NULL, OPT_BATCH},
+      {"microbatches", required_argument, NULL, 'M'}, {"episodes-per-update", required_argument, NULL, OPT_BATCH},
       {"steps", required_argument, NULL, OPT_STEPS}, {"samples", required_argument, NULL, OPT_SAMPLES},
       {"lr", required_argument, NULL, OPT_LR},      {"entropy", required_argument, NULL, OPT_ENTROPY},
       {"hidden", required_argument, NULL, OPT_HIDDEN}, {"w-period", required_argument, NULL, OPT_WP},
@@ -127,16 +128,16 @@ static int train(int argc, char **argv, int rank, int size) {
       {"feasible-first", no_argument, NULL, OPT_FEASIBLE_FIRST}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
       {"jobs", required_argument, NULL, OPT_JOBS},
-      {"dtype", required_argument, NULL, CLI_OPT_DTYPE}, {"no-fuse", no_argument, NULL, CLI_OPT_NO_FUSE},
-      {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
+      {"help", no_argument, NULL, 'h'},             CLI_GRAPH_OPTIONS,
+      {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
              *policy_path = NULL;
   long episodes = -1, ckpt_every = 64, seed = 1, batch = -1, steps = -1, samples = -1, hidden = -1, polish = -1, v;
   double lr = -1, entropy = -1, w[4] = {-1, -1, -1, -1};
   int resume = 0, use_sim = 1, json = 0, quiet = 0, feasible_first = 0, opt;
-  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   sim_options so;
   sim_options_init(&so);
+  cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
   int muted = rank > 0 ? ranks_mute() : -1, agreed = size == 1;
   optind = 0;
@@ -155,10 +156,6 @@ static int train(int argc, char **argv, int rank, int size) {
     case 'j': json = 1; break;
     case 'q': quiet = 1; break;
     case OPT_JOBS: break; /* taken by ranks_start */
-    case CLI_OPT_DTYPE:
-    case CLI_OPT_NO_FUSE:
-      if (cli_graph_option("train", opt, optarg, &go)) return 2;
-      break;
     case OPT_EPISODES:
       if (cli_parse_int("train", "--episodes", optarg, 0, 1000000000L, &episodes)) return 2;
       break;
@@ -185,8 +182,11 @@ static int train(int argc, char **argv, int rank, int size) {
       if (cli_parse_int("train", "--microbatches", optarg, 1, 1000000L, &v)) return 2;
       so.microbatches = (int)v;
       break;
+    CLI_GRAPH_OPTION_CASES:
+      if (cli_graph_option("train", opt, optarg, &go)) return 2;
+      break;
     case OPT_BATCH:
-      if (cli_parse_int("train", "--batch", optarg, 2, 100000L, &batch)) return 2;
+      if (cli_parse_int("train", "--episodes-per-update", optarg, 2, 100000L, &batch)) return 2;
       break;
     case OPT_STEPS:
       if (cli_parse_int("train", "--steps", optarg, 1, 1000000L, &steps)) return 2;
@@ -354,8 +354,8 @@ static int train(int argc, char **argv, int rank, int size) {
       rl_eval b0;
       rl_trainer_best(t, 0, &b0);
       double rate = (double)(ts.evaluations - evals0) / fmax(progress_elapsed(&pr), 1e-9);
-      progress_update(&pr, ts.episodes, "best %.5g samples/s%s, mean reward %.4f, %.0f evals/s", b0.figure,
-                      n > 1 ? " (graph 1)" : "", ts.mean_final_reward, rate);
+      progress_update(&pr, ts.episodes, "best %.5g samples/s%s, mean reward %.4f, %.0f evals/s",
+                      b0.figure * graph_batch(items[0].g), n > 1 ? " (graph 1)" : "", ts.mean_final_reward, rate);
     }
   }
   if (rank > 0) goto cleanup;
@@ -394,15 +394,17 @@ static int train(int argc, char **argv, int rank, int size) {
         cJSON_AddStringToObject(o, "graph", items[i].g->name);
         cJSON_AddStringToObject(o, "graph_hash", fileio_hash_hex(items[i].g->hash, gh));
         cJSON_AddStringToObject(o, "file", items[i].path);
-        cJSON_AddNumberToObject(o, "initial_per_s", s0.figure);
-        cJSON_AddNumberToObject(o, "best_per_s", b.figure);
+        cJSON_AddNumberToObject(o, "batch", graph_batch(items[i].g));
+        cJSON_AddNumberToObject(o, "initial_samples_per_s", s0.figure * graph_batch(items[i].g));
+        cJSON_AddNumberToObject(o, "best_samples_per_s", b.figure * graph_batch(items[i].g));
         cJSON_AddNumberToObject(o, "best_reward", b.reward);
         cJSON_AddBoolToObject(o, "feasible", b.feasible);
         cJSON_AddItemToArray(arr, o);
       }
     } else {
       printf("%s: %s %.6g samples/s from %s's plan, best %.6g (%+.1f%%)%s\n  arranged_core [", items[i].g->name,
-             engine ? "simulated" : "analytical", s0.figure, init_name, b.figure, 100 * (b.figure / s0.figure - 1),
+             engine ? "simulated" : "analytical", s0.figure * graph_batch(items[i].g), init_name,
+             b.figure * graph_batch(items[i].g), 100 * (b.figure / s0.figure - 1),
              b.feasible ? "" : ", does not fit memory");
       for (int k = 0; k < c->n_cores; k++) printf("%s%d", k ? "," : "", best[k]);
       printf("]\n");

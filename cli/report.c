@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "binds.h"
 #include "cli.h"
 
 static char *fmt_s(double s, char *buf, size_t n) {
@@ -17,32 +18,112 @@ static char *fmt_s(double s, char *buf, size_t n) {
   return buf;
 }
 
+int report_add_mesh_json(cJSON *o, const chip *c) {
+  cJSON *m = cJSON_AddObjectToObject(o, "mesh"), *ports = NULL;
+  int ok = m && cJSON_AddNumberToObject(m, "width", c->width) && cJSON_AddNumberToObject(m, "height", c->height) &&
+           (ports = cJSON_AddArrayToObject(m, "dram_ports"));
+  for (int i = 0; ok && i < c->n_dram; i++) {
+    int xy[2] = {c->dram[i].x, c->dram[i].y};
+    cJSON *p = cJSON_CreateIntArray(xy, 2);
+    ok = p && cJSON_AddItemToArray(ports, p);
+    if (!ok) cJSON_Delete(p);
+  }
+  return ok;
+}
+
+char *report_fmt_s(double s, char *buf, size_t n) {
+  if (s >= 1 || s == 0)
+    snprintf(buf, n, "%.4g s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, n, "%.4g ms", s * 1e3);
+  else if (s >= 1e-6)
+    snprintf(buf, n, "%.4g us", s * 1e6);
+  else
+    snprintf(buf, n, "%.4g ns", s * 1e9);
+  return buf;
+}
+
+char *report_binds(const cost_result *r, const chip *c, char *buf, size_t n) {
+  binds_verdict v;
+  binds_run(r, &v);
+  char a[32], b[32], d[32], e[32], link[48];
+  if (v.link >= 0) {
+    chip_link_name(c, v.link, link, sizeof link);
+    snprintf(buf, n, "%s %s: %s per micro-batch, %s", v.kind == BINDS_DRAM ? "DRAM port link" : "NoC link", link,
+             cli_fmt_bytes(r->link_bytes[v.link], a, sizeof a), report_fmt_s(r->link_bound_s, b, sizeof b));
+    return buf;
+  }
+  const cost_stage *s = &r->stages[v.stage];
+  binds_parts p;
+  binds_stage_parts(s, &p);
+  int len = snprintf(buf, n, "stage %d's %s: work %s, all-gathers %s, DRAM waits %s, Sends %s", v.stage,
+                     binds_name(v.kind), report_fmt_s(p.work_s, a, sizeof a), report_fmt_s(p.gather_s, b, sizeof b),
+                     report_fmt_s(p.dram_s, d, sizeof d), report_fmt_s(p.send_s, e, sizeof e));
+  if (!s->fits && len > 0 && (size_t)len < n)
+    snprintf(buf + len, n - (size_t)len, " (its cores need %s of %s SRAM)", cli_fmt_bytes(s->mem_bytes, a, sizeof a),
+             cli_fmt_bytes(s->sram_bytes, b, sizeof b));
+  return buf;
+}
+
+char *report_stages_binding(const cost_result *r, char *buf, size_t n) {
+  int counts[BINDS_KINDS];
+  binds_count(r, counts);
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < BINDS_KINDS; k++)
+    if (counts[k] > 0 && used < n) {
+      int w = snprintf(buf + used, n - used, "%s%d %s", used ? ", " : "", counts[k], binds_name(k));
+      if (w > 0) used += (size_t)w;
+    }
+  return buf;
+}
+
+char *report_samples(double microbatches_per_s, int batch, char *buf, size_t n) {
+  if (batch > 1)
+    snprintf(buf, n, "%.4g samples/s = %.4g micro-batches/s x %d", microbatches_per_s * batch, microbatches_per_s,
+             batch);
+  else
+    snprintf(buf, n, "%.4g samples/s", microbatches_per_s);
+  return buf;
+}
+
 void report_print(const char *graph_name, const chip *c, const sim_result *r, const optimes *ot) {
-  char a[32], b[32], d[32], e[32], f[32];
-  printf("%s on %s: %d stage%s, %d micro-batch%s simulated\n", graph_name, c->name, r->n_stages,
-         r->n_stages == 1 ? "" : "s", r->microbatches, r->microbatches == 1 ? "" : "es");
-  printf("throughput   %.6g samples/s (period %s between micro-batch completions)\n", r->throughput_per_s,
-         fmt_s(r->period_s, a, sizeof a));
+  char a[32], b[32], d[32], e[32], f[32], per[64] = "";
+  if (r->batch > 1) snprintf(per, sizeof per, " of %d samples", r->batch);
+  printf("%s on %s: %d stage%s, %d micro-batch%s%s simulated\n", graph_name, c->name, r->n_stages,
+         r->n_stages == 1 ? "" : "s", r->microbatches, r->microbatches == 1 ? "" : "es", per);
+  if (r->batch > 1)
+    printf("throughput   %.6g samples/s = %.6g micro-batches/s x %d samples (period %s between micro-batch "
+           "completions)\n",
+           r->samples_per_s, r->microbatches_per_s, r->batch, fmt_s(r->period_s, a, sizeof a));
+  else
+    printf("throughput   %.6g samples/s (period %s between micro-batch completions)\n", r->samples_per_s,
+           fmt_s(r->period_s, a, sizeof a));
   switch (r->period_kind) {
   case SIM_PERIOD_STEADY:
     printf("steady state reached after a warm-up of %d micro-batch%s (completions repeat every %d)\n",
            r->warmup_microbatches, r->warmup_microbatches == 1 ? "" : "es", r->cycle);
     break;
   case SIM_PERIOD_UNSETTLED:
-    printf("NOT SETTLED   the completions were not periodic within %d micro-batches: the period is the mean of the\n"
+    printf("NOT SETTLED   the completions were not periodic within %s: the period is the mean of the\n"
            "             second half after the warm-up (raise --max-microbatches to look further)\n",
-           r->microbatches);
+           cli_count(r->microbatches, "micro-batch", "micro-batches", b, sizeof b));
     break;
   case SIM_PERIOD_FIXED:
     printf("fixed run    %d micro-batch%s (-M): the period includes the pipeline's start-up\n", r->microbatches,
            r->microbatches == 1 ? "" : "es");
     break;
   }
-  printf("latency      %s per sample through the empty pipeline\n", fmt_s(r->latency_s, a, sizeof a));
+  if (r->batch > 1)
+    printf("latency      %s per micro-batch of %d samples through the empty pipeline\n", fmt_s(r->latency_s, a, sizeof a),
+           r->batch);
+  else
+    printf("latency      %s per sample through the empty pipeline\n", fmt_s(r->latency_s, a, sizeof a));
   printf("makespan     %s for the %d micro-batch%s\n", fmt_s(r->makespan_s, a, sizeof a), r->microbatches,
          r->microbatches == 1 ? "" : "es");
   printf("model        period %s (%.6g samples/s), set by %s; model / simulated %.4f\n",
-         fmt_s(r->model_period_s, a, sizeof a), r->model_period_s > 0 ? 1 / r->model_period_s : 0.0, r->model_binding,
+         fmt_s(r->model_period_s, a, sizeof a), r->model_period_s > 0 ? r->batch / r->model_period_s : 0.0,
+         r->model_binding,
          r->period_s > 0 ? r->model_period_s / r->period_s : 0.0);
   printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s\n", "stage", "layers", "cores", "compute", "comm", "dram",
          "idle", "model t_i", "SRAM/core");

@@ -117,7 +117,7 @@ cJSON *bench_to_json(const bench_report *r) {
     if (!cJSON_AddStringToObject(c, "key", e->key) || !cJSON_AddStringToObject(c, "graph", e->graph) ||
         !cJSON_AddStringToObject(c, "chip", e->chip) || !cJSON_AddStringToObject(c, "method", e->method) ||
         !cJSON_AddBoolToObject(c, "feasible", e->feasible) || !cJSON_AddNumberToObject(c, "stages", e->stages) ||
-        !cJSON_AddNumberToObject(c, "throughput_per_s", e->throughput_per_s) ||
+        !cJSON_AddNumberToObject(c, "samples_per_s", e->samples_per_s) ||
         !cJSON_AddNumberToObject(c, "model_period_s", e->model_period_s) ||
         !cJSON_AddNumberToObject(c, "latency_s", e->latency_s) ||
         !(isnan(e->gap) ? cJSON_AddNullToObject(c, "gap_to_optimum") : cJSON_AddNumberToObject(c, "gap_to_optimum", e->gap)) ||
@@ -162,7 +162,7 @@ static mp_status get_bool(const jsonio_reader *in, const cJSON *obj, const char 
 }
 
 static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry *e) {
-  static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "throughput_per_s",
+  static const char *const keys[] = {"key", "graph", "chip", "method", "feasible", "stages", "samples_per_s",
                                      "model_period_s", "latency_s", "gap_to_optimum", "solve_s", "sim_evals_per_s",
                                      "plan_hash", NULL};
   const unsigned positive = JSONIO_REQUIRED | JSONIO_LO_OPEN;
@@ -175,7 +175,7 @@ static mp_status read_entry(const jsonio_reader *in, const cJSON *c, bench_entry
   if (st == MP_OK) st = get_text(in, c, "method", e->method, sizeof e->method);
   if (st == MP_OK) st = get_bool(in, c, "feasible", &e->feasible);
   if (st == MP_OK) st = jsonio_get_int(in, c, "stages", JSONIO_REQUIRED, 1, 1 << 20, &e->stages, NULL);
-  if (st == MP_OK) st = jsonio_get_num(in, c, "throughput_per_s", positive, 0, INFINITY, &e->throughput_per_s, NULL);
+  if (st == MP_OK) st = jsonio_get_num(in, c, "samples_per_s", positive, 0, INFINITY, &e->samples_per_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "model_period_s", positive, 0, INFINITY, &e->model_period_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "latency_s", positive, 0, INFINITY, &e->latency_s, NULL);
   if (st == MP_OK) st = jsonio_get_num(in, c, "solve_s", JSONIO_REQUIRED, 0, INFINITY, &e->solve_s, NULL);
@@ -286,15 +286,15 @@ static void add_why(char *why, size_t cap, const char *text) {
 
 static void compare(const bench_entry *o, const bench_entry *e, const bench_limits *lim, int speed, bench_diff_row *row) {
   char text[96];
-  row->quality = o->throughput_per_s > 0 ? e->throughput_per_s / o->throughput_per_s - 1 : 0;
+  row->quality = o->samples_per_s > 0 ? e->samples_per_s / o->samples_per_s - 1 : 0;
   if (fabs(row->quality) < 1e-12) row->quality = 0; /* BENCH.json keeps 15 digits: the last bit may differ */
   row->solve = row->evals = NAN;
   row->verdict = BENCH_SAME;
-  if (e->throughput_per_s < (1 - lim->quality_drop) * o->throughput_per_s) {
+  if (e->samples_per_s < (1 - lim->quality_drop) * o->samples_per_s) {
     snprintf(text, sizeof text, "throughput %+.2f%%", 100 * row->quality);
     add_why(row->why, sizeof row->why, text);
     row->verdict = BENCH_WORSE;
-  } else if (e->throughput_per_s > o->throughput_per_s * (1 + lim->quality_drop)) {
+  } else if (e->samples_per_s > o->samples_per_s * (1 + lim->quality_drop)) {
     row->verdict = BENCH_BETTER;
   }
   if (o->feasible && !e->feasible) {

@@ -39,7 +39,7 @@ typedef struct bench_entry {
   char key[160]; /* "graph|chip|method" with the graph's and chip's names */
   char graph[64], chip[64], method[32];
   int feasible, stages;
-  double throughput_per_s, model_period_s, latency_s;
+  double samples_per_s, model_period_s, latency_s;
   double gap;         /* model_period_s / the optimal method's model_period_s - 1; NAN when not in the run */
   double solve_s;     /* the method's wall-clock time */
   double evals_per_s; /* uncached simulations of the plan per second */

@@ -247,7 +247,7 @@ mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err) {
     st = method_run(m->methods[k], g, c, &mo, &p, &rep, err);
     if (st == MP_OK) st = sim_evaluate(s, g, p, &sr, err);
     if (st != MP_OK) break;
-    row->thr[k] = sr.throughput_per_s;
+    row->thr[k] = sr.samples_per_s;
     if (k > 0) continue;
     st = cost_evaluate(g, c, p, &cr, err);
     if (st != MP_OK) break;
@@ -386,8 +386,8 @@ void fidelity_summarize(const fidelity_matrix *m, fidelity_summary *s) {
 }
 
 void fidelity_table(const fidelity_matrix *m, strbuf *out) {
-  strbuf_printf(out, "%-20s %-20s %7s %12s %12s %7s %-9s %-10s %-10s %12s %9s %-10s\n", "graph", "chip", "stages",
-                "model", "simulated", "ratio", "binding", "simulator", "term", "optimal/s", "vs best", "best");
+  strbuf_printf(out, "%-20s %-20s %7s %12s %12s %7s %-9s %-10s %-10s %17s %9s %-10s\n", "graph", "chip", "stages",
+                "model", "simulated", "ratio", "binding", "simulator", "term", "optimal samples/s", "vs best", "best");
   for (int i = 0; i < m->n_rows; i++) {
     const fidelity_row *r = &m->rows[i];
     const char *g = m->graphs[r->graph]->name, *c = m->chips[r->chip]->name;
@@ -398,7 +398,7 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
     }
     int which;
     double best = best_of(m, r, &which);
-    strbuf_printf(out, "%-20.20s %-20.20s %7d %9.2f us %9.2f us %7.4f %-9s %-10s %-10s %12.6g %8.1f%% %-10s\n", g, c,
+    strbuf_printf(out, "%-20.20s %-20.20s %7d %9.2f us %9.2f us %7.4f %-9s %-10s %-10s %17.6g %8.1f%% %-10s\n", g, c,
                   r->n_stages, r->model_s * 1e6, r->sim_s * 1e6, r->model_s / r->sim_s, r->binding, r->kind, r->term,
                   r->thr[0], 100 * r->thr[0] / best, m->methods[which]);
   }
@@ -442,7 +442,7 @@ cJSON *fidelity_to_json(const fidelity_matrix *m) {
          cJSON_AddNumberToObject(x, "ratio", r->model_s / r->sim_s) &&
          cJSON_AddStringToObject(x, "binding", r->binding) && cJSON_AddStringToObject(x, "period_kind", r->kind) &&
          cJSON_AddNumberToObject(x, "microbatches", r->microbatches) && cJSON_AddStringToObject(x, "term", r->term) &&
-         cJSON_AddNumberToObject(x, "solve_s", r->solve_s) && (thr = cJSON_AddObjectToObject(x, "throughput_per_s"));
+         cJSON_AddNumberToObject(x, "solve_s", r->solve_s) && (thr = cJSON_AddObjectToObject(x, "samples_per_s"));
     for (int k = 0; ok && k < m->n_methods; k++) ok = cJSON_AddNumberToObject(thr, m->methods[k], r->thr[k]) != NULL;
   }
   ok = ok && cJSON_AddNumberToObject(root, "cases_run", s.cases) &&

@@ -463,7 +463,8 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
   row->feasible = cr->feasible;
   row->n_stages = p->n_stages;
   row->model_period_s = cr->period_s;
-  row->throughput_per_s = res.throughput_per_s;
+  row->batch = res.batch;
+  row->samples_per_s = res.samples_per_s;
   row->latency_s = res.latency_s;
   for (int i = 0; i < res.n_links; i++)
     if (res.links[i].bytes > 0 && (row->link[0] == '\0' || res.links[i].utilisation > row->link_utilisation)) {
@@ -471,6 +472,7 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
       snprintf(row->link, sizeof row->link, "%s", res.links[i].name);
     }
   row->total_sram_bytes = chip_total_sram(c);
+  row->noc_bandwidth = c->noc_bandwidth;
   row->cores = c->n_cores;
   row->solve_s = rep.solve_s;
   row->plan_hash = plan_hash(p);
@@ -507,8 +509,8 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
 /* ---- CSV -------------------------------------------------------------------------------------- */
 
 #define ROW_COLUMNS                                                                                           \
-  "graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
-  "total_sram_bytes,cores,solve_s\n"
+  "graph,batch,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"                  \
+  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n"
 
 /* Appends printf output to buf at *used; 0 when it does not fit. */
 static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -538,9 +540,10 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   if (!put(buf, cap, &used, "%s,", c->key)) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
-  if (!put(buf, cap, &used, "%s,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%d,%.6g\n", s->graphs[c->graph]->name,
-           s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->throughput_per_s, r->latency_s,
-           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->cores, r->solve_s))
+  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,%.6g\n", s->graphs[c->graph]->name,
+           r->batch, s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->samples_per_s, r->latency_s,
+           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores,
+           r->solve_s))
     return -1;
   return (int)used;
 }
@@ -559,7 +562,10 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
  * column: the case's axis values, graph and method, then the figures in the form sweep_csv_row writes
  * them.  A row with the right key and garbage after it would otherwise count as done. */
 static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
-  enum { FIXED = 12 }; /* graph .. solve_s */
+  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS): G the case's graph, M its
+   * method, 'i' a whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
+  static const char kinds[] = "GiMiirrr-ririr";
+  enum { FIXED = sizeof kinds - 1 };
   const sweep_case *c = &s->cases[i];
   char *col[SWEEP_MAX_AXES + FIXED + 1], where[32];
   int n = 0, max = 1 + s->n_axes + FIXED; /* col[0] is the key; the last column keeps any extra commas */
@@ -574,26 +580,22 @@ static mp_status check_row(const sweep *s, int i, char *row, int line, const cha
   if (n != max)
     return err_at(err, MP_INPUT, path, where, "case '%.200s': %d columns, the header has %d (fix or delete the row)",
                   c->key, n, max);
-  const char *want[SWEEP_MAX_AXES + 2];
-  for (int a = 0; a < s->n_axes; a++) want[a] = s->axes[a].values[s->variants[c->variant].value[a]];
-  want[s->n_axes] = s->graphs[c->graph]->name;
-  want[s->n_axes + 1] = s->methods[c->method];
-  for (int k = 0; k < s->n_axes + 2; k++)
-    if (strcmp(col[1 + k], want[k]) != 0)
+  for (int k = 0; k < s->n_axes + FIXED; k++) {
+    const char *v = col[1 + k], *want = NULL;
+    char kind = k < s->n_axes ? 'A' : kinds[k - s->n_axes];
+    if (kind == 'A') want = s->axes[k].values[s->variants[c->variant].value[k]];
+    if (kind == 'G') want = s->graphs[c->graph]->name;
+    if (kind == 'M') want = s->methods[c->method];
+    if (want && strcmp(v, want) != 0)
       return err_at(err, MP_INPUT, path, where, "case '%.200s': column %d is '%.80s', the case's is '%.80s' (fix or "
-                    "delete the row)", c->key, 2 + k, col[1 + k], want[k]);
-  /* feasible, stages, model_period_s, throughput_per_s, latency_s, busiest_link, utilisation,
-   * total_sram_bytes, cores, solve_s: 'i' a whole number >= 0, 'r' a finite number >= 0, '-' any text */
-  static const char kinds[] = "iirrr-riir";
-  for (int k = 0; kinds[k]; k++) {
-    const char *v = col[1 + s->n_axes + 2 + k];
-    if (kinds[k] == '-') continue;
+                    "delete the row)", c->key, 2 + k, v, want);
+    if (kind != 'i' && kind != 'r') continue;
     char *end = NULL;
     errno = 0;
-    double x = kinds[k] == 'i' ? (double)strtoull(v, &end, 10) : strtod(v, &end);
-    if (!*v || *end || errno || !isfinite(x) || x < 0 || (kinds[k] == 'i' && !isdigit((unsigned char)*v)))
+    double x = kind == 'i' ? (double)strtoull(v, &end, 10) : strtod(v, &end);
+    if (!*v || *end || errno || !isfinite(x) || x < 0 || (kind == 'i' && !isdigit((unsigned char)*v)))
       return err_at(err, MP_INPUT, path, where, "case '%.200s': column %d is '%.80s', not a %s (fix or delete the row)",
-                    c->key, 1 + s->n_axes + 3 + k, v, kinds[k] == 'i' ? "whole number" : "number >= 0");
+                    c->key, 2 + k, v, kind == 'i' ? "whole number" : "number >= 0");
   }
   return MP_OK;
 }
@@ -625,8 +627,8 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned
     goto cleanup;
   }
   if ((uintmax_t)sb.st_size > (uintmax_t)SWEEP_MAX_CSV) {
-    st = err_at(err, MP_INPUT, path, NULL, "%jd bytes, more than a sweep CSV of %d cases can hold", (intmax_t)sb.st_size,
-                SWEEP_MAX_CASES);
+    st = err_at(err, MP_INPUT, path, NULL, "%jd bytes, more than a sweep CSV of %d cases can hold",
+                (intmax_t)sb.st_size, SWEEP_MAX_CASES);
     goto cleanup;
   }
   size_t size = (size_t)sb.st_size, got = 0;

@@ -107,11 +107,13 @@ typedef struct sweep_row {
   int feasible;              /* the plan fits every core's SRAM */
   int n_stages;
   double model_period_s;     /* the analytical model's period of the plan */
-  double throughput_per_s;   /* simulated, samples/s */
+  int batch;                 /* samples per micro-batch (graph_batch) */
+  double samples_per_s;      /* simulated throughput: batch / period */
   double latency_s;          /* simulated, of one sample */
   double link_utilisation;   /* the busiest link's (NoC or DRAM port) */
   char link[48];             /* its name, "" when no link carried anything */
   uint64_t total_sram_bytes; /* over all cores of the chip */
+  double noc_bandwidth;      /* bytes/s of one NoC link in one direction */
   int cores;
   double solve_s;            /* wall-clock seconds of the method */
   uint64_t plan_hash;

@@ -171,8 +171,8 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
     st = jsonio_get_num(&in, o, "flops", JSONIO_OPTIONAL, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &core->flops, &has_flops);
     if (st == MP_OK) st = get_size(&in, o, "sram_bytes", JSONIO_OPTIONAL, &core->sram_bytes, &has_sram);
     if (st == MP_OK)
-      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR, &core->transfer_factor,
-                          &has_gamma);
+      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
+                          &core->transfer_factor, &has_gamma);
     if (st == MP_OK && !has_flops && !has_sram && !has_gamma)
       st = err_at(err, MP_INPUT, file, where, "changes nothing (give flops, sram_bytes or transfer_factor)");
   }

@@ -548,6 +548,31 @@ cleanup:
   return st;
 }
 
+mp_status graph_with_flops(const graph *g, const uint64_t *flops, graph **out, mp_error *err) {
+  *out = NULL;
+  cJSON *doc = graph_to_json(g);
+  if (!doc) return err_nomem(err);
+  graph *copy = NULL;
+  mp_status st = graph_from_json(doc, g->file, &copy, err);
+  cJSON_Delete(doc);
+  if (st != MP_OK) return st;
+  for (int l = 0; l < copy->n_ops; l++) copy->ops[l].flops = flops[l];
+  st = compute_hash(copy, err);
+  if (st != MP_OK) {
+    graph_free(copy);
+    return st;
+  }
+  *out = copy;
+  return MP_OK;
+}
+
+int graph_batch(const graph *g) {
+  const cJSON *b = g->source ? cJSON_GetObjectItemCaseSensitive(g->source, "batch") : NULL;
+  if (cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 1 << 30 && b->valuedouble == (int)b->valuedouble)
+    return (int)b->valuedouble;
+  return 1;
+}
+
 mp_status graph_load(const char *path, graph **out, mp_error *err) {
   cJSON *root = NULL;
   *out = NULL;

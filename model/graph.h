@@ -74,6 +74,15 @@ cJSON *graph_to_json(const graph *g);
 /* Writes the canonical serialisation atomically. */
 mp_status graph_write(const graph *g, const char *path, mp_error *err);
 
+/* A copy of g (borrowed) whose layer l does flops[l] of work (g->n_ops entries), whatever its MACs:
+ * how measured op times reach every user of the graph (optimes_apply).  Its hash is that of the copy's
+ * serialisation, so it differs from g's when a figure differs.  *out is owned by the caller. */
+mp_status graph_with_flops(const graph *g, const uint64_t *flops, graph **out, mp_error *err);
+
+/* Samples one run of the graph processes: "batch" of its "source" (the ONNX importer's --batch), 1 when
+ * absent.  A pipeline's throughput in samples/s is graph_batch / period (one micro-batch per run). */
+int graph_batch(const graph *g);
+
 /* Frees g and everything it owns; graph_free(NULL) is a no-op. */
 void graph_free(graph *g);
 

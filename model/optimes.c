@@ -60,8 +60,9 @@ static mp_status set_time(optimes *t, const graph *g, const int *by_name, const 
   if (seconds < 0)
     return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is negative (%g s)", name, seconds);
   if (seconds > OPTIMES_MAX_SECONDS)
-    return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is %.9g s, more than the %g s a measured op may take",
-                  name, seconds, OPTIMES_MAX_SECONDS);
+    return err_at(err, MP_INPUT, t->file, where,
+                  "the time of op '%s' is %.9g s, more than the %g s a measured op may take", name, seconds,
+                  OPTIMES_MAX_SECONDS);
   if (t->seconds[l] >= 0) return err_at(err, MP_INPUT, t->file, where, "op '%s' is given a time twice", name);
   t->seconds[l] = seconds;
   t->n_overridden++;
@@ -81,9 +82,21 @@ static int field_is(const char *b, const char *e, const char *word) {
   return (size_t)(e - b) == n && strncmp(b, word, n) == 0;
 }
 
-/* Parses one data line [b, e) "op,seconds" (the name optionally in double quotes, "" for a quote). */
+/* The unit a header's second field names, as seconds per unit; 0 when it names none. */
+static double unit_scale(const char *b, const char *e) {
+  static const struct {
+    const char *word;
+    double scale;
+  } units[] = {{"seconds", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (field_is(b, e, units[i].word)) return units[i].scale;
+  return 0;
+}
+
+/* Parses one data line [b, e) "op,time" (the name optionally in double quotes, "" for a quote); the
+ * first line may be the header "op,UNIT", which sets *scale (seconds per unit of the times). */
 static mp_status csv_line(optimes *t, const graph *g, const int *by_name, const char *b, const char *e, int line,
-                          int *header_ok, mp_error *err) {
+                          int *header_ok, double *scale, mp_error *err) {
   char where[32];
   snprintf(where, sizeof where, "line %d", line);
   char name[1024];
@@ -118,8 +131,11 @@ static mp_status csv_line(optimes *t, const graph *g, const int *by_name, const 
   name[n] = '\0';
   const char *vb = p + 1, *ve = e;
   trim(&vb, &ve);
-  if (*header_ok && field_is(name, name + n, "op") && field_is(vb, ve, "seconds")) {
+  if (*header_ok && field_is(name, name + n, "op") && graph_find_op(g, "op") < 0) {
     *header_ok = 0;
+    if (!(*scale = unit_scale(vb, ve)))
+      return err_at(err, MP_INPUT, t->file, where, "the header's unit is '%.*s' (expected seconds, s, ms, us or ns)",
+                    (int)(ve - vb > 32 ? 32 : ve - vb), vb);
     return MP_OK;
   }
   *header_ok = 0;
@@ -138,13 +154,14 @@ static mp_status csv_line(optimes *t, const graph *g, const int *by_name, const 
   if (end == num || *end != '\0')
     return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is not a number: '%s'", name, num);
   if (errno == ERANGE && fabs(v) > 1) v = v > 0 ? INFINITY : -INFINITY;
-  return set_time(t, g, by_name, name, v, where, err);
+  return set_time(t, g, by_name, name, v * *scale, where, err);
 }
 
 static mp_status parse_csv(optimes *t, const graph *g, const int *by_name, const char *text, size_t len,
                            mp_error *err) {
   const char *p = text, *end = text + len;
   int line = 0, header_ok = 1;
+  double scale = 1;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *le = nl ? nl : end;
@@ -153,7 +170,7 @@ static mp_status parse_csv(optimes *t, const graph *g, const int *by_name, const
     trim(&b, &e);
     if (b < e && *b != '#') {
       if (memchr(b, '\0', (size_t)(e - b))) return err_at(err, MP_INPUT, t->file, NULL, "line %d: a NUL byte", line);
-      mp_status st = csv_line(t, g, by_name, b, e, line, &header_ok, err);
+      mp_status st = csv_line(t, g, by_name, b, e, line, &header_ok, &scale, err);
       if (st != MP_OK) return st;
     }
     p = nl ? nl + 1 : end;
@@ -231,6 +248,24 @@ mp_status optimes_load(const char *path, const graph *g, optimes **out, mp_error
 double optimes_flops(const optimes *t, const graph *g, double core_flops, int layer) {
   if (t && layer < t->n_layers && t->seconds[layer] >= 0) return t->seconds[layer] * core_flops;
   return (double)g->ops[layer].flops;
+}
+
+mp_status optimes_apply(const optimes *t, const graph *g, double core_flops, graph **out, mp_error *err) {
+  *out = NULL;
+  if (t->graph_hash != g->hash || t->n_layers != g->n_ops)
+    return err_at(err, MP_INPUT, t->file, NULL, "the op times were loaded for another graph than '%s'", g->name);
+  uint64_t *flops = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof *flops);
+  if (!flops) return err_nomem(err);
+  for (int l = 0; l < g->n_ops; l++) {
+    double f = optimes_flops(t, g, core_flops, l);
+    if (!(f < 1.8e19))
+      return free(flops), err_at(err, MP_INPUT, t->file, NULL, "the time of op '%s' is too large (%g s)", g->ops[l].name,
+                                 t->seconds[l]);
+    flops[l] = t->seconds[l] >= 0 ? (uint64_t)llround(f) : g->ops[l].flops;
+  }
+  mp_status st = graph_with_flops(g, flops, out, err);
+  free(flops);
+  return st;
 }
 
 void optimes_free(optimes *t) {

@@ -1,13 +1,15 @@
 /* optimes: measured op times — kernel timings from real hardware that replace the simulator's
  * flop-based compute time of the ops they name.
  *
- * A file maps op names of one graph to seconds measured on one core of the chip's typical type,
- * either as CSV (lines "op,seconds", an optional "op,seconds" header, '#' comments and blank lines)
- * or as one JSON object {"op": seconds, ...}.  Every name must be an op of the graph, named once;
- * every time finite, >= 0 and at most OPTIMES_MAX_SECONDS.  The simulator then gives such an op the work of seconds * F flops,
- * F being the typical core's flop rate, so the op takes the measured time on one such core and its
- * share of it when split over a group (see optimes_flops).  An optimes is immutable after loading
- * and owns its arrays. */
+ * A file maps op names of one graph to times measured on one core of the chip's typical type,
+ * either as CSV (lines "op,time", '#' comments and blank lines, and an optional first line "op,UNIT"
+ * whose UNIT - seconds, s, ms, us or ns - is the times' unit, seconds without it) or as one JSON object
+ * {"op": seconds, ...}.  Every name must be an op of the graph, named once;
+ * every time finite, >= 0 and at most OPTIMES_MAX_SECONDS.  Such an op is given the work of
+ * seconds * F flops, F being the typical core's flop rate, so it takes the measured time on one such core and its share of it when split
+ * over a group (optimes_flops).  optimes_apply makes that a graph of its own, so that the analytical
+ * model, every partitioner and the simulator see the same per-layer times; that is how the front end
+ * uses them.  An optimes is immutable after loading and owns its arrays. */
 #ifndef MESHPIPE_OPTIMES_H
 #define MESHPIPE_OPTIMES_H
 
@@ -17,7 +19,7 @@
 #include "err.h"
 #include "graph.h"
 
-#define OPTIMES_MAX_SECONDS 1e6 /* a measured op of over 11 days is no measurement; it keeps seconds x flops finite */
+#define OPTIMES_MAX_SECONDS 1e6 /* an op measured at over 11 days is no measurement; keeps seconds x flops finite */
 
 typedef struct optimes {
   char *file;          /* where it was read from, for messages */
@@ -41,6 +43,11 @@ mp_status optimes_parse(const char *file, const char *text, size_t len, int csv,
  * seconds times core_flops, the flop rate of the core type it was measured on (the simulator passes
  * the chip's typical core, chip_typical_core(c).flops).  t may be NULL: always the graph's flops. */
 double optimes_flops(const optimes *t, const graph *g, double core_flops, int layer);
+
+/* A copy of g (borrowed, the graph t was loaded for, else MP_INPUT) whose measured ops do their
+ * optimes_flops (rounded to whole flops) and the others their own flops (graph_with_flops).  *out is
+ * owned by the caller. */
+mp_status optimes_apply(const optimes *t, const graph *g, double core_flops, graph **out, mp_error *err);
 
 /* Frees t; optimes_free(NULL) is a no-op. */
 void optimes_free(optimes *t);

@@ -215,20 +215,20 @@ mp_status plan_write(const plan *p, const graph *g, const chip *c, const char *p
 
 /* Reads the optional {"name", "hash"} record of what the plan was made for; *name stays NULL if absent. */
 static mp_status read_made_for(const cJSON *root, const char *key, const char *file, const char **name,
-                               mp_error *err) {
+                               const char **hash, mp_error *err) {
   static const char *const keys[] = {"name", "hash", NULL};
   const cJSON *o = NULL;
-  const char *hash = NULL;
   int present = 0;
   *name = NULL;
+  *hash = NULL;
   jsonio_reader top = {file, NULL, err}, in = {file, key, err};
   mp_status st = jsonio_get_object(&top, root, key, JSONIO_OPTIONAL, &o, &present);
   if (st != MP_OK || !present) return st;
   st = jsonio_known_keys(&in, o, keys);
   if (st == MP_OK) st = jsonio_get_str(&in, o, "name", JSONIO_REQUIRED, name, NULL);
-  if (st == MP_OK) st = jsonio_get_str(&in, o, "hash", JSONIO_REQUIRED, &hash, NULL);
-  if (st == MP_OK && (strlen(hash) != 16 || strspn(hash, "0123456789abcdef") != 16))
-    return err_at(err, MP_INPUT, file, NULL, "%s.hash: expected 16 lowercase hex digits (got \"%.40s\")", key, hash);
+  if (st == MP_OK) st = jsonio_get_str(&in, o, "hash", JSONIO_REQUIRED, hash, NULL);
+  if (st == MP_OK && (strlen(*hash) != 16 || strspn(*hash, "0123456789abcdef") != 16))
+    return err_at(err, MP_INPUT, file, NULL, "%s.hash: expected 16 lowercase hex digits (got \"%.40s\")", key, *hash);
   return st;
 }
 
@@ -312,7 +312,7 @@ mp_status plan_parse(const char *path, const char *text, size_t len, const graph
   static const char *const keys[] = {"format", "version", "arranged_core", "stages", "graph", "chip", NULL};
   cJSON *root = NULL;
   const cJSON *list = NULL;
-  const char *format = NULL, *for_graph = NULL, *for_chip = NULL;
+  const char *format = NULL, *for_graph = NULL, *for_chip = NULL, *graph_hash = NULL, *chip_hash = NULL;
   int version = 0, *arranged = NULL;
   jsonio_reader top = {path, NULL, err};
   *out = NULL;
@@ -330,8 +330,8 @@ mp_status plan_parse(const char *path, const char *text, size_t len, const graph
   if (st == MP_OK && version != PLAN_VERSION)
     st = err_at(err, MP_INPUT, path, "version", "version %d is not supported (this meshpipe reads version %d)",
                 version, PLAN_VERSION);
-  if (st == MP_OK) st = read_made_for(root, "graph", path, &for_graph, err);
-  if (st == MP_OK) st = read_made_for(root, "chip", path, &for_chip, err);
+  if (st == MP_OK) st = read_made_for(root, "graph", path, &for_graph, &graph_hash, err);
+  if (st == MP_OK) st = read_made_for(root, "chip", path, &for_chip, &chip_hash, err);
   if (st == MP_OK) st = jsonio_get_array(&top, root, "arranged_core", JSONIO_REQUIRED, &list, NULL);
   if (st != MP_OK) goto cleanup;
 
@@ -379,6 +379,12 @@ mp_status plan_parse(const char *path, const char *text, size_t len, const graph
   st = plan_validate(arranged, n, n_layers, path, err);
   if (st == MP_OK) st = plan_new(arranged, n, n_layers, out, err);
   if (st == MP_OK) st = check_stages(root, *out, g, path, err);
+  char hex[17];
+  if (st == MP_OK && g && graph_hash && strcmp(graph_hash, fileio_hash_hex(g->hash, hex)) != 0)
+    st = err_at(err, MP_INPUT, path, "graph.hash",
+                "the plan was made for graph '%.80s' of hash %s, but graph '%.80s' (%.200s) has hash %s: another batch, "
+                "dtype, fusion or version of the network; make its own plan with 'meshpipe partition'",
+                for_graph, graph_hash, g->name, g->file, hex);
 
 cleanup:
   if (st != MP_OK && *out) {

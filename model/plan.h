@@ -42,7 +42,9 @@ mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int 
 /* Reads a plan file and checks it against the graph and chip it will run on (both borrowed): one
  * arranged_core entry per core of c, summing to the layers of g, and, when the file has "stages",
  * stages that agree with arranged_core (and name g's ops).  A plan made for another graph or chip
- * fails with the counts and the names recorded in the file.  g or c may be NULL: the counts are
+ * fails with the counts and the names recorded in the file; a plan whose recorded graph hash differs
+ * from g's (the same layers at another batch, dtype or version) fails naming both hashes.  The chip's
+ * hash is not checked: one plan runs on chips of other figures.  g or c may be NULL: the counts are
  * then taken from the list itself.  The format is described in platforms/README.md. */
 mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out, mp_error *err);
 

@@ -79,6 +79,7 @@ typedef struct opt {
   int *up;                   /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
   int *runs;                 /* scratch: S(l,r) as [a, b] pairs, at most C + 1 of them */
   long checks;
+  int strict; /* a chip without DRAM ports: only counts whose share fits SRAM (memory first) */
 } opt;
 
 /* ---- a stage's time in one relaxation -------------------------------------------------------------- */
@@ -193,7 +194,7 @@ static int stage_counts(opt *o, const figs *s, double T, int room) {
   pred p = {o, s, FITS, T};
   double W = (double)s->weights, Y = (double)s->max_act;
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
-  for (int c = cl; c <= ch && c < cfit; c++) /* overflow: the DRAM term decides, count by count */
+  for (int c = cl; c <= ch && c < cfit && !o->strict; c++) /* overflow: the DRAM term decides, count by count */
     if (time_at(o, s, c) <= T) {
       if (n > 0 && o->runs[2 * n - 1] == c - 1)
         o->runs[2 * n - 1] = c;
@@ -527,6 +528,7 @@ static mp_status opt_init(opt *o, const graph *g, const chip *c, mp_error *err) 
   o->c = c;
   o->L = g->n_ops;
   o->C = c->n_cores;
+  o->strict = c->n_dram == 0;
   o->words = (o->C + 1 + 63) / 64;
   o->f = c->cores[0].flops;
   o->S = (double)c->cores[0].sram_bytes;
@@ -558,8 +560,11 @@ static double solve_kind(opt *o, int kind, int *layers, int *cores, int *n) {
   int *rl = malloc((size_t)o->L * sizeof *rl), *rc = malloc((size_t)o->L * sizeof *rc);
   double T = -1;
   if (!rl || !rc) goto cleanup;
-  check(o, INFINITY); /* every plan is within infinity */
-  int k = recover(o, INFINITY, rl, rc);
+  if (!check(o, INFINITY)) { /* memory first, but no plan fits: the least period whatever the memory */
+    o->strict = 0;
+    check(o, INFINITY);
+  }
+  int k = recover(o, INFINITY, rl, rc); /* every plan is within infinity */
   if (check(o, 0)) {
     T = 0;
     k = recover(o, 0, rl, rc);
@@ -580,34 +585,10 @@ cleanup:
 /* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
 
-/* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
- * may come from anywhere (a relaxation's plan ignores the link loads). */
-static const char *const other_starts[] = {"even", "balanced", "seed-split", "greedy"};
-#define N_STARTS (2 + (int)(sizeof other_starts / sizeof *other_starts))
-
-/* Appends the plans of other_starts to cand (room for N_STARTS; each with room for L stages). */
-static mp_status method_starts(const graph *g, const chip *c, candidate *cand, int *n, mp_error *err) {
-  method_options mo;
-  method_options_default(&mo);
-  for (size_t k = 0; k < sizeof other_starts / sizeof *other_starts; k++) {
-    plan *p = NULL;
-    method_report rep;
-    mp_status st = method_run(other_starts[k], g, c, &mo, &p, &rep, err);
-    if (st != MP_OK) return st;
-    candidate *x = &cand[(*n)++];
-    x->n = p->n_stages;
-    for (int i = 0; i < p->n_stages; i++) {
-      x->layers[i] = p->stages[i].n_layers;
-      x->cores[i] = p->stages[i].n_cores;
-    }
-    plan_free(p);
-  }
-  return MP_OK;
-}
 
 /* Costs the starts in full, repairs the best, and writes the plan, its figures and the note. */
 static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_cand, double t_low, const char *how,
-                        long checks, plan **out, optimal_result *res, method_report *rep, mp_error *err) {
+                        const char *bound_how, long checks, plan **out, optimal_result *res, method_report *rep, mp_error *err) {
   cost_model *m = NULL;
   double *stage_s = NULL;
   int max_n = 0;
@@ -620,6 +601,7 @@ static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_ca
     goto cleanup;
   }
   int pick = 0;
+  for (int i = 0; i < n_cand; i++) cand[i].mem_first = c->n_dram == 0;
   for (int i = 0; i < n_cand && st == MP_OK; i++) {
     st = optimal_cost_candidate(m, &cand[i], stage_s, err);
     if (st == MP_OK && optimal_better(&cand[i], &cand[pick])) pick = i;
@@ -637,16 +619,17 @@ static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_ca
   res->period_s = T;
   res->lower_s = t_low;
   res->exact = T <= t_low;
-  method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s", how, checks, cand[pick].n, T);
+  const char *start = pick == 0   ? "the lower relaxation's plan"
+                      : pick == 1 ? "the upper relaxation's plan"
+                                  : optimal_other_starts[pick - 2];
   if (res->exact)
-    method_note(rep, "= the certified lower bound: exact.");
+    method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s = the certified lower "
+                     "bound: exact.", how, checks, cand[pick].n, T);
   else
     method_note(rep,
-                "; certified lower bound %.6g s (the stage-local terms exact, Sends once, DRAM streams at their best "
-                "position, no contention), gap %.2f%%; the best start (%s) %.6g s before %d repair round%s.",
-                t_low, 100 * gap, pick == 0 ? "the lower relaxation's plan" : pick == 1 ? "the upper relaxation's plan"
-                                                                                        : other_starts[pick - 2],
-                before, rounds, rounds == 1 ? "" : "s");
+                "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s; certified lower bound %.6g s "
+                "(%s), gap %.2f%%; the best start (%s) %.6g s before %d repair sweep%s.",
+                how, checks, cand[pick].n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
 cleanup:
   free(stage_s);
   cost_model_free(m);
@@ -671,9 +654,11 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
   if (st == MP_OK) t_high = solve_kind(&o, HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
   if (st == MP_OK && (t_low < 0 || t_high < 0 || cand[0].n <= 0 || cand[1].n <= 0))
     st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
-  if (st == MP_OK) st = method_starts(g, c, cand, &n, err);
+  if (st == MP_OK) st = optimal_method_starts(g, c, cand, &n, err);
   if (st == MP_OK)
-    st = finish(g, c, cand, n, t_low, "uniform chip: threshold DP on two relaxations", o.checks, out, res, rep, err);
+    st = finish(g, c, cand, n, t_low, "uniform chip: threshold DP on two relaxations",
+                "the stage-local terms exact, Sends once, DRAM streams at their best position, no contention", o.checks,
+                out, res, rep, err);
   for (int k = 0; k < N_STARTS; k++) {
     free(cand[k].layers);
     free(cand[k].cores);
@@ -708,6 +693,8 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, opti
   }
   st = cost_model_new(g, c, &m, err);
   if (st != MP_OK) goto cleanup;
+  int strict = c->n_dram == 0; /* memory first, unless no plan fits */
+again:
   for (size_t i = 0; i < cells; i++) best[i] = INFINITY;
   best[0] = 0;
   for (int l = 0; l < L; l++) {
@@ -728,6 +715,7 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, opti
                            .max_act_bytes = (double)s.max_act,
                            .send_bytes = (double)s.send};
           cost_stage_complete(m, &cs);
+          if (strict && !cs.fits) continue;
           double v = cs.time_s > here ? cs.time_s : here;
           size_t to = (size_t)(r + 1) * (C + 1) + (k + 1);
           if (v < best[to]) {
@@ -738,6 +726,10 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, opti
         }
       }
     }
+  }
+  if (strict && best[cells - 1] == INFINITY) {
+    strict = 0;
+    goto again;
   }
   int n = 0, r = L, k = C;
   while (r > 0) {
@@ -762,9 +754,10 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, opti
   memcpy(cand[1].layers, cand[0].layers, (size_t)n * sizeof(int));
   memcpy(cand[1].cores, cand[0].cores, (size_t)n * sizeof(int));
   int starts = 2;
-  st = method_starts(g, c, cand, &starts, err);
+  st = optimal_method_starts(g, c, cand, &starts, err);
   if (st == MP_OK)
-    st = finish(g, c, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP", 1, out, res, rep, err);
+    st = finish(g, c, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP",
+                "the stage-local terms exact, Sends once, no contention", 1, out, res, rep, err);
 cleanup:
   free(best);
   free(from_l);

@@ -1,10 +1,11 @@
-/* optimal_repair: the local search that takes optimal's best start to a better plan on the full model
- * (optimal.c; the relaxations ignore what only whole plans have: per-destination Sends, latencies,
- * contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
+/* optimal_repair: the starts beside the relaxations' plans, and the local search that takes optimal's
+ * best start to a better plan on the full model (optimal.c; the relaxations ignore what only whole plans
+ * have: per-destination Sends, latencies, contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
  * returns is one the model can cost. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "method_int.h"
 #include "optimal_int.h"
 #include "plan.h"
 
@@ -13,7 +14,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
   plan *p = NULL;
   mp_status st = plan_from_stages(x->layers, x->cores, x->n, &p, err);
   if (st != MP_OK) return st;
-  x->period = cost_model_period(m, p, stage_s, NULL, NULL, NULL);
+  x->period = cost_model_period(m, p, stage_s, NULL, &x->fits, NULL);
   plan_free(p);
   if (x->period < 0) return err_nomem(err);
   double s8 = 0;
@@ -26,6 +27,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
 }
 
 int optimal_better(const candidate *a, const candidate *b) {
+  if (a->mem_first && a->fits != b->fits) return a->fits;
   return a->period < b->period || (a->period == b->period && a->norm < b->norm);
 }
 
@@ -75,6 +77,8 @@ static void copy_candidate(candidate *to, const candidate *from) {
   memcpy(to->cores, from->cores, (size_t)from->n * sizeof(int));
   to->period = from->period;
   to->norm = from->norm;
+  to->fits = from->fits;
+  to->mem_first = from->mem_first;
 }
 
 /* Local search from *best on the full model: sweeps over the stage boundaries trying every move of one
@@ -85,7 +89,7 @@ static void copy_candidate(candidate *to, const candidate *from) {
  * Returns the sweeps run, or -1 on an error (err set). */
 int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err) {
   int rounds = 0, structural = 0;
-  candidate trial = {0, malloc((size_t)cap * sizeof(int)), malloc((size_t)cap * sizeof(int)), 0, 0};
+  candidate trial = {.layers = malloc((size_t)cap * sizeof(int)), .cores = malloc((size_t)cap * sizeof(int))};
   double *stage_s = malloc((size_t)cap * sizeof *stage_s);
   if (!trial.layers || !trial.cores || !stage_s) {
     rounds = -1;
@@ -93,7 +97,8 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
     goto cleanup;
   }
   copy_candidate(&trial, best);
-  for (; rounds < max_rounds; rounds++) {
+  while (rounds < max_rounds) {
+    rounds++;
     double before = best->period;
     if (!structural) {
       for (int i = 0; i + 1 < best->n; i++)
@@ -142,3 +147,25 @@ cleanup:
   return rounds;
 }
 
+/* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
+ * may come from anywhere (a relaxation's plan ignores the link loads). */
+const char *const optimal_other_starts[OPTIMAL_OTHER_STARTS] = {"even", "balanced", "seed-split", "greedy"};
+
+mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, int *n, mp_error *err) {
+  method_options mo;
+  method_options_default(&mo);
+  for (size_t k = 0; k < (size_t)OPTIMAL_OTHER_STARTS; k++) {
+    plan *p = NULL;
+    method_report rep;
+    mp_status st = method_run(optimal_other_starts[k], g, c, &mo, &p, &rep, err);
+    if (st != MP_OK) return st;
+    candidate *x = &cand[(*n)++];
+    x->n = p->n_stages;
+    for (int i = 0; i < p->n_stages; i++) {
+      x->layers[i] = p->stages[i].n_layers;
+      x->cores[i] = p->stages[i].n_cores;
+    }
+    plan_free(p);
+  }
+  return MP_OK;
+}

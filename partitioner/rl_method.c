@@ -129,9 +129,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     method_note(rep,
                 "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and "
                 "the pair polish (optimal's plan was offered too);",
-                warm_rl.figure, warm_best.figure);
-  method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).", best.figure,
-              start.figure, 100.0 * (best.figure / start.figure - 1.0));
+                warm_rl.figure * graph_batch(g), warm_best.figure * graph_batch(g));
+  method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).",
+              best.figure * graph_batch(g), start.figure * graph_batch(g), 100.0 * (best.figure / start.figure - 1.0));
 cleanup:
   rl_trainer_free(t);
   rl_trainer_free(warm);

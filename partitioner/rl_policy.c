@@ -441,8 +441,9 @@ mp_status rl_policy_load(const char *path, rl_policy **out, mp_error *err) {
 mp_status rl_policy_load_shaped(const char *path, int n_in, int n_out, rl_policy **out, mp_error *err) {
   mp_status st = rl_policy_load(path, out, err);
   if (st != MP_OK || ((*out)->n_in == n_in && (*out)->n_out == n_out)) return st;
-  st = err_at(err, MP_INPUT, path, "shape", "the policy takes %d features per row and gives %d logits, this partitioner "
-              "needs %d and %d", (*out)->n_in, (*out)->n_out, n_in, n_out);
+  st = err_at(err, MP_INPUT, path, "shape",
+              "the policy takes %d features per row and gives %d logits, this partitioner needs %d and %d",
+              (*out)->n_in, (*out)->n_out, n_in, n_out);
   rl_policy_free(*out);
   *out = NULL;
   return st;

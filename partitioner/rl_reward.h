@@ -18,7 +18,8 @@ struct cost_model;
 typedef struct rl_eval {
   double reward;  /* higher is better */
   double balance; /* tie-break, higher is better: rl_reward_balance; 0 if the reward has none */
-  double figure;  /* what users want to see, e.g. simulated samples/s (higher is better) */
+  double figure;  /* what users want to see: micro-batches/s, 1 / period (higher is better; samples/s
+                     is that times graph_batch) */
   int feasible;   /* 1 when the plan fits memory */
 } rl_eval;
 
@@ -46,8 +47,8 @@ double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref
                          double link_util);
 
 typedef enum rl_reward_backend {
-  RL_REWARD_SIM,  /* figure = simulated samples/s */
-  RL_REWARD_MODEL /* figure = 1 / analytical bottleneck, samples/s; no routing term */
+  RL_REWARD_SIM,  /* figure = 1 / simulated period, micro-batches/s */
+  RL_REWARD_MODEL /* figure = 1 / analytical bottleneck, micro-batches/s; no routing term */
 } rl_reward_backend;
 
 /* A reward of one graph on one chip.  Pointers are borrowed and must outlive it. */

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Heat map of one simulated run on the mesh, as a PNG file.
 
-  scripts/plot_heatmap.py SIM.json --chip CHIP.json [-o heatmap.png] [--title TEXT]
+  scripts/plot_heatmap.py SIM.json [--chip CHIP.json] [-o heatmap.png] [--title TEXT]
 
-SIM.json is the simulator's result as 'meshpipe simulate --json' prints it (sim_result_to_json: the
-object with "makespan_s", "stages" and "links"; it may sit inside a larger object).  Each mesh cell is a core,
-coloured by its busy fraction: its stage's (compute_s + dram_s) / makespan_s, the share of the run it
-computes or waits for weights from DRAM; the label is the stage and that percentage, and thick lines
+SIM.json is the simulator's result as 'meshpipe simulate --json' prints it (the object with "period_s",
+"stages" and "links"; it may sit inside a larger object, as in 'meshpipe partition --json').  Its "mesh"
+object gives the mesh and the DRAM ports; --chip (the chip file the run simulated) is needed only for a
+result without one.  Each mesh cell is a core, coloured by its busy fraction in the steady state: its
+stage's (compute_s + dram_s) per micro-batch over period_s, the share of the period it computes,
+all-gathers or waits for weights from DRAM; the label is the stage and that percentage, and thick lines
 separate the stages' core groups.  The listed links (the busiest ones) are arrows between
 neighbouring cores, coloured and sized by utilisation; DRAM ports are triangles labelled with theirs.
 Core ids are in snake order (row 0 left to right, row 1 right to left, ...), as in meshpipe.
@@ -27,9 +29,9 @@ LINK = re.compile(r"^(?:x(\d+)y(\d+)|dram(\d+))>(?:x(\d+)y(\d+)|dram(\d+))$")
 
 
 def find_result(doc):
-    """The first object (depth first) that has makespan_s, stages and links."""
+    """The first object (depth first) that has period_s, stages and links."""
     if isinstance(doc, dict):
-        if all(k in doc for k in ("makespan_s", "stages", "links")):
+        if all(k in doc for k in ("period_s", "stages", "links")):
             return doc
         for v in doc.values():
             found = find_result(v)
@@ -56,30 +58,38 @@ def load(args):
     except (OSError, ValueError) as e:
         sys.exit(f"plot_heatmap: {args.sim}: is not JSON ({e})")
     if res is None:
-        sys.exit(f"plot_heatmap: {args.sim}: no simulator result (an object with makespan_s, stages, links)")
-    try:
-        with open(args.chip) as f:
-            chip = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_heatmap: {args.chip}: is not JSON ({e})")
-    width, height = chip["mesh"]["width"], chip["mesh"]["height"]
-    ports = [tuple(p) for p in chip.get("dram", {}).get("ports", [])]
+        sys.exit(f"plot_heatmap: {args.sim}: no simulator result (an object with period_s, stages, links)")
+    if args.chip:
+        try:
+            with open(args.chip) as f:
+                chip = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"plot_heatmap: {args.chip}: is not JSON ({e})")
+        width, height = chip["mesh"]["width"], chip["mesh"]["height"]
+        ports = [tuple(p) for p in chip.get("dram", {}).get("ports", [])]
+    elif "mesh" in res:
+        width, height = res["mesh"]["width"], res["mesh"]["height"]
+        ports = [tuple(p) for p in res["mesh"].get("dram_ports", [])]
+    else:
+        sys.exit(f"plot_heatmap: {args.sim}: the result names no mesh (from an older meshpipe?): give the chip "
+                 f"file with --chip")
     return res, width, height, ports
 
 
 def main():
     ap = argparse.ArgumentParser(description="Mesh heat map of a simulated run.")
     ap.add_argument("sim")
-    ap.add_argument("--chip", required=True, help="the chip file the run simulated")
+    ap.add_argument("--chip", help="the chip file the run simulated (default: the result's own \"mesh\")")
     ap.add_argument("-o", "--output", default="heatmap.png")
     ap.add_argument("--title", default=None)
     args = ap.parse_args()
     res, width, height, ports = load(args)
-    makespan = float(res["makespan_s"])
+    period = float(res["period_s"])
     busy = [[0.0] * width for _ in range(height)]
     stage_of = [[-1] * width for _ in range(height)]
+    fracs = []
     for si, st in enumerate(res["stages"]):
-        frac = (float(st["compute_s"]) + float(st.get("dram_s", 0.0))) / makespan if makespan > 0 else 0.0
+        frac = (float(st["compute_s"]) + float(st.get("dram_s", 0.0))) / period if period > 0 else 0.0
         # "cores": [first, last] as meshpipe writes it (first_core/n_cores accepted too)
         first, last = st["cores"] if "cores" in st else (st["first_core"], st["first_core"] + st["n_cores"] - 1)
         for core in range(first, last + 1):
@@ -88,12 +98,14 @@ def main():
             x, y = snake_xy(core, width)
             busy[y][x] = frac
             stage_of[y][x] = si
+            fracs.append(frac)
 
     cell = 0.9 if width * height <= 64 else 0.55
     fig, ax = plt.subplots(figsize=(max(6.0, width * cell + 2.6), max(4.5, height * cell + 1.4)))
     heat = ax.imshow(busy, cmap="YlOrRd", vmin=0.0, vmax=1.0, origin="upper",
                      extent=(-0.5, width - 0.5, height - 0.5, -0.5))
-    fig.colorbar(heat, ax=ax, fraction=0.046, pad=0.03, label="core busy: (compute + DRAM wait) / makespan")
+    fig.colorbar(heat, ax=ax, fraction=0.046, pad=0.03,
+                 label="core busy in the steady state: (compute + DRAM wait) / period")
     small = width * height > 64
     for y in range(height):
         for x in range(width):
@@ -140,7 +152,7 @@ def main():
     ax.set_yticks(range(height))
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    thr = res.get("throughput_per_s")
+    thr = res.get("samples_per_s")
     title = args.title or f"{width}x{height} mesh, {len(res['stages'])} stages"
     if thr:
         title += f", {float(thr):.4g} samples/s"
@@ -148,7 +160,9 @@ def main():
     fig.tight_layout()
     fig.savefig(args.output, dpi=120)
     plt.close(fig)
-    print(f"plot_heatmap: {width}x{height} mesh, {len(res['stages'])} stages, {len(res['links'])} links -> {args.output}")
+    mean = sum(fracs) / len(fracs) if fracs else 0.0
+    print(f"plot_heatmap: {width}x{height} mesh, {len(res['stages'])} stages, {len(res['links'])} links, cores busy "
+          f"{100 * mean:.1f}% of the period on average -> {args.output}")
 
 
 if __name__ == "__main__":

@@ -198,6 +198,11 @@ static int link_cmp(const void *a, const void *b, void *ctx) {
   return (x > y) - (x < y);
 }
 
+void sim_result_set_batch(sim_result *r, int batch) {
+  r->batch = batch;
+  r->samples_per_s = r->period_s > 0 ? round12(batch / r->period_s) : 0;
+}
+
 mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   const chip *c = s->chip;
   const job_run *run = &j->run;
@@ -223,7 +228,8 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   res->makespan_s = round12(run->makespan_s);
   res->latency_s = round12(run->fill_s);
   res->period_s = round12(run->period_s);
-  res->throughput_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
+  res->microbatches_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
+  sim_result_set_batch(res, 1);
   double period = run->period_s;
   res->feasible = 1;
   double best = -1;
@@ -371,6 +377,7 @@ static mp_status evaluate(sim *s, const graph *g, const plan *p, int M, timeline
     st = sim_job_result(s, j, res, err);
     if (st == MP_OK && j->tl_failed) st = err_nomem(err);
     if (st == MP_OK && s->opt.op_times) res->op_times_overridden = s->opt.op_times->n_overridden;
+    if (st == MP_OK) sim_result_set_batch(res, graph_batch(g));
   }
   if (st == MP_OK) {
     s->stats.evaluations++;
@@ -455,7 +462,9 @@ cJSON *sim_result_to_json(const sim_result *r) {
   char hex[17];
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  if (!cJSON_AddNumberToObject(o, "throughput_per_s", r->throughput_per_s) ||
+  if (!cJSON_AddNumberToObject(o, "samples_per_s", r->samples_per_s) ||
+      !cJSON_AddNumberToObject(o, "microbatches_per_s", r->microbatches_per_s) ||
+      !cJSON_AddNumberToObject(o, "batch", r->batch) ||
       !cJSON_AddNumberToObject(o, "period_s", r->period_s) ||
       !cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s) ||
       !cJSON_AddNumberToObject(o, "latency_s", r->latency_s) ||
@@ -519,13 +528,27 @@ fail:
 }
 
 
+/* The timeline's SRAM baseline: each core of a stage keeps its share of the stage's weights resident, less
+ * what it streams from DRAM every micro-batch (cost_core_dram); the activations come and go with the
+ * run's events (timeline.h). */
 mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int microbatches, timeline *tl, sim_result *res,
                                 mp_error *err) {
+  cost_result *cr = NULL;
   mp_status st = evaluate(s, g, p, microbatches, tl, res, err);
-  for (int k = 0; st == MP_OK && k < res->n_cores; k++) {
-    timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .bytes = res->cores[k].sram_bytes};
-    if (res->cores[k].sram_bytes > 0) st = timeline_add(tl, &e, err);
+  if (st == MP_OK) st = cost_evaluate(g, s->chip, p, &cr, err);
+  for (int i = 0; st == MP_OK && i < cr->n_stages; i++) {
+    const cost_stage *cs = &cr->stages[i];
+    double w = cs->weight_bytes / cs->n_cores;
+    for (int k = cs->first_core; st == MP_OK && k < cs->first_core + cs->n_cores; k++) {
+      double in, out;
+      cost_core_dram(cs, (double)s->chip->cores[k].sram_bytes, &in, &out);
+      double resident = w - (in < w ? in : w);
+      timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .microbatch = -1,
+                          .bytes = (uint64_t)llround(resident)};
+      if (e.bytes > 0) st = timeline_add(tl, &e, err);
+    }
   }
+  cost_result_free(cr);
   /* A failed evaluation leaves no result, like sim_evaluate_m, also when the run's events (evaluate's
    * tl_failed) or the SRAM counters could not all be added to the timeline. */
   if (st != MP_OK) sim_result_clear(res);

@@ -62,7 +62,10 @@ typedef struct sim_options {
   const char *paje_file;   /* NULL (default), or a file for SimGrid's own Paje trace of everything the
                               sim simulates (written when the sim is freed; tracing slows SimGrid down) */
   const optimes *op_times; /* NULL (default), or measured op times (borrowed, must outlive the sim):
-                              they replace the flop-based compute of the ops they name (optimes.h) */
+                              they replace the flop-based compute of the ops they name in the simulated
+                              work only (optimes.h); the model figures of a result keep the flops.  The
+                              front end instead simulates optimes_apply's graph, so that the model, the
+                              partitioners and the simulator see the same times */
   int routing;             /* SIM_ROUTING_AUTO (default), SIM_ROUTING_FULL or SIM_ROUTING_DIJKSTRA */
 } sim_options;
 
@@ -112,7 +115,9 @@ typedef struct sim_result {
   int warmup_microbatches;        /* steady runs: the micro-batches before the first that started in a
                                      full pipeline (after the first completion); 0 in fixed runs */
   int cycle;                      /* steady runs: completions repeat every `cycle` micro-batches (1 mostly) */
-  double throughput_per_s;        /* samples/s: 1 / period_s */
+  int batch;                      /* samples per micro-batch (graph_batch: the graph's batch size) */
+  double microbatches_per_s;      /* 1 / period_s */
+  double samples_per_s;           /* batch / period_s: the throughput */
   double period_s;                /* interval between consecutive micro-batch completions: in steady state,
                                      the mean over the last cycle (sim_int.h says how it is found); in a
                                      fixed run (c[M-1] - c[0]) / (M - 1), the makespan when M == 1 */
@@ -125,7 +130,8 @@ typedef struct sim_result {
   uint64_t dram_bytes;            /* bytes streamed from DRAM per micro-batch */
   long activities;                /* SimGrid activities (executions, transfers) this evaluation ran */
   int cached;                     /* 1 when the figures came from the cache */
-  int op_times_overridden;        /* ops whose compute came from sim_options.op_times */
+  int op_times_overridden;        /* ops whose compute came from measured times (sim_options.op_times, or
+                                     set by the caller that simulated optimes_apply's graph) */
   uint64_t graph_hash, plan_hash, chip_hash;
   int n_stages;
   sim_stage_result *stages; /* owned */
@@ -154,6 +160,9 @@ mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, m
 
 /* Same with an explicit number of micro-batches: >= 1 for a fixed run, 0 for steady state. */
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int microbatches, sim_result *res, mp_error *err);
+
+/* Sets r's batch and its samples_per_s = batch x microbatches_per_s (sim_evaluate and sim_replay do). */
+void sim_result_set_batch(sim_result *r, int batch);
 
 /* Frees what a result owns and zeroes it; r may be NULL. */
 void sim_result_clear(sim_result *r);

@@ -16,8 +16,9 @@
  * snake chain.  Sends are handed, in order, to the group's sender actor, which runs one transfer at a
  * time (FIFO, overlapping the group's next compute: double buffering) and then signals the receiver
  * (a counter and a semaphore: the transfer is in flight from the moment it is posted, as with a
- * permanent receiver).  A group whose weights do not fit first streams them from DRAM, every
- * micro-batch, in one ptask from the port to its cores. */
+ * permanent receiver).  A group whose share does not fit its cores' SRAM streams, every micro-batch,
+ * before its first segment each over-full core's reads from its nearest DRAM port and after its last
+ * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM"). */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>
@@ -103,7 +104,7 @@ static void tl_add(job *j, const timeline_event *e) {
   if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
 }
 
-static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double t1) {
+static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double tg, double t1) {
   const jgroup *gr = &j->groups[g];
   timeline_event e = {.kind = TIMELINE_EXEC,
                       .start_s = t0 - j->t0,
@@ -113,6 +114,8 @@ static void timeline_exec(job *j, int g, int mb, const seg *x, double t0, double
                       .first_core = gr->first_core,
                       .n_cores = gr->n_cores,
                       .flops = x->raw_flops,
+                      .gather_s = tg > t0 && tg < t1 ? tg - j->t0 : 0,
+                      .bytes = (uint64_t)llround(x->gather),
                       .dram_port = -1};
   tl_add(j, &e);
 }
@@ -275,13 +278,14 @@ static void group_actor(int argc, char **argv) {
       sg_actor_execute(x->flops);
       gr->acts++;
     }
+    double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && x->gather > 0) {
       all_gather(s, gr, x->gather, gr->gather_matrix);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
     gr->mb_compute[mb] += t1 - t;
-    if (j->tl) timeline_exec(j, a->g, mb, x, t, t1);
+    if (j->tl) timeline_exec(j, a->g, mb, x, t, tg, t1);
     for (int k = 0; k < x->n_posts; k++) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
       sg_sem_release(gr->q);

@@ -33,7 +33,10 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
   if (st == MP_OK)
     st = trace_new(MESHPIPE_VERSION, g->name, g->hash, g->n_ops, p->arranged, p->n_cores, plan_hash(p), c->name,
                    c->hash, c->width, c->height, M, &t, err);
-  if (st == MP_OK) t->steady = steady;
+  if (st == MP_OK) {
+    t->steady = steady;
+    t->batch = graph_batch(g);
+  }
   for (int gi = 0; st == MP_OK && gi < j->n_groups; gi++) {
     const jgroup *gr = &j->groups[gi];
     const cost_stage *cs = &gr->model;
@@ -121,6 +124,7 @@ mp_status sim_replay(sim *s, const trace *t, sim_result *res, mp_error *err) {
   if (st == MP_OK) st = sim_engine_run(s, j, err);
   if (st == MP_OK) st = sim_job_result(s, j, res, err);
   if (st == MP_OK) {
+    sim_result_set_batch(res, t->batch);
     s->stats.evaluations++;
     s->stats.activities += res->activities;
   }

@@ -106,6 +106,7 @@ mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_
   t->width = width;
   t->height = height;
   t->microbatches = microbatches;
+  t->batch = 1;
   *out = t;
   return MP_OK;
 }
@@ -428,7 +429,9 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
   strbuf_printf(&b, "meshpipe %s\n", t->version);
   strbuf_printf(&b, "graph ");
   put_name(&b, t->graph_name);
-  strbuf_printf(&b, " %s %d\n", fileio_hash_hex(t->graph_hash, h1), t->graph_layers);
+  strbuf_printf(&b, " %s %d", fileio_hash_hex(t->graph_hash, h1), t->graph_layers);
+  if (t->batch > 1) strbuf_printf(&b, " batch %d", t->batch); /* absent at batch 1, as before it was written */
+  strbuf_printf(&b, "\n");
   strbuf_printf(&b, "plan %s %d ", fileio_hash_hex(t->plan_hash, h2), t->n_plan);
   for (int i = 0; i < t->n_plan; i++) strbuf_printf(&b, "%s%d", i ? "," : "", t->plan[i]);
   strbuf_printf(&b, "\nchip ");
@@ -503,10 +506,13 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
   char extra;
   if (!map || !*map) {
     if (c->n_cores != n_rec) {
+      int w = t->width; /* "an 8x8", "an 11x11", "an 18x2", "a 4x4" */
+      while (w >= 1000) w /= 1000;
+      int an = w == 8 || w == 11 || w == 18 || (w >= 80 && w < 90) || (w >= 800 && w < 900);
       st = err_at(err, MP_INPUT, t->file, NULL,
-                  "recorded on a %dx%d chip (%d cores), but %s has %d cores: replay on a chip with as many cores, or "
-                  "place the groups with --map",
-                  t->width, t->height, n_rec, c->name, c->n_cores);
+                  "recorded on a%s %dx%d chip (%d cores), but %s has %d cores: replay on a chip with as many cores, "
+                  "or place the groups with --map",
+                  an ? "n" : "", t->width, t->height, n_rec, c->name, c->n_cores);
       goto cleanup;
     }
     for (int k = 0; k < n_rec; k++) to[k] = k;
@@ -538,6 +544,7 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
                  t->chip_name, t->chip_hash, t->width, t->height, t->microbatches, &m, err);
   if (st != MP_OK) goto cleanup;
   m->steady = t->steady;
+  m->batch = t->batch;
   free(m->file);
   if (!(m->file = strdup(t->file))) goto oom;
   for (int g = 0; g < t->n_groups; g++) {

@@ -72,6 +72,7 @@ typedef struct trace {
   char *graph_name, *chip_name;
   uint64_t graph_hash, plan_hash, chip_hash;
   int graph_layers;
+  int batch;         /* samples per micro-batch (graph_batch of the recorded graph; 1 by default) */
   int n_plan;        /* entries of the plan's arranged_core list (the recorded chip's cores) */
   int *plan;         /* owned */
   int width, height; /* the recorded chip's mesh */

@@ -217,7 +217,17 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   char version[64];
   snprintf(version, sizeof version, "%s", r.tok[1]);
 
-  LINE("graph", 4, "graph NAME HASH LAYERS");
+  if (!next_line(&r, err, &st)) {
+    if (st == MP_OK) st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'graph'");
+    goto cleanup;
+  }
+  if ((st = expect(&r, "graph", r.n_tok == 6 ? 6 : 4, "graph NAME HASH LAYERS [batch B]", err)) != MP_OK) goto cleanup;
+  int batch = 1;
+  if (r.n_tok == 6) {
+    NEED(strcmp(r.tok[4], "batch") == 0 && parse_long(r.tok[5], 1, INT_MAX, &v),
+         "expected 'graph NAME HASH LAYERS [batch B]' with B >= 1");
+    batch = (int)v;
+  }
   char graph_name[512];
   uint64_t graph_hash, plan_hash, chip_hash;
   NEED(decode_name(r.tok[1]), "malformed %%XX escape in the graph name");
@@ -275,6 +285,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
                  (int)h, microbatches, &t, err);
   if (st != MP_OK) goto cleanup;
   t->steady = steady;
+  t->batch = batch;
   free(t->file);
   if (!(t->file = strdup(file))) {
     st = err_nomem(err);
@@ -313,8 +324,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     NEED(parse_long(r.tok[4], 0, graph_layers - 1, &l0) && parse_long(r.tok[5], 1, graph_layers - l0, &nl),
          "the layers must be a first layer and a count inside the graph's %d", graph_layers);
     for (int k = 0; k < 5; k++)
-      NEED(parse_real(r.tok[7 + 2 * k], reals[k]), "'%s' must be a number from 0 to 2^64, found '%s'", group_keys[k + 1],
-           r.tok[7 + 2 * k]);
+      NEED(parse_real(r.tok[7 + 2 * k], reals[k]), "'%s' must be a number from 0 to 2^64, found '%s'",
+           group_keys[k + 1], r.tok[7 + 2 * k]);
     NEED(parse_u64(r.tok[17], &fig.sram_bytes) && parse_u64(r.tok[19], &fig.dram_bytes),
          "'sram' and 'dram' must be whole numbers of bytes");
     NEED(parse_long(r.tok[21], 0, INT_MAX, &ns) && parse_long(r.tok[23], 0, INT_MAX, &nr),
@@ -421,7 +432,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       a.kind = is_send ? TRACE_SEND : TRACE_RECV;
       a.peer = peer;
       a.peer_group = owner[peer];
-      if (is_send) NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'", r.tok[3]);
+      if (is_send)
+        NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'", r.tok[3]);
       NEED(parse_long(r.tok[is_send ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_send ? 4 : 3]);
       name = r.tok[is_send ? 5 : 4];

@@ -22,7 +22,7 @@ static bench_entry entry(const char *graph_name, const char *chip_name, const ch
   snprintf(e.key, sizeof e.key, "%s|%s|%s", graph_name, chip_name, method);
   e.feasible = 1;
   e.stages = 4;
-  e.throughput_per_s = thr;
+  e.samples_per_s = thr;
   e.model_period_s = bottleneck;
   e.latency_s = 4 * bottleneck;
   e.gap = NAN;
@@ -145,7 +145,7 @@ static void bench_json_should_load_back_what_it_saved(void) {
     const bench_entry *x = &r.entries[i], *y = &back.entries[i];
     CU_ASSERT_STRING_EQUAL(x->key, y->key);
     CU_ASSERT_EQUAL(x->feasible, y->feasible);
-    CU_ASSERT_EQUAL(x->throughput_per_s, y->throughput_per_s);
+    CU_ASSERT_EQUAL(x->samples_per_s, y->samples_per_s);
     CU_ASSERT_EQUAL(x->model_period_s, y->model_period_s);
     CU_ASSERT_EQUAL(x->solve_s, y->solve_s);
     CU_ASSERT_EQUAL(x->evals_per_s, y->evals_per_s);
@@ -187,7 +187,7 @@ static void bench_load_should_reject_bad_files_naming_the_place(void) {
   static const char head[] = "{\"format\":\"meshpipe-bench\",\"version\":1,\"meshpipe\":\"0.1.0\",\"date\":\"d\","
                              "\"quick\":true,\"filter\":\"\",\"machine\":{\"cpu\":\"c\",\"cpus\":2,\"os\":\"o\"},";
   static const char good_case[] = "{\"key\":\"g|c|even\",\"graph\":\"g\",\"chip\":\"c\",\"method\":\"even\","
-                                  "\"feasible\":true,\"stages\":2,\"throughput_per_s\":1,\"model_period_s\":1,"
+                                  "\"feasible\":true,\"stages\":2,\"samples_per_s\":1,\"model_period_s\":1,"
                                   "\"latency_s\":1,\"gap_to_optimum\":null,\"solve_s\":0,\"sim_evals_per_s\":5,"
                                   "\"plan_hash\":\"0123456789abcdef\"}";
   static const struct {
@@ -227,7 +227,7 @@ static void bench_load_should_reject_bad_files_naming_the_place(void) {
       {"\"key\":\"g|c|even\"", "\"key\":\"g|c|optimal\"", "is not graph|chip|method"},
       {"\"plan_hash\":\"0123456789abcdef\"", "\"plan_hash\":\"xyz\"", "plan_hash must be 16 hex digits"},
       {"\"solve_s\":0", "\"solve_s\":-1", "solve_s"},
-      {"\"throughput_per_s\":1", "\"throughput_per_s\":0", "throughput_per_s"},
+      {"\"samples_per_s\":1", "\"samples_per_s\":0", "samples_per_s"},
       {"\"stages\":2", "\"stages\":0", "stages"},
       {"\"feasible\":true", "\"feasible\":1", "feasible must be true or false"},
       {"\"gap_to_optimum\":null", "\"gap_to_optimum\":\"x\"", "gap_to_optimum"},
@@ -409,7 +409,7 @@ static void rewrite_baseline(const char *from, const char *to, double factor, co
   if (jsonio_load(from, &root, &err) != MP_OK) return;
   cJSON *c;
   cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases")) {
-    cJSON *t = cJSON_GetObjectItem(c, "throughput_per_s");
+    cJSON *t = cJSON_GetObjectItem(c, "samples_per_s");
     cJSON_SetNumberValue(t, t->valuedouble * factor);
   }
   if (cpu) cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "machine"), "cpu"), cpu);
@@ -433,7 +433,7 @@ static void bench_command_should_fail_against_a_worsened_baseline(void) {
   CU_ASSERT_EQUAL_FATAL(bench_load(first, &r, &e), MP_OK);
   CU_ASSERT_EQUAL_FATAL(r.n, 1);
   CU_ASSERT_STRING_EQUAL(r.entries[0].key, "vgg16|mesh4x4|even");
-  CU_ASSERT(r.entries[0].throughput_per_s > 0);
+  CU_ASSERT(r.entries[0].samples_per_s > 0);
   CU_ASSERT(r.entries[0].evals_per_s > 0);
   CU_ASSERT(isnan(r.entries[0].gap)); /* optimal is filtered out */
   CU_ASSERT_STRING_EQUAL(r.filter, "vgg16|mesh4x4|even");

@@ -15,19 +15,6 @@ typedef struct bad_case {
   const char *named; /* what the line names, when not @F */
 } bad_case;
 
-/* Text with a NUL byte after a good start, by variant: a graph, a trace, op times, a sweep CSV. */
-static void make_nul(const char *path, int variant) {
-  static const char *const starts[] = {"{\"format\": \"meshpipe-graph\"", "meshpipe-trace 1\n", "conv1,1e-6\n",
-                                       "case,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,"
-                                       "busiest_link,busiest_link_utilisation,total_sram_bytes,cores,solve_s\n"};
-  char b[512];
-  size_t n = strlen(starts[variant]);
-  memcpy(b, starts[variant], n);
-  b[n] = '\0';
-  memcpy(b + n + 1, "x\n", 2);
-  write_bytes(path, b, n + 3);
-}
-
 /* Traces: the bundled tiny_resnet trace on the 4x4 chip with one edit (from -> to), by variant. */
 static const struct {
   const char *from, *to;
@@ -113,10 +100,22 @@ static void make_trace(const char *path, int variant) {
   "train -g traces/tiny_resnet.json -c platforms/mesh4x4.json --reward model --episodes 16 -q -o @D/out.bin --resume"
 #define X_CMD "import @F -o @D/out.json"
 #define S_CMD "sweep -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m even -q -j 1 -o @F"
-#define S_HEAD                                                                                                    \
-  "case,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,busiest_link_utilisation," \
-  "total_sram_bytes,cores,solve_s\n"
-#define S_KEY "base|tiny_resnet|even,tiny_resnet,even,"
+#define S_HEAD                                                                                           \
+  "case,graph,batch,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"             \
+  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n"
+#define S_KEY "base|tiny_resnet|even,tiny_resnet,1,even,"
+
+/* Text with a NUL byte after a good start, by variant: a graph, a trace, op times, a sweep CSV. */
+static void make_nul(const char *path, int variant) {
+  static const char *const starts[] = {"{\"format\": \"meshpipe-graph\"", "meshpipe-trace 1\n", "conv1,1e-6\n",
+                                       S_HEAD};
+  char b[512];
+  size_t n = strlen(starts[variant]);
+  memcpy(b, starts[variant], n);
+  b[n] = '\0';
+  memcpy(b + n + 1, "x\n", 2);
+  write_bytes(path, b, n + 3);
+}
 
 #define TEXT(fmt, label, text, cmd) {fmt, label, "in", NULL, text, NULL, 0, cmd, 0, NULL}
 #define MADE(fmt, label, name, make, variant, cmd) {fmt, label, name, NULL, NULL, make, variant, cmd, 0, NULL}
@@ -325,12 +324,12 @@ static const bad_case cases[] = {
     TEXT("sweep", "a header without a newline, not ours", "something else", S_CMD),
     MADE("sweep", "a NUL byte", "in", make_nul, 3, S_CMD),
     TEXT("sweep", "the case's key, garbage columns", S_HEAD "base|tiny_resnet|even,garbage,zz\n", S_CMD),
-    TEXT("sweep", "the case's key, another graph", S_HEAD "base|tiny_resnet|even,vgg16,even,1,6,1,1,1,x,0.5,1,16,0.1\n", S_CMD),
-    TEXT("sweep", "the case's key, a word for a number", S_HEAD S_KEY "yes,6,1,1,1,x,0.5,1,16,0.1\n", S_CMD),
-    TEXT("sweep", "the case's key, NaN", S_HEAD S_KEY "1,6,nan,1,1,x,0.5,1,16,0.1\n", S_CMD),
-    TEXT("sweep", "the case's key, a negative time", S_HEAD S_KEY "1,6,1,1,-1,x,0.5,1,16,0.1\n", S_CMD),
-    TEXT("sweep", "the case's key, a column too many", S_HEAD S_KEY "1,6,1,1,1,x,0.5,1,16,0.1,7\n", S_CMD),
-    TEXT("sweep", "the case's key, a column short", S_HEAD S_KEY "1,6,1,1,1,x,0.5,1,16\n", S_CMD),
+    TEXT("sweep", "the case's key, another graph", S_HEAD "base|tiny_resnet|even,vgg16,1,even,1,6,1,1,1,x,0.5,1,3.2e10,16,0.1\n", S_CMD),
+    TEXT("sweep", "the case's key, a word for a number", S_HEAD S_KEY "yes,6,1,1,1,x,0.5,1,3.2e10,16,0.1\n", S_CMD),
+    TEXT("sweep", "the case's key, NaN", S_HEAD S_KEY "1,6,nan,1,1,x,0.5,1,3.2e10,16,0.1\n", S_CMD),
+    TEXT("sweep", "the case's key, a negative time", S_HEAD S_KEY "1,6,1,1,-1,x,0.5,1,3.2e10,16,0.1\n", S_CMD),
+    TEXT("sweep", "the case's key, a column too many", S_HEAD S_KEY "1,6,1,1,1,x,0.5,1,3.2e10,16,0.1,7\n", S_CMD),
+    TEXT("sweep", "the case's key, a column short", S_HEAD S_KEY "1,6,1,1,1,x,0.5,1,3.2e10,16\n", S_CMD),
 
     /* ---- output places ---- */
     {"output", "--paje into a missing folder", NULL, NULL, NULL, NULL, 0,

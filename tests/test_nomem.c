@@ -804,7 +804,7 @@ static mp_status sim_result_to_json_call(void *ctx, int *untouched, mp_error *er
                                 {.first_layer = 2, .n_layers = 4, .first_core = 1, .n_cores = 3, .compute_s = 2}};
   sim_core_result cores[4] = {{1, 2, 1}, {1, 2, 1}, {1, 2, 1}, {3, 2, 0}};
   sim_link_result links[1] = {{"x0y0>x1y0", 4096, 0.5}};
-  sim_result r = {.microbatches = 8, .throughput_per_s = 10, .period_s = 0.1, .makespan_s = 1, .latency_s = 0.3,
+  sim_result r = {.microbatches = 8, .samples_per_s = 10, .period_s = 0.1, .makespan_s = 1, .latency_s = 0.3,
                   .op_times_overridden = 1, .n_stages = 2, .stages = stages, .n_cores = 4, .cores = cores,
                   .n_links = 1, .links = links};
   cJSON *doc = sim_result_to_json(&r);
@@ -1284,7 +1284,7 @@ static void sweep_constructors_should_fail_cleanly_at_every_allocation(void) {
   CU_ASSERT_EQUAL_FATAL(graph_from_json(f.graph_doc, GRAPH_FILE, &g, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(sweep_new(f.chip_doc, CHIP_FILE, NULL, 0, &g, 1, methods, 1, NULL, NULL, &s, &err), MP_OK);
   char header[SWEEP_LINE_MAX], row[SWEEP_LINE_MAX];
-  sweep_row r = {.feasible = 1, .n_stages = 1, .model_period_s = 1, .throughput_per_s = 1, .cores = 16};
+  sweep_row r = {.feasible = 1, .n_stages = 1, .model_period_s = 1, .samples_per_s = 1, .cores = 16};
   CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
   CU_ASSERT(sweep_csv_row(s, 0, &r, row, sizeof row) > 0);
   strcat(header, row);
@@ -1303,7 +1303,7 @@ static bench_entry bench_case(const char *method, double throughput) {
   snprintf(e.key, sizeof e.key, "tiny_resnet|mesh4x4|%s", method);
   e.feasible = 1;
   e.stages = 4;
-  e.throughput_per_s = throughput;
+  e.samples_per_s = throughput;
   e.model_period_s = 1 / throughput;
   e.latency_s = 4 / throughput;
   e.solve_s = 0.5;

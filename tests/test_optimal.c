@@ -353,6 +353,7 @@ typedef struct brute {
   double bound;    /* cost_lower_bound */
   double best;     /* least full-model period */
   double relaxed;  /* least lower-relaxation value (uniform) or stage-local bottleneck (heterogeneous) */
+  double best_fit, relaxed_fit; /* the same over the plans that fit (memory first on chips without DRAM) */
   int any_fits;
   long plans;
   int bad_stage, bad_plan, bad_period, below_bound; /* plans where a check failed */
@@ -399,6 +400,8 @@ static void visit_plan(brute *b, const plan *p) {
   if (b->bound > period * (1 + 1e-12)) b->below_bound++;
   if (b->plans == 0 || period < b->best) b->best = period;
   if (b->plans == 0 || relaxed < b->relaxed) b->relaxed = relaxed;
+  if (fits && (!b->any_fits || period < b->best_fit)) b->best_fit = period;
+  if (fits && (!b->any_fits || relaxed < b->relaxed_fit)) b->relaxed_fit = relaxed;
   b->any_fits |= fits;
   b->plans++;
   split_free(sp);
@@ -446,6 +449,11 @@ static int one_instance(int id, graph *g, chip *c, tally *t) {
   if (!c->heterogeneous) low_setup(c, &b.low);
   int arr[16];
   enumerate(&b, arr, 0, g->n_ops);
+  int mem_first = c->n_dram == 0 && b.any_fits; /* memory has no time there: a plan that fits comes first */
+  if (mem_first) {
+    b.best = b.best_fit;
+    b.relaxed = b.relaxed_fit;
+  }
   optimal_result res;
   method_report rep = {0};
   plan *p = NULL;
@@ -478,8 +486,9 @@ static int one_instance(int id, graph *g, chip *c, tally *t) {
       bad = 1;
       continue;
     }
-    double tq = cost_model_period(b.m, q, NULL, NULL, NULL, NULL);
-    if (tq < res.period_s) {
+    int q_fits = 0;
+    double tq = cost_model_period(b.m, q, NULL, NULL, &q_fits, NULL);
+    if (tq < res.period_s && (!mem_first || q_fits)) {
       fprintf(stderr, "\ninstance %d: %s's plan %.17g beats optimal's %.17g", id, others[k], tq, res.period_s);
       bad = 1;
     }
@@ -503,10 +512,9 @@ static int one_instance(int id, graph *g, chip *c, tally *t) {
 /* 1000 instances of 1-7 layers on 1-9 cores (each up to 3003 plans): a third heterogeneous, memory
  * tight a third of the time, four chips in five with one or two DRAM ports.  Every check above must
  * hold on every instance.  How often optimal's plan is the brute-force optimum is measured, not
- * proved (the repair is a local search): at this seed 918 of 1000 (91.8%: 662 of 723 uniform chips,
- * 256 of 277 heterogeneous ones), the worst plan 84.7% above the optimum (a heterogeneous chip whose
- * best start has one stage, which no repair move splits); four other seeds gave 90.6-92.8%.  Without
- * the repair it is 889 here: the floor, 900, leaves some room for another search and still needs it. */
+ * proved (the repair is a local search): at this seed 938 of 1000 (93.8%: 678 of 723 uniform chips,
+ * 260 of 277 heterogeneous ones), the worst plan 51.3% above the optimum.  The floor, 900, leaves some
+ * room for another search. */
 static void optimal_should_agree_with_brute_force_on_1000_random_instances(void) {
   rng_state = UINT64_C(0x9e3779b97f4a7c15);
   tally t = {0};

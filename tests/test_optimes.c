@@ -87,6 +87,53 @@ static void loading_should_pick_the_format_from_the_suffix(void) {
   graph_free(g);
 }
 
+/* A header "op,UNIT" gives the unit of the times below it. */
+static void a_csv_header_should_give_the_unit_of_the_times(void) {
+  graph *g = tiny();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  static const struct {
+    const char *unit;
+    double scale;
+  } units[] = {{"seconds", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  int conv1 = graph_find_op(g, "conv1");
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    char text[64], msg[MP_ERROR_MSG_MAX];
+    snprintf(text, sizeof text, "op,%s\nconv1,2.5\n", units[i].unit);
+    optimes *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(parse(g, text, 1, &t, msg), MP_OK);
+    CU_ASSERT_DOUBLE_EQUAL(t->seconds[conv1], 2.5 * units[i].scale, 1e-15 * units[i].scale);
+    optimes_free(t);
+  }
+  graph_free(g);
+}
+
+/* optimes_apply: a graph whose measured ops do seconds x core flop rate of work and whose other ops
+ * are untouched, with a hash of its own; refused for another graph. */
+static void applied_times_should_make_a_graph_with_the_measured_work(void) {
+  graph *g = tiny(), *timed = NULL, *other = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  optimes *t = NULL;
+  char msg[MP_ERROR_MSG_MAX];
+  CU_ASSERT_EQUAL_FATAL(parse(g, "op,us\nconv1,2.5\nfc,0\n", 1, &t, msg), MP_OK);
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(optimes_apply(t, g, 1e12, &timed, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(timed->n_ops, g->n_ops);
+  for (int l = 0; l < g->n_ops; l++) {
+    CU_ASSERT_STRING_EQUAL(timed->ops[l].name, g->ops[l].name);
+    CU_ASSERT_EQUAL(timed->ops[l].macs, g->ops[l].macs);
+    CU_ASSERT_EQUAL(timed->ops[l].flops, (uint64_t)llround(optimes_flops(t, g, 1e12, l)));
+  }
+  CU_ASSERT_EQUAL(timed->ops[graph_find_op(g, "conv1")].flops, 2500000u);
+  CU_ASSERT_EQUAL(timed->ops[graph_find_op(g, "fc")].flops, 0u);
+  CU_ASSERT_NOT_EQUAL(timed->hash, g->hash);
+  CU_ASSERT_EQUAL(optimes_apply(t, timed, 1e12, &other, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(other);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "t.csv: the op times were loaded for another graph"));
+  optimes_free(t);
+  graph_free(timed);
+  graph_free(g);
+}
+
 static const struct {
   const char *text;
   int csv;
@@ -109,6 +156,8 @@ static const struct {
     {"\"conv1,1e-6\n", 1, "t.csv: line 1: the quoted op name is not closed"},
     {"\"conv1\" x,1e-6\n", 1, "t.csv: line 1: expected ',' after the quoted op name"},
     {"pool,1e-6\nop,seconds\n", 1, "t.csv: line 2: the time of op 'op' is not a number: 'seconds'"},
+    {"op,minutes\npool,1\n", 1, "t.csv: line 1: the header's unit is 'minutes' (expected seconds, s, ms, us or ns)"},
+    {"op,1e-6\n", 1, "t.csv: line 1: the header's unit is '1e-6' (expected seconds, s, ms, us or ns)"},
     {"# nothing\n\n", 1, "t.csv: no op times in the file (expected lines 'op,seconds')"},
     {"{}", 0, "t.csv: no op times in the file (expected {\"op\": seconds, ...})"},
     {"[1]", 0, "t.csv: expected one JSON object {\"op\": seconds, ...}"},
@@ -141,6 +190,8 @@ static CU_TestInfo tests[] = {
     {"a_json_file_should_give_the_same_table_as_csv", a_json_file_should_give_the_same_table_as_csv},
     {"loading_should_pick_the_format_from_the_suffix", loading_should_pick_the_format_from_the_suffix},
     {"bad_files_should_be_rejected_with_the_place", bad_files_should_be_rejected_with_the_place},
+    {"a_csv_header_should_give_the_unit_of_the_times", a_csv_header_should_give_the_unit_of_the_times},
+    {"applied_times_should_make_a_graph_with_the_measured_work", applied_times_should_make_a_graph_with_the_measured_work},
     CU_TEST_INFO_NULL,
 };
 

@@ -12,8 +12,8 @@
 #include "plan.h"
 #include "testutil.h"
 
-/* A chain of n ops l0 .. l(n-1), named "chain<n>". */
-static graph *chain_graph(int n) {
+/* A chain of n ops l0 .. l(n-1), named "chain<n>", each writing `bytes` (64 in chain_graph). */
+static graph *chain_graph_of(int n, int bytes) {
   size_t cap = 256 + (size_t)n * 200;
   char *text = malloc(cap);
   size_t used = (size_t)snprintf(text, cap,
@@ -25,9 +25,9 @@ static graph *chain_graph(int n) {
     if (i > 0) snprintf(input, sizeof input, "t%d", i - 1);
     used += (size_t)snprintf(text + used, cap - used,
                              "%s{\"name\": \"l%d\", \"type\": \"MatMul\", \"inputs\": [\"%s\"], \"outputs\": "
-                             "[{\"name\": \"t%d\", \"bytes\": 64}], \"macs\": 100, \"flops\": 200, "
+                             "[{\"name\": \"t%d\", \"bytes\": %d}], \"macs\": 100, \"flops\": 200, "
                              "\"weight_bytes\": 32}",
-                             i ? ", " : "", i, input, i);
+                             i ? ", " : "", i, input, i, bytes);
   }
   snprintf(text + used, cap - used, "]}");
   cJSON *root = NULL;
@@ -40,6 +40,8 @@ static graph *chain_graph(int n) {
   free(text);
   return g;
 }
+
+static graph *chain_graph(int n) { return chain_graph_of(n, 64); }
 
 /* A w x h chip named "t<w*h>". */
 static chip *mesh_chip(int w, int h) {
@@ -376,6 +378,40 @@ static void plan_load_should_reject_every_bad_plan_file(void) {
   chip_free(c);
 }
 
+/* The same ten layers with 8x the activation bytes (a batch-8 import of the same network): the counts
+ * and op names agree, the hash does not, and the plan must not run on it silently. */
+static void a_plan_made_for_another_graph_hash_should_be_refused_naming_both_hashes(void) {
+  graph *g = chain_graph(10), *g8 = chain_graph_of(10, 512);
+  chip *c = mesh_chip(3, 2), *c2 = mesh_chip(2, 3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g8);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
+  CU_ASSERT_NOT_EQUAL(g->hash, g8->hash);
+  plan *p = NULL, *back = (plan *)1;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(plan_new(example, 6, 10, &p, &err), MP_OK);
+  const char *path = testutil_temp_path("batch8.plan.json");
+  CU_ASSERT_EQUAL_FATAL(plan_write(p, g8, c, path, &err), MP_OK);
+  CU_ASSERT_EQUAL(plan_load(path, g, c, &back, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(back);
+  char a[17], b[17], want[512];
+  snprintf(want, sizeof want, "%s: graph.hash: the plan was made for graph 'chain10' of hash %s, but graph 'chain10' "
+           "(chain.json) has hash %s", path, fileio_hash_hex(g8->hash, a), fileio_hash_hex(g->hash, b));
+  if (strstr(err.msg, want) != err.msg) fprintf(stderr, "\n got '%s'\nwant '%s'\n", err.msg, want);
+  CU_ASSERT(strstr(err.msg, want) == err.msg && !strchr(err.msg, '\n'));
+  /* The graph it was made for loads it, on its chip and on another chip of as many cores. */
+  CU_ASSERT_EQUAL(plan_load(path, g8, c, &back, &err), MP_OK);
+  plan_free(back);
+  CU_ASSERT_EQUAL(plan_load(path, g8, c2, &back, &err), MP_OK);
+  plan_free(back);
+  plan_free(p);
+  graph_free(g);
+  graph_free(g8);
+  chip_free(c);
+  chip_free(c2);
+}
+
 static CU_TestInfo tests[] = {
     {"the_example_should_make_three_stages", the_example_should_make_three_stages},
     {"plan_validate_should_reject_bad_lists_naming_the_entry", plan_validate_should_reject_bad_lists_naming_the_entry},
@@ -386,6 +422,8 @@ static CU_TestInfo tests[] = {
      every_small_list_should_validate_as_defined_and_tile_layers_and_cores},
     {"plan_write_then_load_should_round_trip_with_names_and_hashes",
      plan_write_then_load_should_round_trip_with_names_and_hashes},
+    {"a_plan_made_for_another_graph_hash_should_be_refused_naming_both_hashes",
+     a_plan_made_for_another_graph_hash_should_be_refused_naming_both_hashes},
     {"plan_load_should_reject_every_bad_plan_file", plan_load_should_reject_every_bad_plan_file},
     CU_TEST_INFO_NULL,
 };

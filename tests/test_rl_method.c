@@ -158,7 +158,7 @@ static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_b
            c, part);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cache_hit_rate\""));
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"best_per_s\""));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"best_samples_per_s\""));
   free(out), free(errout);
   size_t la = 0, lb = 0;
   char *a = slurp_file(whole, &la), *b = slurp_file(part, &lb);
@@ -270,7 +270,8 @@ static void train_should_reject_bad_usage_with_exit_status_2(void) {
       {1, 1, "--init rl", "cannot be rl"},
       {1, 1, "--init nothing", "no method 'nothing'"},
       {1, 1, "--resume", "no checkpoint"},
-      {1, 1, "--batch 1", "--batch"},
+      {1, 1, "--episodes-per-update 1", "--episodes-per-update"},
+      {1, 1, "--batch 0", "--batch must be between 1"},
       {1, 1, "--jobs 0", "--jobs '0' is not a number of processes"},
       {1, 1, "--jobs many", "--jobs 'many' is not a number of processes"},
       {1, 1, "--episodes -3", "--episodes"},

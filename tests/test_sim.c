@@ -189,7 +189,7 @@ static void sim_chain_makespan_should_match_the_closed_form(void) {
     ASSERT_REL(num(r, "latency_s"), sum);
     if (M > 1) {
       ASSERT_REL(num(r, "period_s"), mx);
-      ASSERT_REL(num(r, "throughput_per_s"), 1 / mx);
+      ASSERT_REL(num(r, "samples_per_s"), 1 / mx);
     }
     for (int i = 0; i < 4; i++) { /* per micro-batch */
       ASSERT_REL(num(stage(r, i), "compute_s"), chain_flops[i] / 1e12);
@@ -391,8 +391,8 @@ static void sim_doubling_core_speed_should_double_compute_bound_throughput(void)
   cJSON *slow = eval_cases(line4_chip, cs, 1, 0), *fast = eval_cases(line4_fast_chip, cs, 1, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fast);
-  double ts = num(cJSON_GetArrayItem(slow, 0), "throughput_per_s"),
-         tf = num(cJSON_GetArrayItem(fast, 0), "throughput_per_s");
+  double ts = num(cJSON_GetArrayItem(slow, 0), "samples_per_s"),
+         tf = num(cJSON_GetArrayItem(fast, 0), "samples_per_s");
   ASSERT_REL(tf, 2 * ts);
   ASSERT_REL(ts, 1e12 / 6e9);
   cJSON_Delete(slow);
@@ -921,7 +921,7 @@ static void sim_golden_output_should_match_the_hand_derived_figures(void) {
   ASSERT_REL(num(r, "makespan_s"), 18.803e-6);
   ASSERT_REL(num(r, "latency_s"), 6.803e-6);
   ASSERT_REL(num(r, "period_s"), 4e-6);
-  ASSERT_REL(num(r, "throughput_per_s"), 250000);
+  ASSERT_REL(num(r, "samples_per_s"), 250000);
   ASSERT_REL(num(r, "model_period_s"), 4e-6);
   CU_ASSERT_EQUAL(num(r, "bottleneck_stage"), 1);
   CU_ASSERT_EQUAL(num(r, "microbatches"), 4);

@@ -282,15 +282,17 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   char header[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
   CU_ASSERT_STRING_EQUAL(header,
-                         "case,mesh,noc.bandwidth,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,"
-                         "busiest_link,busiest_link_utilisation,total_sram_bytes,cores,solve_s\n");
+                         "case,mesh,noc.bandwidth,graph,batch,method,feasible,stages,model_period_s,samples_per_s,"
+                         "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n");
   CU_ASSERT_EQUAL(sweep_csv_header(s, header, 20), -1);
   sweep_row r;
   memset(&r, 0, sizeof r);
   r.feasible = 1;
+  r.batch = 8;
+  r.noc_bandwidth = 3.2e10;
   r.n_stages = 3;
   r.model_period_s = 1.0 / 3;
-  r.throughput_per_s = 2.5;
+  r.samples_per_s = 2.5;
   r.latency_s = 0.125;
   snprintf(r.link, sizeof r.link, "x0y0>x1y0");
   r.link_utilisation = 0.5;
@@ -299,8 +301,8 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   r.solve_s = 0.25;
   char row[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_row(s, 2, &r, row, sizeof row) > 0);
-  CU_ASSERT_STRING_EQUAL(row, "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,optimal,1,3,"
-                              "0.333333333333,2.5,0.125,x0y0>x1y0,0.5,4096,4,0.25\n");
+  CU_ASSERT_STRING_EQUAL(row, "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,8,optimal,1,3,"
+                              "0.333333333333,2.5,0.125,x0y0>x1y0,0.5,4096,32000000000,4,0.25\n");
   CU_ASSERT_EQUAL(sweep_csv_row(s, 2, &r, row, 40), -1);
   sweep_free(s);
   sweep_free(NULL);
@@ -365,14 +367,14 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
   CU_ASSERT_EQUAL(n_done, 0);
   /* A second process cannot write the same file while this one holds it. */
   CU_ASSERT_EQUAL(testutil_in_child(lock_is_held, (void *)path), 0);
-  const char row1[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n";
-  const char row3[] = "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n";
+  const char row1[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
+  const char row3[] = "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row1, strlen(row1), &err), MP_OK);
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row3, strlen(row3), &err), MP_OK);
   close(fd);
   /* A row of another sweep is kept and ignored; a row cut by a kill is dropped. */
   FILE *f = fopen(path, "ab");
-  fputs("mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n", f);
+  fputs("mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", f);
   fputs("mesh=4x4|tiny_resnet|optimal,4x4,tiny_res", f);
   fclose(f);
   CU_ASSERT_EQUAL_FATAL(sweep_csv_open(s, path, &fd, done, &n_done, &err), MP_OK);
@@ -384,7 +386,7 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
   close(fd);
   char *text = slurp(path), expect[2 * SWEEP_LINE_MAX];
   snprintf(expect, sizeof expect, "%s%s%s%s", header, row1, row3,
-           "mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n");
+           "mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
   CU_ASSERT_STRING_EQUAL(text, expect);
   free(text);
 
@@ -407,7 +409,7 @@ static void csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone(vo
   unsigned char done[1];
   int fd = -1, n = 0;
   static const char *const others[] = {
-      "case,mesh,graph,method,feasible,stages,model_period_s,throughput_per_s,latency_s,busiest_link,"
+      "case,mesh,graph,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"
       "busiest_link_utilisation,total_sram_bytes,cores,solve_s\nrow,1\npartial",
       "just some text without a newline",
       "a,b\n",
@@ -447,21 +449,25 @@ static void csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage(voi
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   char header[SWEEP_LINE_MAX];
   sweep_csv_header(s, header, sizeof header);
-  const char good[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n";
+  const char good[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
   static const struct {
     const char *row, *want;
   } bad[] = {
-      {"mesh=4x4|tiny_resnet|even,garbage,zz\n", "line 3: case 'mesh=4x4|tiny_resnet|even': 3 columns, the header has 14"},
-      {"mesh=4x4|tiny_resnet|even,2x2,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n",
+      {"mesh=4x4|tiny_resnet|even,garbage,zz\n", "line 3: case 'mesh=4x4|tiny_resnet|even': 3 columns, the header has 16"},
+      {"mesh=4x4|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
        "line 3: case 'mesh=4x4|tiny_resnet|even': column 2 is '2x2', the case's is '4x4'"},
-      {"mesh=4x4|tiny_resnet|even,4x4,vgg16,even,1,4,1,2,3,x,0.5,4,4,0.1\n", "column 3 is 'vgg16'"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,optimal,1,4,1,2,3,x,0.5,4,4,0.1\n", "column 4 is 'optimal'"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,yes,4,1,2,3,x,0.5,4,4,0.1\n",
-       "column 5 is 'yes', not a whole number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,nan,3,x,0.5,4,4,0.1\n", "column 8 is 'nan', not a number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,2,-3,x,0.5,4,4,0.1\n", "column 9 is '-3', not a number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,\n", "column 14 is '', not a number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1,9\n", "column 14 is '0.1,9'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,vgg16,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 3 is 'vgg16'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,optimal,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 5 is 'optimal'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,one,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "column 4 is 'one', not a whole number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,yes,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "column 6 is 'yes', not a whole number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,nan,3,x,0.5,4,1e10,4,0.1\n",
+       "column 9 is 'nan', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,-3,x,0.5,4,1e10,4,0.1\n",
+       "column 10 is '-3', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,\n", "column 16 is '', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1,9\n", "column 16 is '0.1,9'"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[3 * SWEEP_LINE_MAX];
@@ -593,7 +599,7 @@ static int run_one_case(void *arg) {
   }
   bad |= (row.cores != 4 || row.total_sram_bytes != 4 * c->cores[0].sram_bytes) << 5;
   /* The pipeline cannot beat its bottleneck stage. */
-  bad |= !(row.throughput_per_s > 0 && row.throughput_per_s <= 1.0001 / row.model_period_s) << 6;
+  bad |= !(row.samples_per_s > 0 && row.samples_per_s <= 1.0001 / row.model_period_s) << 6;
   bad |= !(row.latency_s > 0 && row.link_utilisation >= 0 && row.link_utilisation <= 1) << 7;
   bad |= (row.evals_per_s != 0) << 8; /* not measured by a sweep */
   /* A second engine in this process is refused: cases must run in workers. */
@@ -641,7 +647,7 @@ static void sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun(
   snprintf(args, sizeof args, "sweep -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m optimal,even " SMALL_AXES
                               "-o '%s'", path);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, "8 cases (4 chip variants x 1 graphs x 2 methods), 8 already in"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "8 cases (4 chip variants x 1 graph x 2 methods), 8 already in"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "0 to run"));
   free(out);
   free(err);
@@ -819,14 +825,35 @@ static int run_shell(const char *cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* The mean over the cores of a simulate --json result of (compute_s + dram_s) / period_s. */
+static double mean_busy(const char *json) {
+  cJSON *o = cJSON_Parse(json);
+  double period = cJSON_GetObjectItem(o, "period_s")->valuedouble, sum = 0, cores = 0;
+  const cJSON *st;
+  cJSON_ArrayForEach(st, cJSON_GetObjectItem(o, "stages")) {
+    const cJSON *c = cJSON_GetObjectItem(st, "cores");
+    double n = cJSON_GetArrayItem(c, 1)->valuedouble - cJSON_GetArrayItem(c, 0)->valuedouble + 1;
+    sum += n * (cJSON_GetObjectItem(st, "compute_s")->valuedouble + cJSON_GetObjectItem(st, "dram_s")->valuedouble) /
+           period;
+    cores += n;
+  }
+  cJSON_Delete(o);
+  return cores > 0 ? sum / cores : -1;
+}
+
+/* plot_sweep: the x axis and the lines the user picks (by default the first varied key and the
+ * methods), a legend of one entry per line outside the axes whatever else varies, a Pareto front over
+ * SRAM, NoC bandwidth and throughput; plot_heatmap: the README's command without --chip, the busy
+ * fraction over the steady period. */
 static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void) {
   if (run_shell("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
     printf("\n  SKIPPED: /usr/bin/python3 has no matplotlib (install python3-matplotlib)\n");
     return;
   }
-  char csv[512], dir[512], plan_path[512], sim_path[512], cmd[4096], *out, *err;
+  char csv[512], csv2[512], dir[512], plan_path[512], sim_path[512], cmd[4096], *out, *err, png[1024], *text;
   /* copies: testutil's paths live in a few rotating buffers */
   snprintf(csv, sizeof csv, "%.500s", testutil_temp_path("plot.csv"));
+  snprintf(csv2, sizeof csv2, "%.500s", testutil_temp_path("plot2.csv"));
   snprintf(dir, sizeof dir, "%.500s", testutil_temp_path("plots"));
   snprintf(plan_path, sizeof plan_path, "%.500s", testutil_temp_path("plot_plan.json"));
   snprintf(sim_path, sizeof sim_path, "%.500s", testutil_temp_path("plot_sim.json"));
@@ -834,37 +861,90 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
   free(out);
   free(err);
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix t >/dev/null", csv, dir);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+  CU_ASSERT_EQUAL_FATAL(run_shell(cmd), 0);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix t >'%s/o1'", csv, dir, dir);
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
-  char png[1024];
   snprintf(png, sizeof png, "%s/t_mesh.png", dir);
   CU_ASSERT(is_png(png));
   snprintf(png, sizeof png, "%s/t_pareto.png", dir);
   CU_ASSERT(is_png(png));
-  /* The heat map from 'meshpipe simulate --json' of a partitioned plan. */
-  snprintf(cmd, sizeof cmd, "partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m optimal -o '%s'", plan_path);
+  snprintf(png, sizeof png, "%s/o1", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x mesh (2 values), a line per method (2 in the legend, outside the axes), "
+                                      "2 panels (graph x noc.bandwidth)"));
+  free(text);
+  /* any x, any line key */
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix t --x noc.bandwidth --lines mesh "
+           "--where method=optimal >'%s/o2'", csv, dir, dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/t_noc_bandwidth.png", dir);
+  CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/o2", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x noc.bandwidth (2 values), a line per mesh (2 in the legend"));
+  free(text);
+  /* a sweep that does not vary the mesh: x is what it varies, still one legend entry per method */
+  snprintf(cmd, sizeof cmd, SWEEP_ARGS "--vary core.sram_bytes=64Ki,1Mi,4Mi --vary noc.bandwidth=1e10,3.2e10 -o '%s'",
+           csv2);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
   free(out);
   free(err);
-  snprintf(cmd, sizeof cmd, "simulate -g traces/tiny_resnet.json -c platforms/mesh4x4.json -p '%s' --json", plan_path);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix u >'%s/o3'", csv2, dir, dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/u_core_sram_bytes.png", dir);
+  CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/o3", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x core.sram_bytes (3 values), a line per method (2 in the legend"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "12 cases, 2 NoC bandwidths"));
+  free(text);
+  /* The Pareto front counts NoC bandwidth: a case with the least SRAM and less bandwidth stays on it
+   * although a case of as much SRAM and more bandwidth has more throughput. */
+  snprintf(cmd, sizeof cmd,
+           "cd scripts && /usr/bin/python3 -c 'import plot_sweep as p; "
+           "assert p.pareto3([(1, 1, 1.0), (1, 2, 2.0), (2, 2, 1.5), (2, 1, 1.0)]) == [0, 1], "
+           "p.pareto3([(1, 1, 1.0), (1, 2, 2.0), (2, 2, 1.5), (2, 1, 1.0)]); "
+           "assert p.pareto([(1, 1.0), (1, 2.0), (2, 1.5)]) == [(1, 2.0)]' 2>'%s/e0'", dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  /* The heat map from 'meshpipe simulate --json' of a partitioned plan, as the README runs it. */
+  snprintf(cmd, sizeof cmd, "partition -g traces/resnet50.json -c platforms/mesh8x8.json -m optimal -o '%s'", plan_path);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "simulate -g traces/resnet50.json -c platforms/mesh8x8.json -p '%s' --json", plan_path);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
   write_text(sim_path, out);
+  double busy = mean_busy(out);
   free(out);
   free(err);
+  CU_ASSERT(busy > 0.5); /* over the period; over the makespan (with the fill) it was about a quarter */
   snprintf(png, sizeof png, "%s/heat.png", dir);
-  snprintf(cmd, sizeof cmd,
-           "/usr/bin/python3 scripts/plot_heatmap.py '%s' --chip platforms/mesh4x4.json -o '%s' >/dev/null", sim_path, png);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' -o '%s' >'%s/o4'", sim_path, png, dir);
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
   CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/o4", dir);
+  text = slurp(png);
+  char want[64];
+  snprintf(want, sizeof want, "cores busy %.1f%% of the period", 100 * busy);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+  if (!strstr(text, want)) fprintf(stderr, "\n  want '%s' in '%s'", want, text);
+  free(text);
   /* Wrong inputs are refused with a message, not a traceback. */
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py platforms/mesh4x4.json -o '%s' 2>'%s/e1'", dir, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
   snprintf(png, sizeof png, "%s/e1", dir);
-  char *text = slurp(png);
+  text = slurp(png);
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "not a meshpipe sweep CSV"));
   free(text);
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' --chip platforms/mesh4x4.json 2>'%s/e2'", csv,
-           dir);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --x nope 2>'%s/e3'", csv, dir, dir);
+  CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e3", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "--x nope: no such column"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' 2>'%s/e2'", csv, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
   snprintf(png, sizeof png, "%s/e2", dir);
   text = slurp(png);

@@ -141,8 +141,13 @@ static void a_run_should_become_valid_trace_events_on_the_right_tracks(void) {
     flows_f += strcmp(ph, "f") == 0;
     if (strcmp(ph, "C") == 0) {
       counters++;
-      if (cJSON_GetObjectItem(ev, "ts")->valuedouble == 2.0)
-        CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "sram_bytes")->valuedouble, 99);
+      double ts = cJSON_GetObjectItem(ev, "ts")->valuedouble,
+             v = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "sram_bytes")->valuedouble;
+      const char *name = cJSON_GetObjectItem(ev, "name")->valuestring;
+      if (strcmp(name, "SRAM core 5") == 0) CU_ASSERT(ts == 2.0 && v == 99);
+      /* core 0: its baseline and the DRAM read of micro-batch 0 until its group is done with it (the
+       * Send of t_b ends at 3 us) */
+      if (strcmp(name, "SRAM core 0") == 0) CU_ASSERT((ts == 0 && v == 123456 + 1000) || (ts == 3.0 && v == 123456));
     }
     if (strcmp(ph, "B") == 0 && strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, "b") == 0) {
       CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(ev, "ts")->valuedouble, 1.0, 1e-12);
@@ -154,7 +159,7 @@ static void a_run_should_become_valid_trace_events_on_the_right_tracks(void) {
   }
   CU_ASSERT_EQUAL(flows_s, 2);
   CU_ASSERT_EQUAL(flows_f, 2);
-  CU_ASSERT_EQUAL(counters, 2);
+  CU_ASSERT_EQUAL(counters, 3);
   CU_ASSERT_EQUAL(found_b, 2);
   cJSON_Delete(root);
 
@@ -167,6 +172,112 @@ static void a_run_should_become_valid_trace_events_on_the_right_tracks(void) {
   free(b);
   timeline_free(t);
   timeline_free(NULL);
+  chip_free(c);
+}
+
+/* Every thread_name of pid 1 in file order: names[i] with tid tids[i]; returns the count. */
+static int core_tracks(const cJSON *events, const char **names, int *tids, int max) {
+  int n = 0;
+  const cJSON *ev;
+  cJSON_ArrayForEach(ev, events) {
+    if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "M") == 0 &&
+        strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, "thread_name") == 0 &&
+        cJSON_GetObjectItem(ev, "pid")->valueint == 1 && n < max) {
+      names[n] = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "name")->valuestring;
+      tids[n++] = cJSON_GetObjectItem(ev, "tid")->valueint;
+    }
+  }
+  return n;
+}
+
+/* The sram_bytes of core's counter at ts (microseconds): the last sample at or before it, or -1. */
+static double sram_at(const cJSON *events, int core, double ts) {
+  char name[32];
+  snprintf(name, sizeof name, "SRAM core %d", core);
+  double v = -1, at = -1;
+  const cJSON *ev;
+  cJSON_ArrayForEach(ev, events) {
+    double t = cJSON_GetObjectItem(ev, "ts")->valuedouble;
+    if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "C") == 0 &&
+        strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, name) == 0 && t <= ts + 1e-9 && t >= at) {
+      at = t;
+      v = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "sram_bytes")->valuedouble;
+    }
+  }
+  return v;
+}
+
+/* Two groups, three micro-batches whose ops overlap (lanes on and off): each lane is one track with
+ * one id, named once, and a core's comm tracks follow its op tracks; an op's all-gather is a slice of
+ * its own on the core and on both links between the group's cores; SRAM occupancy steps up as
+ * outputs, received tensors and DRAM reads land and down when the micro-batch is done on the group. */
+static void tracks_should_be_one_per_lane_beside_their_core_with_all_gathers_and_sram_over_time(void) {
+  chip *c = chip4();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  timeline *t = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(timeline_new(c, "lanes", &t, &err), MP_OK);
+  for (int m = 0; m < 3; m++) {
+    double o = 1e-6 * m; /* micro-batch m starts 1 us after m - 1 and each op lasts 1.5 us: lanes alternate */
+    timeline_event a = exec_ev("a", m, 0, 2, o, o + 1.5e-6), b = exec_ev("b", m, 2, 1, o + 2e-6, o + 3e-6);
+    a.gather_s = o + 1e-6; /* the last 0.5 us all-gather 100 bytes between cores 0 and 1 */
+    a.bytes = 100;
+    timeline_event s = send_ev("t_a", m, 1, 2, o + 1.5e-6, o + 2e-6);
+    s.bytes = 40;
+    CU_ASSERT_EQUAL(timeline_add(t, &a, &err), MP_OK);
+    CU_ASSERT_EQUAL(timeline_add(t, &s, &err), MP_OK);
+    CU_ASSERT_EQUAL(timeline_add(t, &b, &err), MP_OK);
+  }
+  timeline_event base = {.kind = TIMELINE_SRAM, .start_s = 0, .first_core = 2, .bytes = 1000, .dram_port = -1};
+  CU_ASSERT_EQUAL(timeline_add(t, &base, &err), MP_OK);
+  timeline_event outside = exec_ev("x", 0, 0, 2, 1e-6, 2e-6);
+  outside.gather_s = 3e-6;
+  CU_ASSERT_EQUAL(timeline_add(t, &outside, &err), MP_INPUT);
+  char *text = NULL;
+  size_t len = 0;
+  CU_ASSERT_EQUAL_FATAL(timeline_to_string(t, &text, &len, &err), MP_OK);
+  CU_ASSERT_EQUAL(timeline_validate("lanes.json", text, len, NULL, &err), MP_OK);
+  cJSON *root = cJSON_Parse(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+  const char *names[64];
+  int tids[64], n = core_tracks(events, names, tids, 64);
+  static const char *const want[] = {"core 0", "core 0 #2", "core 1", "core 1 #2", "core 1 comm", "core 2", "core 2 comm"};
+  CU_ASSERT_EQUAL_FATAL(n, (int)(sizeof want / sizeof *want));
+  for (int i = 0; i < n; i++) {
+    CU_ASSERT_STRING_EQUAL(names[i], want[i]);
+    CU_ASSERT_EQUAL(tids[i], i + 1);
+  }
+  /* a of micro-batch m runs m .. m + 1 us, its all-gather m + 1 .. m + 1.5: a of 1 and 2 overlap the
+   * all-gathers before them and take the second lane; each op and all-gather once per micro-batch */
+  CU_ASSERT_EQUAL(count_on_track(events, "core 0", "a"), 1);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 0 #2", "a"), 2);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 1", "all-gather a"), 3);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 1 #2", "all-gather a"), 0);
+  CU_ASSERT_EQUAL(count_on_track(events, "x0y0>x1y0", "all-gather a"), 3);
+  CU_ASSERT_EQUAL(count_on_track(events, "x1y0>x0y0", "all-gather a"), 3);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 1 comm", "Send t_a"), 3);
+  const cJSON *ev;
+  cJSON_ArrayForEach(ev, events) { /* the op's slice ends where its all-gather begins */
+    if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "E") == 0 &&
+        strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, "a") == 0)
+      CU_ASSERT(fabs(fmod(cJSON_GetObjectItem(ev, "ts")->valuedouble, 1.0)) < 1e-9);
+  }
+  /* core 0: micro-batch m's 100 bytes from m + 1.5 us until its Send ends at m + 2 us */
+  CU_ASSERT_EQUAL(sram_at(events, 0, 1.4), -1);
+  CU_ASSERT_EQUAL(sram_at(events, 0, 1.5), 100);
+  CU_ASSERT_EQUAL(sram_at(events, 0, 2.0), 0);
+  CU_ASSERT_EQUAL(sram_at(events, 0, 2.5), 100);
+  CU_ASSERT_EQUAL(sram_at(events, 0, 3.7), 100);
+  CU_ASSERT_EQUAL(sram_at(events, 0, 4.5), 0);
+  /* core 2: 1000 resident; t_a of micro-batch m arrives at m + 2 us and is held until b ends at m + 3 */
+  CU_ASSERT_EQUAL(sram_at(events, 2, 0), 1000);
+  CU_ASSERT_EQUAL(sram_at(events, 2, 2.0), 1040);
+  CU_ASSERT_EQUAL(sram_at(events, 2, 3.0), 1040); /* micro-batch 0 released, 1 arrived */
+  CU_ASSERT_EQUAL(sram_at(events, 2, 5.0), 1000);
+  cJSON_Delete(root);
+  free(text);
+  timeline_free(t);
   chip_free(c);
 }
 
@@ -273,6 +384,8 @@ static void the_validator_should_reject_every_broken_rule(void) {
 }
 
 static CU_TestInfo tests[] = {
+    {"tracks_should_be_one_per_lane_beside_their_core_with_all_gathers_and_sram_over_time",
+     tracks_should_be_one_per_lane_beside_their_core_with_all_gathers_and_sram_over_time},
     {"a_run_should_become_valid_trace_events_on_the_right_tracks",
      a_run_should_become_valid_trace_events_on_the_right_tracks},
     {"events_off_the_chip_should_be_refused", events_off_the_chip_should_be_refused},
