@@ -11,6 +11,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "progress.h"
 #include "report.h"
 #include "sim.h"
 
@@ -256,8 +257,15 @@ static int run(int argc, char **argv) {
   o.sim = engine;
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
-  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none. */
-  if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
+  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none.  A
+   * method that runs for long says so (optimal on thousands of layers reports nothing of its own). */
+  char label[96];
+  snprintf(label, sizeof label, "meshpipe partition: %s", method);
+  progress_ticker ticker;
+  progress_ticker_start(&ticker, stderr, label, 10.0, 10.0);
+  mp_status run_st = method_run(method, work, c, &o, &p, &rep, &err);
+  progress_ticker_stop(&ticker);
+  if (run_st != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
       (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK) ||
       (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);

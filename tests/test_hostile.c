@@ -5,7 +5,9 @@
  * stdout, and write nothing: the case's folder holds afterwards exactly what it held before, byte
  * for byte.  The cases are the kinds issue 17 found (crashes, aborts, hangs, huge work from small
  * files, input accepted but wrong, messages of two lines or without the file's name) and their
- * neighbours.  And a partition killed while it simulates leaves no plan behind. */
+ * neighbours.  And a partition killed while it simulates leaves no plan behind.
+ * MESHPIPE_TEST_LABELS: simgrid (some commands start the engine before they read the bad file; under
+ * ASan, SimGrid's stacks then draw a warning, which goes to the sanitizer's log files, not stderr) */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
