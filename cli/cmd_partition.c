@@ -44,8 +44,8 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
-    "  -q, --quiet          learning methods: no progress line (stderr: one updating line on a terminal,\n"
-    "                       a plain line every 5 s otherwise)\n"
+    "  -q, --quiet          no progress on stderr (learning methods: one updating line on a terminal,\n"
+    "                       a plain line every 5 s otherwise; other methods: a line every 10 s past 10 s)\n"
     "  --jobs N             learning methods: play each batch's episodes in N processes (forked here,\n"
     "                       each with its own simulator; the plan of one process, as for 'train --jobs')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
@@ -295,11 +295,19 @@ static int partition(int argc, char **argv, int rank, int size) {
   }
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
+  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none.  A
+   * method that runs for long without a progress line of its own says so (optimal on thousands of
+   * layers reports nothing of its own); learning methods report their episodes instead. */
+  char label[96];
+  snprintf(label, sizeof label, "meshpipe partition: %s", method);
+  progress_ticker ticker = {0};
+  if (!o.progress && !quiet && rank == 0) progress_ticker_start(&ticker, stderr, label, 10.0, 10.0);
   mp_status ran = method_run(method, work, c, &o, &p, &rep, &err);
+  progress_ticker_stop(&ticker);
   if (sb.phase) progress_finish(&sb.bar, sb.bar.total, "episodes %s", sb.phase); /* before any message */
   if (ran != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
-      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK)) {
+      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK) ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }

@@ -78,7 +78,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   st = rl_env_from_graph(g, c->n_cores, &env, err);
   if (st != MP_OK) goto cleanup;
   if (o->policy) {
-    st = rl_policy_load(o->policy, &pol, err);
+    st = rl_policy_load_shaped(o->policy, RL_PAIR_FEATURES, RL_PAIR_ACTIONS, &pol, err);
     if (st != MP_OK) goto cleanup;
   }
   rl_train_config cfg;
