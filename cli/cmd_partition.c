@@ -11,6 +11,7 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "progress.h"
 #include "ranks.h"
 #include "report.h"
 #include "report_train.h"
@@ -44,6 +45,8 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
+    "  -q, --quiet          no progress on stderr (learning methods: one updating line on a terminal,\n"
+    "                       a plain line every 5 s otherwise; other methods: a line every 10 s past 10 s)\n"
     "  --jobs N             learning methods: play each batch's episodes in N processes (forked here,\n"
     "                       each with its own simulator; the plan of one process, as for 'train --jobs')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
@@ -177,8 +180,8 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   return root;
 }
 
-/* --mode train: the training model of the plan, the plan file, and one simulated mini-batch (when engine is
- * not NULL).  work is the graph the method saw, g the one the plan file names. */
+/* --mode train: the training model of the plan, one simulated mini-batch (when engine is not NULL), then
+ * the plan file (a failed run leaves none).  work is the graph the method saw, g the one the plan file names. */
 static int partition_train(const char *method, const method_options *o, const graph *work, const graph *g,
                            const chip *c, const plan *p, const method_report *rep, sim *engine, const char *output,
                            int json) {
@@ -190,8 +193,8 @@ static int partition_train(const char *method, const method_options *o, const gr
   err_clear(&err);
   int rc = 0;
   if (train_new(work, o->train, &t, &err) != MP_OK || train_evaluate(t, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
-      (engine && sim_train_evaluate(engine, work, p, o->train, &sr, &err) != MP_OK)) {
+      (engine && sim_train_evaluate(engine, work, p, o->train, &sr, &err) != MP_OK) ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
@@ -239,6 +242,23 @@ cleanup:
   return rc;
 }
 
+/* The progress line of a learning method's search (stderr). */
+typedef struct search_bar {
+  progress bar;
+  const char *phase;
+  int batch;
+} search_bar;
+
+static void search_progress(void *ctx, const char *phase, long done, long total, double best) {
+  search_bar *b = ctx;
+  if (b->phase != phase) { /* a new phase: a bar of its own */
+    if (b->phase) progress_finish(&b->bar, b->bar.total, "episodes %s", b->phase);
+    progress_init(&b->bar, stderr, "rl", total, 5.0, -1);
+    b->phase = phase;
+  }
+  progress_update(&b->bar, done, "episodes %s, best %.5g samples/s", phase, best * b->batch);
+}
+
 /* The command on one rank of `size` (0 of 1 without --jobs or mpirun): a learning method deals its
  * episodes over the ranks; rank 0 alone prints and writes the plan. */
 static int partition(int argc, char **argv, int rank, int size) {
@@ -247,6 +267,7 @@ static int partition(int argc, char **argv, int rank, int size) {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
       {"json", no_argument, NULL, 'j'},         {"jobs", required_argument, NULL, OPT_JOBS},
+      {"quiet", no_argument, NULL, 'q'},
       CLI_METHOD_OPTIONS,
       CLI_SIM_OPTIONS,
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
@@ -257,7 +278,7 @@ static int partition(int argc, char **argv, int rank, int size) {
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL,
              *times_path = NULL;
-  int json = 0, simulate = 1, opt;
+  int json = 0, quiet = 0, simulate = 1, opt;
   sim_options so;
   sim_options_init(&so);
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
@@ -267,7 +288,7 @@ static int partition(int argc, char **argv, int rank, int size) {
   cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jqh" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': {
       char list[1024] = "";
@@ -284,6 +305,7 @@ static int partition(int argc, char **argv, int rank, int size) {
     case 'm': method = optarg; break;
     case 'o': output = optarg; break;
     case 'j': json = 1; break;
+    case 'q': quiet = 1; break;
     CLI_METHOD_OPTION_CASES:
       if (cli_method_option("partition", opt, optarg, &o)) return 2;
       break;
@@ -346,17 +368,30 @@ static int partition(int argc, char **argv, int rank, int size) {
   o.ranks = size;
   o.gather = ranks_gather;
   if (rank > 0) output = NULL; /* the first rank writes the plan */
+  search_bar sb = {.batch = graph_batch(g)};
+  if (mi && mi->learning && !quiet) {
+    o.progress = search_progress;
+    o.progress_ctx = &sb;
+  }
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
+  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none.  A
+   * method that runs for long without a progress line of its own says so (optimal on thousands of
+   * layers reports nothing of its own); learning methods report their episodes instead. */
+  char label[96];
+  snprintf(label, sizeof label, "meshpipe partition: %s", method);
+  progress_ticker ticker = {0};
+  if (!o.progress && !quiet && rank == 0) progress_ticker_start(&ticker, stderr, label, 10.0, 10.0);
+  mp_status ran = method_run(method, work, c, &o, &p, &rep, &err);
+  progress_ticker_stop(&ticker);
+  if (sb.phase) progress_finish(&sb.bar, sb.bar.total, "episodes %s", sb.phase); /* before any message */
   if (to.train) {
-    rc = method_run(method, work, c, &o, &p, &rep, &err) != MP_OK ? cli_fail(&err)
-                                                                  : partition_train(method, &o, work, g, c, p, &rep,
-                                                                                    engine, output, json);
+    rc = ran != MP_OK ? cli_fail(&err) : partition_train(method, &o, work, g, c, p, &rep, engine, output, json);
     goto cleanup;
   }
-  if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
-      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK)) {
+  if (ran != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
+      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK) ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }

@@ -271,7 +271,8 @@ static int train_policy(int argc, char **argv, int rank, int size) {
     rc = cli_usage("train", "the chip '%s' has one core: there is nothing to partition", c->name);
     goto cleanup;
   }
-  if (policy_path && rl_policy_load(policy_path, &start, &err) != MP_OK) goto fail;
+  if (policy_path && rl_policy_load_shaped(policy_path, RL_PAIR_FEATURES, RL_PAIR_ACTIONS, &start, &err) != MP_OK)
+    goto fail;
   if (use_sim && sim_new(c, &so, &engine, &err) != MP_OK) goto fail;
   rl_reward_weights rw;
   rl_reward_weights_default(&rw, use_sim);

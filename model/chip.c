@@ -67,10 +67,11 @@ static mp_status read_core(const cJSON *root, const char *file, chip_core *base,
   mp_status st = jsonio_get_object(&top, root, "core", JSONIO_REQUIRED, &core, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, core, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "flops", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &base->flops, NULL);
+    st = jsonio_get_num(&in, core, "flops", JSONIO_REQUIRED, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &base->flops, NULL);
   if (st == MP_OK) st = get_size(&in, core, "sram_bytes", JSONIO_REQUIRED, &base->sram_bytes, NULL);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &base->transfer_factor, NULL);
+    st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
+                        &base->transfer_factor, NULL);
   return st;
 }
 
@@ -81,8 +82,10 @@ static mp_status read_noc(const cJSON *root, const char *file, chip *c, mp_error
   mp_status st = jsonio_get_object(&top, root, "noc", JSONIO_REQUIRED, &noc, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, noc, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, noc, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->noc_bandwidth, NULL);
-  if (st == MP_OK) st = jsonio_get_num(&in, noc, "latency", JSONIO_REQUIRED, 0, DBL_MAX, &c->noc_latency, NULL);
+    st = jsonio_get_num(&in, noc, "bandwidth", JSONIO_REQUIRED, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &c->noc_bandwidth, NULL);
+  if (st == MP_OK)
+    st = jsonio_get_num(&in, noc, "latency", JSONIO_REQUIRED, 0, CHIP_MAX_LATENCY, &c->noc_latency, NULL);
   return st;
 }
 
@@ -95,7 +98,8 @@ static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_erro
   if (st != MP_OK || !present) return st;
   st = jsonio_known_keys(&in, dram, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, dram, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->dram_bandwidth, NULL);
+    st = jsonio_get_num(&in, dram, "bandwidth", JSONIO_REQUIRED, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &c->dram_bandwidth, NULL);
   if (st == MP_OK) st = jsonio_get_array(&in, dram, "ports", JSONIO_REQUIRED, &ports, NULL);
   if (st != MP_OK) return st;
   int n = cJSON_GetArraySize(ports);
@@ -164,10 +168,11 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
     }
     given_by[id] = i;
     chip_core *core = &c->cores[id];
-    st = jsonio_get_num(&in, o, "flops", JSONIO_LO_OPEN, 0, DBL_MAX, &core->flops, &has_flops);
+    st = jsonio_get_num(&in, o, "flops", JSONIO_OPTIONAL, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &core->flops, &has_flops);
     if (st == MP_OK) st = get_size(&in, o, "sram_bytes", JSONIO_OPTIONAL, &core->sram_bytes, &has_sram);
     if (st == MP_OK)
-      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &core->transfer_factor, &has_gamma);
+      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
+                          &core->transfer_factor, &has_gamma);
     if (st == MP_OK && !has_flops && !has_sram && !has_gamma)
       st = err_at(err, MP_INPUT, file, where, "changes nothing (give flops, sram_bytes or transfer_factor)");
   }

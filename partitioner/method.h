@@ -35,8 +35,13 @@ typedef struct method_options {
   mp_status (*gather)(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err);
   void *gather_ctx;
   /* NULL (default): the plan is for inference; else for training with these options (borrowed): optimal
-   * and rl minimise the training model's period (train.h); the other methods split as for inference */
+   * minimises the training model's period (train.h), rl a mini-batch's time (rl_reward.h); the other methods
+   * split as for inference */
   const struct train_options *train;
+  /* long methods (rl): called after each step of their search with what is done of how much (total <= 0
+   * when unknown), a phase name and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
+  void (*progress)(void *ctx, const char *phase, long done, long total, double best_microbatches_per_s);
+  void *progress_ctx;
 } method_options;
 
 /* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim,

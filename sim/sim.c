@@ -23,11 +23,13 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "sim.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "jsonio.h"
@@ -104,6 +106,20 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
       goto fail;
     }
     snprintf(s->paje_part, sizeof s->paje_part, "%s.part", o->paje_file);
+    /* SimGrid aborts when it cannot create the trace, and the rename at the end would fail onto a
+     * directory: find out now, while it is a one-line error. */
+    struct stat sb;
+    FILE *probe = NULL;
+    if (stat(o->paje_file, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      st = err_at(err, MP_OUTPUT, o->paje_file, NULL, "cannot write the Paje trace there: it is a directory");
+      goto fail;
+    }
+    if (!(probe = fopen(s->paje_part, "w"))) {
+      st = err_at(err, MP_OUTPUT, o->paje_file, NULL, "cannot write the Paje trace: %s", strerror(errno));
+      goto fail;
+    }
+    fclose(probe);
+    remove(s->paje_part);
   }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);

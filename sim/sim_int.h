@@ -50,6 +50,9 @@
 
 /* Chips of up to this many cores get a "Full" zone listing every route (faster lookups, bigger file). */
 #define SIM_FULL_ROUTING_MAX_CORES 64
+/* Links of an all-gather's chain per ptask, and the scratch of one (its hosts' byte matrix, their flops). */
+#define SIM_GATHER_BLOCK 16
+#define SIM_GATHER_SCRATCH ((SIM_GATHER_BLOCK + 1) * (SIM_GATHER_BLOCK + 2))
 #define SIM_FULL_ROUTING_MANY_CORES 256 /* SIM_ROUTING_MANY */
 
 /* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
@@ -114,7 +117,8 @@ typedef struct jgroup {
   double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
   sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
   /* run state */
-  double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
+  double *gather_matrix; /* scratch for the all-gather's ptasks: per block SIM_GATHER_SCRATCH doubles */
+  sg_exec_t *gather_execs; /* scratch: the all-gather's ptasks in flight, one per block */
   unsigned char *done;   /* per (micro-batch, segment): ran */
   int *left;             /* per micro-batch: segments still to run */
   int *sends_left;       /* per micro-batch: sends still to finish */

@@ -254,6 +254,22 @@ static void train_with_jobs_should_write_what_one_process_writes(void) {
   free(out1), free(err1), free(out3), free(err3);
 }
 
+/* partition -m rl reports each phase of its search on stderr, and nothing with --quiet. */
+static void partition_rl_should_report_its_progress_unless_quiet(void) {
+  char args[4096], *out = NULL, *errout = NULL, g[1024], c[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 8", g, c);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "episodes on the model"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "rl 8/8 (100%) episodes on the simulator"));
+  free(out), free(errout);
+  snprintf(args, sizeof args, "partition -q -g '%s' -c '%s' -m rl --episodes 8", g, c);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_STRING_EQUAL(errout, "");
+  free(out), free(errout);
+}
+
 /* partition -m rl --jobs 2: the plan and the report of one process, printed once. */
 static void partition_rl_with_jobs_should_give_the_plan_of_one_process(void) {
   char args[4096], *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL, g[1024], c[1024], one[1024], two[1024];
@@ -342,6 +358,7 @@ static CU_TestInfo tests[] = {
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
     {"train_with_jobs_should_write_what_one_process_writes", train_with_jobs_should_write_what_one_process_writes},
     {"partition_rl_with_jobs_should_give_the_plan_of_one_process", partition_rl_with_jobs_should_give_the_plan_of_one_process},
+    {"partition_rl_should_report_its_progress_unless_quiet", partition_rl_should_report_its_progress_unless_quiet},
     {"train_under_mpirun_should_write_what_one_process_writes",
      train_under_mpirun_should_write_what_one_process_writes},
     {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},

@@ -197,7 +197,7 @@ static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
   enum { P = 4 };
   graph *g = equal_chain(P);
   chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line\",\"mesh\":{\"width\":4,"
-                      "\"height\":1},\"core\":{\"flops\":1e9,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e30,"
+                      "\"height\":1},\"core\":{\"flops\":1e9,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e15,"
                       "\"latency\":0}}");
   CU_ASSERT_FATAL(g && c);
   int arr[P] = {2, 1, 1, 1};
