@@ -134,7 +134,8 @@ static void make_ckpt(const char *path, int variant) {
   case 10: put_u32(b, at_best, 99), reseal(b, n); break;                              /* best plan not a plan */
   case 11: put_u64(b, at_reward, UINT64_C(0x7ff0000000000000)), reseal(b, n); break;  /* infinite reward */
   case 12: put_u64(b, at_count + 24, UINT64_C(1) << 40), reseal(b, n); break;         /* steps beyond reach */
-  default: put_u64(b, at_mean + 24, UINT64_C(1) << 62), reseal(b, n); break;         /* policy image too long */
+  case 13: put_u64(b, at_mean + 32, UINT64_C(1) << 62), reseal(b, n); break;          /* policy image too long */
+  default: put_u64(b, at_mean + 24, UINT64_C(0x7e37e43c8800759c)), reseal(b, n); break; /* a clock of 1e300 s */
   }
   write_bytes(path, b, n);
   free(b);
@@ -398,7 +399,7 @@ static void bad_policies_should_exit_2_with_one_line_naming_the_file_and_write_n
   run_format("policy", 15);
 }
 static void bad_checkpoints_should_exit_2_with_one_line_naming_the_file_and_write_nothing(void) {
-  run_format("ckpt", 13);
+  run_format("ckpt", 14);
 }
 static void bad_onnx_models_should_exit_2_with_one_line_naming_the_file_and_write_nothing(void) {
   run_format("onnx", 13);
