@@ -6,6 +6,8 @@
  * for byte.  The cases are the kinds issue 17 found (crashes, aborts, hangs, huge work from small
  * files, input accepted but wrong, messages of two lines or without the file's name) and their
  * neighbours.  And a partition killed while it simulates leaves no plan behind.
+ * MESHPIPE_HOSTILE_TIMES=1 prints each case's wall time (a measurement for the issue's "within a
+ * second", not a check: timing belongs to benchmarks).
  * MESHPIPE_TEST_LABELS: simgrid (some commands start the engine before they read the bad file; under
  * ASan, SimGrid's stacks then draw a warning, which goes to the sanitizer's log files, not stderr) */
 #include <dirent.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
@@ -358,7 +361,13 @@ static int run_case(const bad_case *c, int index) {
     write_bytes(file, c->text, strlen(c->text));
   expand(c->cmd, file, dir, cmd, sizeof cmd);
   char *before = snapshot(dir), *out = NULL, *err = NULL;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = testutil_meshpipe(cmd, &out, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (getenv("MESHPIPE_HOSTILE_TIMES")) /* a measurement, not a check: how long each refusal took */
+    fprintf(stderr, "\n  case %d (%s: %s): %.3f s", index, c->format, c->label,
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   char *after = snapshot(dir);
   char named[1200];
   expand(c->named ? c->named : "@F", file, dir, named, sizeof named);
