@@ -402,7 +402,14 @@ static void training_should_run_end_to_end_from_partition_to_simulate(void) {
   CU_ASSERT(num(m0, "model_period_s") <= num(m1, "model_period_s"));
   CU_ASSERT(num(m0, "simulated_bubble") >= 0 && num(m1, "sram_peak_bytes") > 0);
   CU_ASSERT(close_to(num(m1, "speedup_over_even"), 1, 1e-12));
+  double even_sps = num(m1, "simulated_samples_per_s");
   cJSON_Delete(cmp);
+  /* rl searches on training rewards and never returns worse than its initial (even) plan, simulated */
+  CU_ASSERT_EQUAL_FATAL(mp("partition -g '%s' -c '%s' --mode train -m rl --episodes 2 -q --json", TINY, C4), 0);
+  cJSON *rl = cJSON_Parse(out);
+  CU_ASSERT(strstr(str(rl, "notes"), "for training (mini-batch time over M)") != NULL);
+  CU_ASSERT(num(cJSON_GetObjectItem(rl, "simulated"), "samples_per_s") >= even_sps * (1 - 1e-6));
+  cJSON_Delete(rl);
   char csv[1024];
   snprintf(csv, sizeof csv, "%s", testutil_temp_path("train.sweep.csv"));
   remove(csv);
