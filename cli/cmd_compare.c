@@ -48,9 +48,9 @@ static const char usage[] =
     "                        samples\n"
     CLI_OP_TIMES_HELP
     CLI_TRAIN_HELP
-    "                        With --mode train each row is the training model of the method's plan (its\n"
-    "                        period per micro-batch, gap, samples/s over a mini-batch of -M micro-batches,\n"
-    "                        default 8) and one simulated mini-batch: samples/s, bubble, SRAM peak per core\n";
+    "                          With --mode train each row is the training model of the method's plan (its\n"
+    "                          period per micro-batch, gap, samples/s over a mini-batch of -M micro-batches,\n"
+    "                          default 8) and one simulated mini-batch: samples/s, bubble, SRAM peak per core\n";
 
 #define MAX_ROWS 32
 

@@ -57,11 +57,11 @@ static const char usage[] =
     "                       samples and throughput is in samples/s (N x micro-batches/s)\n"
     CLI_OP_TIMES_HELP
     CLI_TRAIN_HELP
-    "                       With --mode train, optimal minimises the training model's period (per\n"
-    "                       micro-batch, with each stage's stashes in flight), rl a mini-batch's time\n"
-    "                       (the training model's, then the simulator's), the other methods split as\n"
-    "                       for inference; the plan is simulated for one mini-batch of -M micro-batches\n"
-    "                       (default 8)\n";
+    "                          With --mode train, optimal minimises the training model's period (per\n"
+    "                          micro-batch, with each stage's stashes in flight), rl a mini-batch's time\n"
+    "                          (the training model's, then the simulator's), the other methods split as\n"
+    "                          for inference; the plan is simulated for one mini-batch of -M micro-batches\n"
+    "                          (default 8)\n";
 
 #define fmt_s report_fmt_s
 

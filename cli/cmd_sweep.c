@@ -63,10 +63,10 @@ static const char usage_text[] =
     "  -q, --quiet           no progress bar\n"
     "  -h, --help            show this help\n"
     CLI_TRAIN_HELP
-    "                        With --mode train each case trains its plan for one mini-batch of -M micro-\n"
-    "                        batches (default 8): model_period_s is the training model's, samples_per_s\n"
-    "                        and latency_s (the mini-batch's time) simulated, no busiest link, and two\n"
-    "                        columns more: bubble and sram_peak_bytes (the largest per-core peak)\n"
+    "                          With --mode train each case trains its plan for one mini-batch of -M micro-\n"
+    "                          batches (default 8): model_period_s is the training model's, samples_per_s\n"
+    "                          and latency_s (the mini-batch's time) simulated, no busiest link, and two\n"
+    "                          columns more: bubble and sram_peak_bytes (the largest per-core peak)\n"
     "\n"
     "Many machines: 'mpirun -np N meshpipe sweep ...' deals the cases over N ranks (each running its\n"
     "cases with --jobs workers) and rank 0 writes the same rows a single process would.\n";
