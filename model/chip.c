@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,18 +60,80 @@ static mp_status read_mesh(const cJSON *root, const char *file, int *width, int 
   return st;
 }
 
-static mp_status read_core(const cJSON *root, const char *file, chip_core *base, mp_error *err) {
-  static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", NULL};
+/* core.matrix {rows, cols}. */
+static mp_status read_matrix(const jsonio_reader *in, const cJSON *core, chip_arch *a, int *present) {
+  static const char *const keys[] = {"rows", "cols", NULL};
+  const cJSON *m = NULL;
+  jsonio_reader at = {in->file, "core.matrix", in->err};
+  mp_status st = jsonio_get_object(in, core, "matrix", JSONIO_OPTIONAL, &m, present);
+  if (st != MP_OK || !*present) return st;
+  st = jsonio_known_keys(&at, m, keys);
+  if (st == MP_OK) st = jsonio_get_int(&at, m, "rows", JSONIO_REQUIRED, 1, 1 << 16, &a->matrix_rows, NULL);
+  if (st == MP_OK) st = jsonio_get_int(&at, m, "cols", JSONIO_REQUIRED, 1, 1 << 16, &a->matrix_cols, NULL);
+  return st;
+}
+
+/* The core model's keys of "core" (all optional): cycles need a clock, and with an array the peak is
+ * the array's, 2 x rows x cols x clock_hz (a flops given beside it must say the same). */
+static mp_status read_arch(const jsonio_reader *in, const cJSON *core, chip *c, chip_core *base, int has_flops) {
+  chip_arch *a = &c->arch;
+  int has_clock = 0, has_matrix = 0, has_lanes = 0, has_sram = 0;
+  mp_status st = jsonio_get_num(in, core, "clock_hz", JSONIO_LO_OPEN, 0, DBL_MAX, &a->clock_hz, &has_clock);
+  if (st == MP_OK) st = read_matrix(in, core, a, &has_matrix);
+  if (st == MP_OK) st = jsonio_get_int(in, core, "vector_lanes", JSONIO_OPTIONAL, 1, 1 << 20, &a->vector_lanes, &has_lanes);
+  if (st == MP_OK)
+    st = jsonio_get_num(in, core, "sram_bandwidth", JSONIO_LO_OPEN, 0, DBL_MAX, &a->sram_bandwidth, &has_sram);
+  if (st != MP_OK) return st;
+  c->has_arch = has_clock || has_matrix || has_lanes || has_sram;
+  if ((has_matrix || has_lanes) && !has_clock)
+    return err_at(in->err, MP_INPUT, in->file, has_matrix ? "core.matrix" : "core.vector_lanes",
+                  "needs core.clock_hz: the core model counts cycles");
+  if (!has_matrix) {
+    if (!has_flops) return err_at(in->err, MP_INPUT, in->file, "core.flops", "missing (required without core.matrix)");
+    return MP_OK;
+  }
+  double peak = 2.0 * a->matrix_rows * a->matrix_cols * a->clock_hz;
+  if (!isfinite(peak))
+    return err_at(in->err, MP_INPUT, in->file, "core.clock_hz", "2 x rows x cols x clock_hz is not a finite number");
+  if (!has_flops)
+    base->flops = peak;
+  else if (fabs(base->flops - peak) > 1e-9 * peak)
+    return err_at(in->err, MP_INPUT, in->file, "core.flops",
+                  "%g disagrees with the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s (give one or make them agree)",
+                  base->flops, a->matrix_rows, a->matrix_cols, a->clock_hz, peak);
+  return MP_OK;
+}
+
+static mp_status read_core(const cJSON *root, const char *file, chip *c, chip_core *base, mp_error *err) {
+  static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", "clock_hz", "matrix", "vector_lanes",
+                                     "sram_bandwidth", NULL};
   const cJSON *core = NULL;
+  int has_flops = 0;
   base->transfer_factor = 1.0;
   jsonio_reader top = {file, "", err}, in = {file, "core", err};
   mp_status st = jsonio_get_object(&top, root, "core", JSONIO_REQUIRED, &core, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, core, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "flops", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &base->flops, NULL);
+    st = jsonio_get_num(&in, core, "flops", JSONIO_OPTIONAL | JSONIO_LO_OPEN, 0, DBL_MAX, &base->flops, &has_flops);
   if (st == MP_OK) st = get_size(&in, core, "sram_bytes", JSONIO_REQUIRED, &base->sram_bytes, NULL);
   if (st == MP_OK)
     st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &base->transfer_factor, NULL);
+  if (st == MP_OK) st = read_arch(&in, core, c, base, has_flops);
+  return st;
+}
+
+/* "energy": every figure optional, >= 0. */
+static mp_status read_energy(const cJSON *root, const char *file, chip *c, mp_error *err) {
+  static const char *const keys[] = {"mac_pj", "vector_op_pj", "sram_pj_per_byte", "noc_pj_per_byte_hop",
+                                     "dram_pj_per_byte", "static_w_per_core", NULL};
+  const cJSON *e = NULL;
+  jsonio_reader top = {file, "", err}, in = {file, "energy", err};
+  mp_status st = jsonio_get_object(&top, root, "energy", JSONIO_OPTIONAL, &e, &c->has_energy);
+  if (st != MP_OK || !c->has_energy) return st;
+  st = jsonio_known_keys(&in, e, keys);
+  double *v[] = {&c->energy.mac_pj,           &c->energy.vector_op_pj,     &c->energy.sram_pj_per_byte,
+                 &c->energy.noc_pj_per_byte_hop, &c->energy.dram_pj_per_byte, &c->energy.static_w_per_core};
+  for (int i = 0; keys[i] && st == MP_OK; i++) st = jsonio_get_num(&in, e, keys[i], JSONIO_OPTIONAL, 0, DBL_MAX, v[i], NULL);
   return st;
 }
 
@@ -187,7 +250,8 @@ static mp_status compute_hash(chip *c, mp_error *err) {
 }
 
 mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_error *err) {
-  static const char *const keys[] = {"format", "name", "version", "mesh", "core", "noc", "dram", "overrides", NULL};
+  static const char *const keys[] = {"format", "name",      "version", "mesh", "core",
+                                     "noc",    "dram",      "overrides", "energy", NULL};
   const char *name = NULL;
   chip_core base = {0};
   *out = NULL;
@@ -200,8 +264,9 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
   if (st == MP_OK) st = read_header(root, file, err);
   if (st == MP_OK) st = jsonio_get_str(&top, root, "name", JSONIO_REQUIRED, &name, NULL);
   if (st == MP_OK) st = read_mesh(root, file, &c->width, &c->height, err);
-  if (st == MP_OK) st = read_core(root, file, &base, err);
+  if (st == MP_OK) st = read_core(root, file, c, &base, err);
   if (st == MP_OK) st = read_noc(root, file, c, err);
+  if (st == MP_OK) st = read_energy(root, file, c, err);
   if (st != MP_OK) goto cleanup;
 
   c->name = strdup(name);
@@ -413,6 +478,29 @@ static int add_core_figures(cJSON *o, const chip_core *k, const chip_core *t) {
   return 1;
 }
 
+/* The core model's keys that are given (none on a chip without one, so its hash is unchanged). */
+static int add_arch(cJSON *o, const chip_arch *a) {
+  if (a->clock_hz > 0 && !cJSON_AddNumberToObject(o, "clock_hz", a->clock_hz)) return 0;
+  if (a->matrix_rows > 0) {
+    cJSON *m = cJSON_AddObjectToObject(o, "matrix");
+    if (!m || !cJSON_AddNumberToObject(m, "rows", a->matrix_rows) || !cJSON_AddNumberToObject(m, "cols", a->matrix_cols))
+      return 0;
+  }
+  if (a->vector_lanes > 0 && !cJSON_AddNumberToObject(o, "vector_lanes", a->vector_lanes)) return 0;
+  if (a->sram_bandwidth > 0 && !cJSON_AddNumberToObject(o, "sram_bandwidth", a->sram_bandwidth)) return 0;
+  return 1;
+}
+
+static int add_energy(cJSON *root, const chip_energy *e) {
+  cJSON *o = cJSON_AddObjectToObject(root, "energy");
+  return o && cJSON_AddNumberToObject(o, "mac_pj", e->mac_pj) &&
+         cJSON_AddNumberToObject(o, "vector_op_pj", e->vector_op_pj) &&
+         cJSON_AddNumberToObject(o, "sram_pj_per_byte", e->sram_pj_per_byte) &&
+         cJSON_AddNumberToObject(o, "noc_pj_per_byte_hop", e->noc_pj_per_byte_hop) &&
+         cJSON_AddNumberToObject(o, "dram_pj_per_byte", e->dram_pj_per_byte) &&
+         cJSON_AddNumberToObject(o, "static_w_per_core", e->static_w_per_core);
+}
+
 cJSON *chip_to_json(const chip *c) {
   chip_core t = chip_typical_core(c);
   cJSON *root = cJSON_CreateObject(), *o, *a;
@@ -425,6 +513,7 @@ cJSON *chip_to_json(const chip *c) {
   TRY(cJSON_AddNumberToObject(o, "height", c->height));
   TRY(o = cJSON_AddObjectToObject(root, "core"));
   TRY(add_core_figures(o, &t, NULL));
+  TRY(add_arch(o, &c->arch));
   TRY(o = cJSON_AddObjectToObject(root, "noc"));
   TRY(cJSON_AddNumberToObject(o, "bandwidth", c->noc_bandwidth));
   TRY(cJSON_AddNumberToObject(o, "latency", c->noc_latency));
@@ -441,6 +530,7 @@ cJSON *chip_to_json(const chip *c) {
       }
     }
   }
+  if (c->has_energy) TRY(add_energy(root, &c->energy));
   a = NULL;
   for (int id = 0; id < c->n_cores; id++) {
     const chip_core *k = &c->cores[id];

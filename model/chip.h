@@ -24,6 +24,26 @@ typedef struct chip_core {
   double transfer_factor; /* gamma >= 1: a device that reaches the NoC through a host sends slower */
 } chip_core;
 
+/* The core model (platforms/README.md, "Core model"; opcost.h): the chip file's core.clock_hz,
+ * core.matrix {rows, cols}, core.vector_lanes and core.sram_bandwidth, each 0 when absent.  It is
+ * chip-wide: an override's flops scales that core's whole model (its clock), the shape stays. */
+typedef struct chip_arch {
+  double clock_hz;            /* cycles per second; > 0 when matrix or vector_lanes is given */
+  int matrix_rows, matrix_cols; /* a MAC array: rows x cols multiply-accumulates per cycle */
+  int vector_lanes;           /* element operations per cycle for the work off the array */
+  double sram_bandwidth;      /* bytes/s between a core and its SRAM */
+} chip_arch;
+
+/* Energy figures (the chip file's "energy"; energy.h), each 0 when absent. */
+typedef struct chip_energy {
+  double mac_pj;              /* one multiply-accumulate */
+  double vector_op_pj;        /* one flop of the work off the MAC array */
+  double sram_pj_per_byte;    /* one byte read from or written to a core's SRAM */
+  double noc_pj_per_byte_hop; /* one byte over one NoC link */
+  double dram_pj_per_byte;    /* one byte read from or written to DRAM */
+  double static_w_per_core;   /* leakage and clock tree of one core, watts, all the time */
+} chip_energy;
+
 typedef struct chip_dram {
   int x, y; /* mesh position of the port */
   int core; /* id of the core at that position */
@@ -40,6 +60,10 @@ typedef struct chip {
   int n_dram;
   chip_dram *dram;
   int heterogeneous; /* 1 when overrides make cores differ */
+  chip_arch arch;     /* the core model; all 0 when the chip has none (every op at peak flops) */
+  int has_arch;       /* 1 when any of its keys is given */
+  chip_energy energy; /* all 0 when the chip has no "energy" */
+  int has_energy;
   uint64_t hash;     /* FNV-1a of the canonical serialisation */
 } chip;
 

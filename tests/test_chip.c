@@ -68,6 +68,45 @@ static void a_good_chip_should_load_with_the_figures_of_the_file(void) {
   chip_free(c);
 }
 
+static void a_core_model_and_energy_should_load_and_give_the_array_peak(void) {
+  chip *c = NULL;
+  mp_error err;
+  const char *text = "{" HEAD MESH
+                     "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 32, \"cols\": 16}, "
+                     "\"vector_lanes\": 64, \"sram_bandwidth\": 2.56e11}, " NOC
+                     ", \"energy\": {\"mac_pj\": 0.25, \"noc_pj_per_byte_hop\": 3.2, \"static_w_per_core\": 0.05}}";
+  CU_ASSERT_EQUAL_FATAL(chip_from_text(text, &c, &err), MP_OK);
+  CU_ASSERT(c->has_arch && c->has_energy);
+  CU_ASSERT_EQUAL(c->cores[5].flops, 2.0 * 32 * 16 * 1e9); /* the array's peak */
+  CU_ASSERT(c->arch.matrix_rows == 32 && c->arch.matrix_cols == 16 && c->arch.vector_lanes == 64);
+  CU_ASSERT_EQUAL(c->arch.sram_bandwidth, 2.56e11);
+  CU_ASSERT_EQUAL(c->energy.mac_pj, 0.25);
+  CU_ASSERT_EQUAL(c->energy.vector_op_pj, 0); /* absent: 0 */
+  CU_ASSERT_EQUAL(c->energy.static_w_per_core, 0.05);
+  /* the canonical form keeps them, and reads back to the same chip */
+  cJSON *j = chip_to_json(c);
+  chip *back = NULL;
+  CU_ASSERT_EQUAL_FATAL(chip_from_json(j, "back.json", &back, &err), MP_OK);
+  CU_ASSERT_EQUAL(back->hash, c->hash);
+  CU_ASSERT_EQUAL(back->arch.clock_hz, 1e9);
+  cJSON_Delete(j);
+  chip_free(back);
+  /* a flops beside the array that agrees is accepted; a chip without the keys keeps its old hash */
+  chip *d = NULL, *plain = NULL;
+  CU_ASSERT_EQUAL(chip_from_text("{" HEAD MESH "\"core\": {\"flops\": 1.024e12, \"sram_bytes\": 1024, \"clock_hz\": 1e9, "
+                                 "\"matrix\": {\"rows\": 32, \"cols\": 16}}, " NOC "}",
+                                 &d, &err),
+                  MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_from_text(GOOD, &plain, &err), MP_OK);
+  CU_ASSERT(!plain->has_arch && !plain->has_energy);
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(j = chip_to_json(plain), "energy"));
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "core")), 2); /* flops and sram_bytes only */
+  cJSON_Delete(j);
+  chip_free(d);
+  chip_free(plain);
+  chip_free(c);
+}
+
 static void a_zero_latency_and_no_dram_should_be_accepted(void) {
   chip *c = NULL;
   mp_error err;
@@ -197,6 +236,26 @@ static const struct {
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"speed\": 2}]") "}", "bad.json: overrides[0].speed: unknown key"},
     {"{" HEAD MESH CORE NOC OVER("[5]") "}", "bad.json: overrides[0]: expected an object"},
     {"{" HEAD MESH CORE NOC OVER("{\"core\": 1}") "}", "bad.json: overrides: expected an array"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: missing (required without core.matrix)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"matrix\": {\"rows\": 8, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.matrix: needs core.clock_hz"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"vector_lanes\": 8}, " NOC "}",
+     "bad.json: core.vector_lanes: needs core.clock_hz"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.flops: 1e+12 disagrees with the MAC array's peak 2 x 8 x 8 x 1e+09 Hz = 1.28e+11 flop/s"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 0, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.matrix.rows: must be between 1 and 65536 (got 0)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8}}, " NOC "}",
+     "bad.json: core.matrix.cols: missing (required)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8, \"cols\": 8, \"depth\": 2}}, " NOC "}",
+     "bad.json: core.matrix.depth: unknown key"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 0}, " NOC "}",
+     "bad.json: core.clock_hz: must be > 0 (got 0)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"sram_bandwidth\": -1}, " NOC "}",
+     "bad.json: core.sram_bandwidth: must be > 0"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_pj\": -0.1}}", "bad.json: energy.mac_pj: must be >= 0 (got -0.1)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_nj\": 0.1}}", "bad.json: energy.mac_nj: unknown key"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": 3}", "bad.json: energy: expected an object"},
 };
 
 static void every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the_place(void) {
@@ -533,6 +592,8 @@ static void meshpipe_chip_should_print_the_summary_or_the_error(void) {
 
 static CU_TestInfo tests[] = {
     {"a_good_chip_should_load_with_the_figures_of_the_file", a_good_chip_should_load_with_the_figures_of_the_file},
+    {"a_core_model_and_energy_should_load_and_give_the_array_peak",
+     a_core_model_and_energy_should_load_and_give_the_array_peak},
     {"a_zero_latency_and_no_dram_should_be_accepted", a_zero_latency_and_no_dram_should_be_accepted},
     {"overrides_should_change_only_their_core", overrides_should_change_only_their_core},
     {"a_group_should_sum_speeds_and_take_the_largest_factor_and_smallest_sram",
