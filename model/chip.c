@@ -95,12 +95,11 @@ static mp_status read_arch(const jsonio_reader *in, const cJSON *core, chip *c, 
   double peak = 2.0 * a->matrix_rows * a->matrix_cols * a->clock_hz;
   if (!isfinite(peak))
     return err_at(in->err, MP_INPUT, in->file, "core.clock_hz", "2 x rows x cols x clock_hz is not a finite number");
-  if (!has_flops)
-    base->flops = peak;
-  else if (fabs(base->flops - peak) > 1e-9 * peak)
+  if (has_flops && fabs(base->flops - peak) > 1e-9 * peak)
     return err_at(in->err, MP_INPUT, in->file, "core.flops",
                   "%g disagrees with the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s (give one or make them agree)",
                   base->flops, a->matrix_rows, a->matrix_cols, a->clock_hz, peak);
+  base->flops = peak; /* exactly the array's, so that a full tile is work at peak (opcost.h) */
   return MP_OK;
 }
 
