@@ -237,6 +237,8 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
   return st;
 }
 
+static chip_core typical_of(const chip *c);
+
 /* Hash of the canonical serialisation, printed without formatting. */
 static mp_status compute_hash(chip *c, mp_error *err) {
   cJSON *j = chip_to_json(c);
@@ -291,6 +293,7 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
     c->heterogeneous =
         a->flops != b->flops || a->sram_bytes != b->sram_bytes || a->transfer_factor != b->transfer_factor;
   }
+  c->typical = typical_of(c);
   st = compute_hash(c, err);
 
 cleanup:
@@ -425,7 +428,10 @@ static double most_common(const chip *c, int field) {
   return best;
 }
 
-chip_core chip_typical_core(const chip *c) {
+chip_core chip_typical_core(const chip *c) { return c->typical; }
+
+/* The typical core, once per chip (chip_from_json). */
+static chip_core typical_of(const chip *c) {
   chip_core t = {.x = -1, .y = -1};
   t.flops = most_common(c, FIELD_FLOPS);
   t.sram_bytes = (uint64_t)most_common(c, FIELD_SRAM);

@@ -64,6 +64,7 @@ typedef struct chip {
   int has_arch;       /* 1 when any of its keys is given */
   chip_energy energy; /* all 0 when the chip has no "energy" */
   int has_energy;
+  chip_core typical;  /* chip_typical_core, computed once */
   uint64_t hash;     /* FNV-1a of the canonical serialisation */
 } chip;
 
@@ -108,7 +109,7 @@ void chip_link_name(const chip *c, int link, char *buf, size_t n);
 int chip_route(const chip *c, int from, int to, void (*visit)(void *ctx, int link), void *ctx);
 
 /* The figures most cores share: each field is its most common value over the cores, ties to the
- * value of the lowest core id (x and y are -1).  The canonical file writes it as "core", and the
+ * value of the lowest core id (x and y are -1); O(1), computed when the chip is built.  The canonical file writes it as "core", and the
  * cores that differ from it as "overrides"; so the canonical form depends only on the cores. */
 chip_core chip_typical_core(const chip *c);
 

@@ -68,8 +68,20 @@ static void works(const chip *c, const graph_op *op, int n, double *w_mac, doubl
   double v = matrix ? flops - 2 * macs : flops;
   if (v < 0) v = 0;
   *w_vec = a->vector_lanes > 0 ? v * (matrix ? rk2 : f / a->clock_hz) / a->vector_lanes : v;
-  if (a->sram_bandwidth > 0 && !is_view(op->type))
-    *w_sram = ((double)op->in_bytes + (double)op->weight_bytes + (double)op->out_bytes) * f / a->sram_bandwidth;
+  if (a->sram_bandwidth > 0) *w_sram = (double)opcost_op_traffic(op) * f / a->sram_bandwidth;
+}
+
+uint64_t opcost_op_traffic(const graph_op *op) {
+  return is_view(op->type) ? 0 : op->in_bytes + op->weight_bytes + op->out_bytes;
+}
+
+uint64_t opcost_op_floor(const chip *c, const graph_op *op) {
+  if (!c->has_arch || op->measured) return op->flops;
+  double m, v, s, cyc;
+  works(c, op, 1, &m, &v, &s, &cyc);
+  if (c->arch.matrix_rows > 0) m = 2.0 * (double)op->macs; /* every MAC of the array busy */
+  double w = m > v ? m : v;
+  return (uint64_t)floor(s > w ? s : w);
 }
 
 uint64_t opcost_op_work(const chip *c, const graph_op *op, int n_cores) {

@@ -37,6 +37,14 @@ void opcost_op_terms(const chip *c, const graph_op *op, int n_cores, opcost_term
 /* W(n_cores) of one op (c, op borrowed), computed afresh. */
 uint64_t opcost_op_work(const chip *c, const graph_op *op, int n_cores);
 
+/* A floor under W(n) for every n: the op's largest term with its MACs at the array's peak, unpadded
+ * (its flops without a core model).  For lower bounds. */
+uint64_t opcost_op_floor(const chip *c, const graph_op *op);
+
+/* The bytes op moves through SRAM: what it reads, its weights and what it writes (0 for a reshape, a
+ * view of its input). */
+uint64_t opcost_op_traffic(const graph_op *op);
+
 typedef struct opcost opcost;
 
 /* Prepares g on c.  *out is owned (opcost_free). */

@@ -42,7 +42,7 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
     const cost_stage *cs = &gr->model;
     trace_group fig = {.first_layer = cs->first_layer,
                        .n_layers = cs->n_layers,
-                       .flops = cs->flops,
+                       .flops = cs->work, /* the work on this chip's core model: what a replay runs */
                        .gather_bytes = cs->gather_bytes,
                        .send_bytes = cs->send_bytes,
                        .weight_bytes = cs->weight_bytes,
