@@ -422,6 +422,16 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
   return period;
 }
 
+double cost_model_energy(const cost_model *m, int n_stages, double period_s) {
+  double sum = 0;
+  for (int i = 0; i < n_stages; i++) {
+    energy_parts e;
+    energy_of_stage(m->c, &m->stg[i], period_s, &e);
+    sum += energy_sum(&e);
+  }
+  return sum;
+}
+
 /* A link busy this share of the period or more is what sets it when no stage takes that long alone:
  * under processor sharing the stages that cross it take at least a period whatever else they do. */
 #define COST_SATURATED 0.95
@@ -496,6 +506,17 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
                  : b->dram_s > b->compute_s           ? COST_BIND_DRAM
                                                       : COST_BIND_COMPUTE;
   }
+  energy_parts total = {0, 0, 0, 0, 0};
+  double flops = 0;
+  int batch = graph_batch(g);
+  for (int i = 0; i < r->n_stages; i++) {
+    energy_parts e;
+    energy_of_stage(c, &r->stages[i], r->period_s, &e);
+    r->stages[i].energy_j = energy_sum(&e) / batch;
+    energy_add(&total, &e);
+    flops += r->stages[i].flops;
+  }
+  energy_summarise(&total, r->period_s, batch, flops, &r->energy);
 cleanup:
   free(xfer);
   free(off);
@@ -558,7 +579,7 @@ void cost_lower_bound(const graph *g, const chip *c, cost_bound *out) {
 
 /* ---- JSON ---------------------------------------------------------------------------------------- */
 
-static cJSON *stage_to_json(const cost_stage *s) {
+static cJSON *stage_to_json(const cost_stage *s, int has_energy) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   const struct {
@@ -590,6 +611,7 @@ static cJSON *stage_to_json(const cost_stage *s) {
   };
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
     if (!cJSON_AddNumberToObject(o, nums[i].key, nums[i].v)) goto fail;
+  if (has_energy && !cJSON_AddNumberToObject(o, "energy_j", s->energy_j)) goto fail;
   if (!cJSON_AddBoolToObject(o, "fits", s->fits) || !cJSON_AddStringToObject(o, "limiter", cost_stage_limiter(s)))
     goto fail;
   return o;
@@ -610,12 +632,13 @@ cJSON *cost_result_to_json(const cost_result *r, const chip *c) {
       !cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s) ||
       !(r->busiest_link >= 0 ? cJSON_AddStringToObject(o, "busiest_link", link)
                              : cJSON_AddNullToObject(o, "busiest_link")) ||
-      !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio)) {
+      !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio) ||
+      (c->has_energy && !energy_summary_to_json(o, &r->energy))) {
     cJSON_Delete(o);
     return NULL;
   }
   for (int i = 0; i < r->n_stages; i++) {
-    cJSON *s = stage_to_json(&r->stages[i]);
+    cJSON *s = stage_to_json(&r->stages[i], c->has_energy);
     if (!s || !cJSON_AddItemToArray(arr, s)) {
       cJSON_Delete(s);
       cJSON_Delete(o);

@@ -40,6 +40,7 @@
 #include <cjson/cJSON.h>
 
 #include "chip.h"
+#include "energy.h"
 #include "err.h"
 #include "graph.h"
 #include "plan.h"
@@ -74,6 +75,8 @@ typedef struct cost_stage {
   double send_byte_hops; /* bytes x hops of those transfers (energy.h) */
   double dram_byte_hops; /* bytes x hops of its DRAM streams between port and core (energy.h) */
   double contended_s; /* its time under contention at the plan's period (cost_contended) */
+  double energy_j;    /* joules per sample: its dynamic energy and its cores' static energy over the plan's
+                         period (energy.h; cost_evaluate) */
 } cost_stage;
 
 /* What sets the period (cost_result.binding). */
@@ -107,6 +110,7 @@ typedef struct cost_result {
   double mem_ratio;     /* largest mem_bytes / sram_bytes over the stages (<= 1 when feasible) */
   int n_links;
   double *link_bytes; /* owned: bytes per micro-batch on every link (chip_n_links entries) */
+  energy_summary energy; /* at period_s (energy.h); all 0 on a chip without energy figures */
 } cost_result;
 
 /* Lower bounds on the period of any plan (whatever its memory). */
@@ -177,6 +181,10 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
 double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
                       const double *link_bytes);
 
+/* Joules per micro-batch of the plan cost_model_period costed last (n_stages stages) at period_s: its
+ * stages' dynamic energy and every core's static energy (energy.h). */
+double cost_model_energy(const cost_model *m, int n_stages, double period_s);
+
 /* The model's period of plan p (sized for the model's graph and chip), with every term.  stage_s and
  * stage_mem (each NULL or p->n_stages entries) receive every stage's t_i and mem / SRAM; *feasible and
  * *mem_ratio (either may be NULL) the memory verdict.  No allocation after the first call for a stage
@@ -195,8 +203,9 @@ void cost_result_free(cost_result *r);
 void cost_lower_bound(const graph *g, const chip *c, cost_bound *out);
 
 /* JSON of a result: period_s, binding, bottleneck_s, bottleneck_stage, link_bound_s, busiest_link
- * (its name), feasible, mem_ratio, and per stage its ranges and figures.  c (borrowed) names the
- * link.  Owned by the caller; NULL if out of memory. */
+ * (its name), feasible, mem_ratio, and per stage its ranges and figures; when c has energy figures also
+ * the energy summary (energy_summary_to_json) and per stage energy_j.  c (borrowed) names the link.
+ * Owned by the caller; NULL if out of memory. */
 cJSON *cost_result_to_json(const cost_result *r, const chip *c);
 
 /* JSON of a bound: flops_s, layer_s, layer, bound_s.  Owned; NULL if out of memory. */

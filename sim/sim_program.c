@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opcost.h"
 #include "sim_int.h"
 #include "split.h"
 
@@ -251,6 +252,9 @@ static mp_status build(const sim *s, const graph *g, const split *sp, cost_model
       cur->raw_flops += ot && ot->seconds[l] >= 0 ? optimes_flops(ot, g, core_flops, l)
                                                   : cost_model_layer_work(cm, l, sg->n_cores);
       cur->gather += (double)op->out_bytes;
+      cur->macs += (double)op->macs;
+      cur->ops += (double)op->flops;
+      cur->traffic += (double)opcost_op_traffic(op);
       while (next_send < sg->n_sends && sg->sends[next_send].layer == l) next_send++;
       cur->n_posts = next_send - cur->first_post;
     }
@@ -446,6 +450,11 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
         break; /* what the recording chip streamed: the replay chip's streams follow from the model */
       case TRACE_COMPUTE:
         cur = &gr->segs[gr->n_segs++];
+        if (gr->n_segs == 1) { /* the group's energy counts, recorded per group: with its first segment */
+          cur->macs = tg->macs;
+          cur->ops = tg->ops;
+          cur->traffic = tg->traffic;
+        }
         cur->raw_flops = a->flops;
         cur->flops = a->flops * share;
         cur->gather = a->bytes;

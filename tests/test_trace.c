@@ -21,8 +21,10 @@ static const char good[] =
     "chip t4 00000000000000bb 2 2\n"
     "microbatches 2\n"
     "groups 2\n"
-    "group 0 c0-1 layers 0 2 flops 2000 gather 128 send 64 weights 100 maxact 64 sram 114 dram 0 sends 1 recvs 0\n"
-    "group 1 c2-3 layers 2 1 flops 500.5 gather 32 send 0 weights 10 maxact 32 sram 37 dram 5 sends 0 recvs 1\n"
+    "group 0 c0-1 layers 0 2 flops 2000 gather 128 send 64 weights 100 maxact 64 sram 114 dram 0 sends 1 recvs 0 "
+    "macs 900 ops 2000 traffic 400\n"
+    "group 1 c2-3 layers 2 1 flops 500.5 gather 32 send 0 weights 10 maxact 32 sram 37 dram 5 sends 0 recvs 1 "
+    "macs 0 ops 300 traffic 74\n"
     "actions 12\n"
     "c0-1 compute 1000 64 0 - a\n"
     "c0-1 compute 1000 64 0 0 b\n"
@@ -76,6 +78,16 @@ static void a_trace_should_read_back_to_the_same_text(void) {
   CU_ASSERT_STRING_EQUAL(t->names[t->groups[1].actions[2].name], "c%");
   CU_ASSERT_DOUBLE_EQUAL(t->groups[1].flops, 500.5, 0);
   CU_ASSERT_EQUAL(t->groups[1].dram_bytes, 5);
+  CU_ASSERT(t->groups[0].macs == 900 && t->groups[1].ops == 300 && t->groups[1].traffic == 74);
+  /* a trace recorded before the energy counts loads, with none */
+  char *old = strdup(good);
+  char *cut = strstr(old, " macs 900 ops 2000 traffic 400");
+  memmove(cut, cut + strlen(" macs 900 ops 2000 traffic 400"), strlen(cut + strlen(" macs 900 ops 2000 traffic 400")) + 1);
+  trace *o = NULL;
+  CU_ASSERT_EQUAL(trace_parse("old.trace", old, strlen(old), &o, &err), MP_OK);
+  CU_ASSERT(o && o->groups[0].macs == 0 && o->groups[0].flops == 2000);
+  trace_free(o);
+  free(old);
   char *text = NULL;
   CU_ASSERT_EQUAL_FATAL(trace_to_string(t, &text, NULL, &err), MP_OK);
   /* The writer's text is the input without the comment line. */
