@@ -407,7 +407,7 @@ static int same_chip(const chip *a, const chip *b) {
   return 1;
 }
 
-static const char *const bundled[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32", "hetero3"};
+static const char *const bundled[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32", "hetero3", "mesh8x8_fp16"};
 
 static void chip_to_json_should_round_trip_every_bundled_platform_through_text(void) {
   for (size_t i = 0; i < sizeof bundled / sizeof bundled[0]; i++) {
@@ -532,6 +532,30 @@ static void the_bundled_platforms_should_have_the_documented_shapes(void) {
   chip_free(h);
 }
 
+/* mesh8x8_fp16 differs from mesh8x8 only by its core model and energy figures, at the same peak, so
+ * the README's before/after compares per-op efficiency alone. */
+static void the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak(void) {
+  chip *a = NULL, *b = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8.json"), &a, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8_fp16.json"), &b, &err), MP_OK);
+  CU_ASSERT(!a->has_arch && !a->has_energy && b->has_arch && b->has_energy);
+  CU_ASSERT(a->width == b->width && a->height == b->height && a->noc_bandwidth == b->noc_bandwidth &&
+            a->noc_latency == b->noc_latency && a->dram_bandwidth == b->dram_bandwidth && a->n_dram == b->n_dram);
+  for (int p = 0; p < a->n_dram && p < b->n_dram; p++) CU_ASSERT_EQUAL(a->dram[p].core, b->dram[p].core);
+  for (int k = 0; k < a->n_cores; k++)
+    CU_ASSERT(a->cores[k].flops == b->cores[k].flops && a->cores[k].sram_bytes == b->cores[k].sram_bytes &&
+              a->cores[k].transfer_factor == b->cores[k].transfer_factor);
+  CU_ASSERT_EQUAL(b->cores[0].flops, 1e12); /* 2 x 32 x 16 x 976.5625 MHz, exactly */
+  CU_ASSERT(b->arch.vector_lanes > 0 && b->arch.sram_bandwidth > 0);
+  const chip_energy *e = &b->energy;
+  CU_ASSERT(e->mac_pj > 0 && e->vector_op_pj > 0 && e->sram_pj_per_byte > 0 && e->noc_pj_per_byte_hop > 0 &&
+            e->dram_pj_per_byte > 0 && e->static_w_per_core > 0);
+  CU_ASSERT(a->hash != b->hash);
+  chip_free(a);
+  chip_free(b);
+}
+
 static void meshpipe_chip_should_print_the_summary_or_the_error(void) {
   char *out = NULL, *errout = NULL;
   CU_ASSERT_EQUAL(testutil_meshpipe("chip platforms/hetero3.json", &out, &errout), 0);
@@ -592,6 +616,8 @@ static void meshpipe_chip_should_print_the_summary_or_the_error(void) {
 
 static CU_TestInfo tests[] = {
     {"a_good_chip_should_load_with_the_figures_of_the_file", a_good_chip_should_load_with_the_figures_of_the_file},
+    {"the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak",
+     the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak},
     {"a_core_model_and_energy_should_load_and_give_the_array_peak",
      a_core_model_and_energy_should_load_and_give_the_array_peak},
     {"a_zero_latency_and_no_dram_should_be_accepted", a_zero_latency_and_no_dram_should_be_accepted},
