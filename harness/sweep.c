@@ -469,6 +469,10 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
       row->link_utilisation = res.links[i].utilisation;
       snprintf(row->link, sizeof row->link, "%s", res.links[i].name);
     }
+  row->energy_j_per_sample = res.energy.j_per_sample;
+  row->power_w = res.energy.power_w;
+  row->samples_per_j = res.energy.samples_per_j;
+  row->tops_per_w = res.energy.tops_per_w;
   row->total_sram_bytes = chip_total_sram(c);
   row->noc_bandwidth = c->noc_bandwidth;
   row->cores = c->n_cores;
@@ -508,7 +512,12 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
 
 #define ROW_COLUMNS                                                                                           \
   "graph,batch,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"                  \
-  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n"
+  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,"
+#define ENERGY_COLUMNS "energy_j_per_sample,power_w,samples_per_j,tops_per_w,"
+
+/* Energy columns when the sweep's chip has energy figures (every variant has them or none: variants
+ * only replace values of the base chip). */
+static int has_energy(const sweep *s) { return s->n_variants > 0 && s->variants[0].chip->has_energy; }
 
 /* Appends printf output to buf at *used; 0 when it does not fit. */
 static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -528,7 +537,7 @@ int sweep_csv_header(const sweep *s, char *buf, size_t cap) {
   if (!put(buf, cap, &used, "case,")) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].key)) return -1;
-  if (!put(buf, cap, &used, "%s", ROW_COLUMNS)) return -1;
+  if (!put(buf, cap, &used, "%s%ssolve_s\n", ROW_COLUMNS, has_energy(s) ? ENERGY_COLUMNS : "")) return -1;
   return (int)used;
 }
 
@@ -538,11 +547,14 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   if (!put(buf, cap, &used, "%s,", c->key)) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
-  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,%.6g\n", s->graphs[c->graph]->name,
+  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,", s->graphs[c->graph]->name,
            r->batch, s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->samples_per_s, r->latency_s,
-           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores,
-           r->solve_s))
+           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores))
     return -1;
+  if (has_energy(s) && !put(buf, cap, &used, "%.12g,%.12g,%.12g,%.12g,", r->energy_j_per_sample, r->power_w,
+                            r->samples_per_j, r->tops_per_w))
+    return -1;
+  if (!put(buf, cap, &used, "%.6g\n", r->solve_s)) return -1;
   return (int)used;
 }
 
