@@ -919,6 +919,31 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
            "p.pareto3([(1, 1, 1.0), (1, 2, 2.0), (2, 2, 1.5), (2, 1, 1.0)]); "
            "assert p.pareto([(1, 1.0), (1, 2.0), (2, 1.5)]) == [(1, 2.0)]' 2>'%s/e0'", dir);
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  /* A chip without energy figures gets no power plot; one with them a throughput-power front. */
+  snprintf(png, sizeof png, "%s/t_power.png", dir);
+  CU_ASSERT_EQUAL(access(png, F_OK), -1);
+  snprintf(cmd, sizeof cmd,
+           "sweep -q -g traces/tiny_resnet.json -c platforms/mesh8x8_fp16.json -m optimal --vary mesh=2x2,4x4 -o '%s'",
+           csv2);
+  unlink(csv2);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix e --y samples_per_j >'%s/o5'",
+           csv2, dir, dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e_power.png", dir);
+  CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/o5", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "e_power.png: 2 cases, 2 core counts"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --y power_w 2>'%s/e4'", csv, dir, dir);
+  CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e4", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "--y power_w: the sweep has no such column"));
+  free(text);
   /* The heat map from 'meshpipe simulate --json' of a partitioned plan, as the README runs it. */
   snprintf(cmd, sizeof cmd, "partition -g traces/resnet50.json -c platforms/mesh8x8.json -m optimal -o '%s'", plan_path);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
