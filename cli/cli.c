@@ -16,12 +16,14 @@ int cli_fail(const mp_error *err) {
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...) {
+  char what[MP_ERROR_MSG_MAX];
   va_list ap;
-  fprintf(stderr, "meshpipe %s: ", cmd);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (see 'meshpipe %s --help')\n", cmd);
+  mp_error line; /* err_set writes the control characters of an argument as escapes: one line */
+  err_set(&line, MP_USAGE, "%s", what);
+  fprintf(stderr, "meshpipe %s: %s (see 'meshpipe %s --help')\n", cmd, line.msg, cmd);
   return 2;
 }
 

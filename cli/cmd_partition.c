@@ -11,6 +11,8 @@
 #include "jsonio.h"
 #include "method.h"
 #include "plan.h"
+#include "progress.h"
+#include "ranks.h"
 #include "report.h"
 #include "sim.h"
 
@@ -42,6 +44,10 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
+    "  -q, --quiet          no progress on stderr (learning methods: one updating line on a terminal,\n"
+    "                       a plain line every 5 s otherwise; other methods: a line every 10 s past 10 s)\n"
+    "  --jobs N             learning methods: play each batch's episodes in N processes (forked here,\n"
+    "                       each with its own simulator; the plan of one process, as for 'train --jobs')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
     "                       simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
@@ -167,12 +173,32 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   return root;
 }
 
-static int run(int argc, char **argv) {
-  enum { OPT_NO_SIM = CLI_OPT_FIRST_FREE };
+/* The progress line of a learning method's search (stderr). */
+typedef struct search_bar {
+  progress bar;
+  const char *phase;
+  int batch;
+} search_bar;
+
+static void search_progress(void *ctx, const char *phase, long done, long total, double best) {
+  search_bar *b = ctx;
+  if (b->phase != phase) { /* a new phase: a bar of its own */
+    if (b->phase) progress_finish(&b->bar, b->bar.total, "episodes %s", b->phase);
+    progress_init(&b->bar, stderr, "rl", total, 5.0, -1);
+    b->phase = phase;
+  }
+  progress_update(&b->bar, done, "episodes %s, best %.5g samples/s", phase, best * b->batch);
+}
+
+/* The command on one rank of `size` (0 of 1 without --jobs or mpirun): a learning method deals its
+ * episodes over the ranks; rank 0 alone prints and writes the plan. */
+static int partition(int argc, char **argv, int rank, int size) {
+  enum { OPT_NO_SIM = CLI_OPT_FIRST_FREE, OPT_JOBS };
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},   {"chip", required_argument, NULL, 'c'},
       {"method", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, 'j'},
+      {"json", no_argument, NULL, 'j'},         {"jobs", required_argument, NULL, OPT_JOBS},
+      {"quiet", no_argument, NULL, 'q'},
       CLI_METHOD_OPTIONS,
       CLI_SIM_OPTIONS,
       {"no-simulate", no_argument, NULL, OPT_NO_SIM},
@@ -182,7 +208,7 @@ static int run(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL,
              *times_path = NULL;
-  int json = 0, simulate = 1, opt;
+  int json = 0, quiet = 0, simulate = 1, opt;
   sim_options so;
   sim_options_init(&so);
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
@@ -190,7 +216,7 @@ static int run(int argc, char **argv) {
   method_options_default(&o);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jh" CLI_SIM_SHORT, options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":g:c:m:o:jqh" CLI_SIM_SHORT, options, NULL)) != -1) {
     switch (opt) {
     case 'h': {
       char list[1024] = "";
@@ -207,6 +233,7 @@ static int run(int argc, char **argv) {
     case 'm': method = optarg; break;
     case 'o': output = optarg; break;
     case 'j': json = 1; break;
+    case 'q': quiet = 1; break;
     CLI_METHOD_OPTION_CASES:
       if (cli_method_option("partition", opt, optarg, &o)) return 2;
       break;
@@ -214,6 +241,7 @@ static int run(int argc, char **argv) {
       if (cli_sim_option("partition", opt, optarg, &so)) return 2;
       break;
     case OPT_NO_SIM: simulate = 0; break;
+    case OPT_JOBS: break; /* taken by ranks_start */
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
@@ -247,6 +275,8 @@ static int run(int argc, char **argv) {
   int rc = 0;
   /* SimGrid starts once per process: the engine is up before the method runs and is lent to the
    * methods that simulate (rl), so they share it instead of starting their own. */
+  const method_info *mi = method_find(method);
+  if (mi && mi->learning) so.routing = SIM_ROUTING_MANY; /* thousands of evaluations repay a slower start */
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
       (simulate && sim_new(c, &so, &engine, &err) != MP_OK)) {
@@ -254,11 +284,30 @@ static int run(int argc, char **argv) {
     goto cleanup;
   }
   o.sim = engine;
+  o.rank = rank;
+  o.ranks = size;
+  o.gather = ranks_gather;
+  if (rank > 0) output = NULL; /* the first rank writes the plan */
+  search_bar sb = {.batch = graph_batch(g)};
+  if (mi && mi->learning && !quiet) {
+    o.progress = search_progress;
+    o.progress_ctx = &sb;
+  }
   /* The method, the model and the simulator see the measured times; the plan file names the graph. */
   const graph *work = timed ? timed : g;
-  if (method_run(method, work, c, &o, &p, &rep, &err) != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
-      (output && plan_write(p, g, c, output, &err) != MP_OK) ||
-      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK)) {
+  /* The plan file comes last, once the simulation has run: a failed or killed run leaves none.  A
+   * method that runs for long without a progress line of its own says so (optimal on thousands of
+   * layers reports nothing of its own); learning methods report their episodes instead. */
+  char label[96];
+  snprintf(label, sizeof label, "meshpipe partition: %s", method);
+  progress_ticker ticker = {0};
+  if (!o.progress && !quiet && rank == 0) progress_ticker_start(&ticker, stderr, label, 10.0, 10.0);
+  mp_status ran = method_run(method, work, c, &o, &p, &rep, &err);
+  progress_ticker_stop(&ticker);
+  if (sb.phase) progress_finish(&sb.bar, sb.bar.total, "episodes %s", sb.phase); /* before any message */
+  if (ran != MP_OK || cost_evaluate(work, c, p, &r, &err) != MP_OK ||
+      (simulate && sim_evaluate(engine, work, p, &sr, &err) != MP_OK) ||
+      (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
@@ -287,6 +336,15 @@ cleanup:
   graph_free(timed);
   graph_free(g);
   return rc;
+}
+
+static int run(int argc, char **argv) {
+  int jobs = ranks_jobs_option("partition", argc, argv);
+  if (jobs == 0) return 2;
+  int rank, size, code = ranks_start("partition", jobs, &rank, &size);
+  if (code != 0) return code;
+  if (rank > 0) ranks_silence();
+  return ranks_finish(partition(argc, argv, rank, size));
 }
 
 const cli_command cmd_partition = {"partition", "split a graph over a chip with one partitioner (--method)", run};

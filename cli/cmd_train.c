@@ -137,6 +137,7 @@ static int train(int argc, char **argv, int rank, int size) {
   int resume = 0, use_sim = 1, json = 0, quiet = 0, feasible_first = 0, opt;
   sim_options so;
   sim_options_init(&so);
+  so.routing = SIM_ROUTING_MANY; /* thousands of evaluations repay a slower start */
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
   int muted = rank > 0 ? ranks_mute() : -1, agreed = size == 1;
@@ -270,7 +271,8 @@ static int train(int argc, char **argv, int rank, int size) {
     rc = cli_usage("train", "the chip '%s' has one core: there is nothing to partition", c->name);
     goto cleanup;
   }
-  if (policy_path && rl_policy_load(policy_path, &start, &err) != MP_OK) goto fail;
+  if (policy_path && rl_policy_load_shaped(policy_path, RL_PAIR_FEATURES, RL_PAIR_ACTIONS, &start, &err) != MP_OK)
+    goto fail;
   if (use_sim && sim_new(c, &so, &engine, &err) != MP_OK) goto fail;
   rl_reward_weights rw;
   rl_reward_weights_default(&rw, use_sim);

@@ -1,8 +1,12 @@
 /* progress: the progress line of long runs.  See progress.h. */
 #include "progress.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -79,4 +83,75 @@ void progress_finish(progress *p, long done, const char *fmt, ...) {
   va_start(ap, fmt);
   emit(p, done, 1, fmt, ap);
   va_end(ap);
+}
+
+/* ---- the ticker ---- */
+
+typedef struct ticker {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;
+  progress p;
+  double first_s;
+} ticker;
+
+static void *tick(void *arg) {
+  ticker *k = arg;
+  pthread_mutex_lock(&k->mu);
+  double next = k->first_s;
+  while (!k->stop) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double wait = next - progress_elapsed(&k->p);
+    if (wait > 0) {
+      until.tv_sec += (time_t)wait;
+      until.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+      if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+      if (pthread_cond_timedwait(&k->cv, &k->mu, &until) != ETIMEDOUT) continue;
+      if (k->stop) break;
+    }
+    char el[PROGRESS_DURATION_MAX];
+    if (k->p.tty)
+      fprintf(k->p.out, "\r%s: still running, %s", k->p.label, progress_duration(progress_elapsed(&k->p), el));
+    else
+      fprintf(k->p.out, "%s: still running, %s\n", k->p.label, progress_duration(progress_elapsed(&k->p), el));
+    fflush(k->p.out);
+    k->p.shown++;
+    next = progress_elapsed(&k->p) + (k->p.tty ? 1.0 : k->p.interval_s);
+  }
+  pthread_mutex_unlock(&k->mu);
+  return NULL;
+}
+
+void progress_ticker_start(progress_ticker *t, FILE *out, const char *label, double first_s, double interval_s) {
+  ticker *k = calloc(1, sizeof *k);
+  t->impl = NULL;
+  if (!k) return; /* no ticks: the run itself goes on */
+  progress_init(&k->p, out, label, 0, interval_s, -1);
+  k->first_s = first_s;
+  pthread_mutex_init(&k->mu, NULL);
+  pthread_cond_init(&k->cv, NULL);
+  if (pthread_create(&k->thread, NULL, tick, k) != 0) {
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    free(k);
+    return;
+  }
+  t->impl = k;
+}
+
+void progress_ticker_stop(progress_ticker *t) {
+  ticker *k = t->impl;
+  if (!k) return;
+  pthread_mutex_lock(&k->mu);
+  k->stop = 1;
+  pthread_cond_signal(&k->cv);
+  pthread_mutex_unlock(&k->mu);
+  pthread_join(k->thread, NULL);
+  if (k->p.tty && k->p.shown) fputc('\n', k->p.out);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->cv);
+  free(k);
+  t->impl = NULL;
 }

@@ -33,6 +33,19 @@ void progress_finish(progress *p, long done, const char *fmt, ...) __attribute__
 /* Seconds since progress_init. */
 double progress_elapsed(const progress *p);
 
+/* A ticker for a call that reports no progress of its own (optimal on a graph of thousands of layers
+ * can run for minutes): while it runs, a thread prints "LABEL: still running, 1m05s" on out every
+ * interval_s once first_s seconds have passed (an updating line on a terminal), and nothing at all
+ * when the call ends sooner.  The caller owns the ticker; out and label are borrowed. */
+typedef struct progress_ticker {
+  void *impl; /* owned: the thread and what it shares; NULL when it could not start (no ticks) */
+} progress_ticker;
+
+void progress_ticker_start(progress_ticker *t, FILE *out, const char *label, double first_s, double interval_s);
+
+/* Stops the thread (ending an updating line with a newline) and frees the ticker. */
+void progress_ticker_stop(progress_ticker *t);
+
 /* Formats seconds as "42s", "3m05s" or "2h07m" into buf (PROGRESS_DURATION_MAX bytes); returns buf. */
 #define PROGRESS_DURATION_MAX 24
 char *progress_duration(double s, char *buf);

@@ -327,6 +327,16 @@ int ranks_mute(void) {
   return saved;
 }
 
+void ranks_silence(void) {
+  fflush(stdout);
+  fflush(stderr);
+  int null_fd = open("/dev/null", O_WRONLY);
+  if (null_fd < 0) return;
+  dup2(null_fd, 1);
+  dup2(null_fd, 2);
+  close(null_fd);
+}
+
 void ranks_unmute(int saved) {
   if (saved < 0) return;
   fflush(stderr);

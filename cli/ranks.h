@@ -43,6 +43,10 @@ mp_status ranks_gather(void *ctx, const void *mine, size_t len, void **all, size
 int ranks_mute(void);
 void ranks_unmute(int saved);
 
+/* Sends this process's stdout and stderr to /dev/null for good (a rank other than 0 of a command whose
+ * first rank alone reports). */
+void ranks_silence(void);
+
 /* Prints to stdout whether this meshpipe is built with Open MPI (the last line of a --help). */
 void ranks_print_build(void);
 

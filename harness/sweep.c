@@ -2,8 +2,10 @@
  * the worker pool that runs the cases is sweep_pool.c. */
 #include "sweep.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -568,6 +570,48 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
   return MP_OK;
 }
 
+/* Checks a row of case i (NUL-terminated, without its newline; cut in place at the commas) column by
+ * column: the case's axis values, graph and method, then the figures in the form sweep_csv_row writes
+ * them.  A row with the right key and garbage after it would otherwise count as done. */
+static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
+  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS): G the case's graph, M its
+   * method, 'i' a whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
+  static const char kinds[] = "GiMiirrr-ririr";
+  enum { FIXED = sizeof kinds - 1 };
+  const sweep_case *c = &s->cases[i];
+  char *col[SWEEP_MAX_AXES + FIXED + 1], where[32];
+  int n = 0, max = 1 + s->n_axes + FIXED; /* col[0] is the key; the last column keeps any extra commas */
+  for (char *p = row;;) {
+    col[n++] = p;
+    char *comma = n < max ? strchr(p, ',') : NULL;
+    if (!comma) break;
+    *comma = '\0';
+    p = comma + 1;
+  }
+  snprintf(where, sizeof where, "line %d", line);
+  if (n != max)
+    return err_at(err, MP_INPUT, path, where, "case '%.200s': %d columns, the header has %d (fix or delete the row)",
+                  c->key, n, max);
+  for (int k = 0; k < s->n_axes + FIXED; k++) {
+    const char *v = col[1 + k], *want = NULL;
+    char kind = k < s->n_axes ? 'A' : kinds[k - s->n_axes];
+    if (kind == 'A') want = s->axes[k].values[s->variants[c->variant].value[k]];
+    if (kind == 'G') want = s->graphs[c->graph]->name;
+    if (kind == 'M') want = s->methods[c->method];
+    if (want && strcmp(v, want) != 0)
+      return err_at(err, MP_INPUT, path, where, "case '%.200s': column %d is '%.80s', the case's is '%.80s' (fix or "
+                    "delete the row)", c->key, 2 + k, v, want);
+    if (kind != 'i' && kind != 'r') continue;
+    char *end = NULL;
+    errno = 0;
+    double x = kind == 'i' ? (double)strtoull(v, &end, 10) : strtod(v, &end);
+    if (!*v || *end || errno || !isfinite(x) || x < 0 || (kind == 'i' && !isdigit((unsigned char)*v)))
+      return err_at(err, MP_INPUT, path, where, "case '%.200s': column %d is '%.80s', not a %s (fix or delete the row)",
+                    c->key, 2 + k, v, kind == 'i' ? "whole number" : "number >= 0");
+  }
+  return MP_OK;
+}
+
 mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned char *done, int *n_done,
                          mp_error *err) {
   *fd_out = -1;
@@ -592,6 +636,11 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     st = err_at(err, MP_OUTPUT, path, NULL, "not a regular file");
+    goto cleanup;
+  }
+  if ((uintmax_t)sb.st_size > (uintmax_t)SWEEP_MAX_CSV) {
+    st = err_at(err, MP_INPUT, path, NULL, "%jd bytes, more than a sweep CSV of %d cases can hold",
+                (intmax_t)sb.st_size, SWEEP_MAX_CASES);
     goto cleanup;
   }
   size_t size = (size_t)sb.st_size, got = 0;
@@ -640,19 +689,27 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned
     if ((st = sweep_csv_append(fd, path, header, (size_t)hlen, err)) != MP_OK) goto cleanup;
   } else {
     text[keep] = '\0';
-    for (char *line = first_nl + 1; *line;) {
+    int lineno = 1;
+    for (char *line = first_nl + 1; *line && st == MP_OK;) {
       char *nl = strchr(line, '\n');
       char *comma = memchr(line, ',', (size_t)(nl - line));
+      lineno++;
       if (comma) {
         *comma = '\0';
+        *nl = '\0';
         int i = sweep_find_case(s, line);
-        if (i >= 0 && !done[i]) {
+        if (i >= 0) {
+          *comma = ',';
+          st = check_row(s, i, line, lineno, path, err);
+        }
+        if (i >= 0 && st == MP_OK && !done[i]) {
           done[i] = 1;
           (*n_done)++;
         }
       }
       line = nl + 1;
     }
+    if (st != MP_OK) goto cleanup;
   }
 cleanup:
   free(text);

@@ -36,6 +36,7 @@
 #define SWEEP_MAX_VALUES 256
 #define SWEEP_MAX_CASES 1000000
 #define SWEEP_LINE_MAX 4096 /* longest CSV row (header included) */
+#define SWEEP_MAX_CSV ((size_t)1 << 30) /* the largest results file resumed: 1 GiB, 1000 bytes a case */
 
 /* One varied chip figure: key and the values in the order given (owned strings). */
 typedef struct sweep_axis {
@@ -145,7 +146,10 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
  * file gets the header.  An existing file must start with exactly this sweep's header (MP_INPUT
  * otherwise: the columns differ); a last line without its newline (cut by a kill) is truncated away;
  * done[i] (n_cases entries, set here) becomes 1 for each case whose key starts a row, and *n_done
- * counts them (rows of other keys are kept and ignored).  *fd is O_APPEND; the caller closes it. */
+ * counts them (rows of other keys are kept and ignored).  A row of one of the cases must hold that
+ * case's axis values, graph and method and figures in the form sweep_csv_row writes (MP_INPUT naming
+ * the line otherwise: it would count as done); a file over SWEEP_MAX_CSV is refused.  *fd is
+ * O_APPEND; the caller closes it. */
 mp_status sweep_csv_open(const sweep *s, const char *path, int *fd, unsigned char *done, int *n_done,
                          mp_error *err);
 

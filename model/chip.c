@@ -78,11 +78,13 @@ static mp_status read_matrix(const jsonio_reader *in, const cJSON *core, chip_ar
 static mp_status read_arch(const jsonio_reader *in, const cJSON *core, chip *c, chip_core *base, int has_flops) {
   chip_arch *a = &c->arch;
   int has_clock = 0, has_matrix = 0, has_lanes = 0, has_sram = 0;
-  mp_status st = jsonio_get_num(in, core, "clock_hz", JSONIO_LO_OPEN, 0, DBL_MAX, &a->clock_hz, &has_clock);
+  mp_status st = jsonio_get_num(in, core, "clock_hz", JSONIO_OPTIONAL, CHIP_MIN_CLOCK_HZ, CHIP_MAX_CLOCK_HZ,
+                                &a->clock_hz, &has_clock);
   if (st == MP_OK) st = read_matrix(in, core, a, &has_matrix);
   if (st == MP_OK) st = jsonio_get_int(in, core, "vector_lanes", JSONIO_OPTIONAL, 1, 1 << 20, &a->vector_lanes, &has_lanes);
   if (st == MP_OK)
-    st = jsonio_get_num(in, core, "sram_bandwidth", JSONIO_LO_OPEN, 0, DBL_MAX, &a->sram_bandwidth, &has_sram);
+    st = jsonio_get_num(in, core, "sram_bandwidth", JSONIO_OPTIONAL, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &a->sram_bandwidth, &has_sram);
   if (st != MP_OK) return st;
   c->has_arch = has_clock || has_matrix || has_lanes || has_sram;
   if ((has_matrix || has_lanes) && !has_clock)
@@ -93,8 +95,10 @@ static mp_status read_arch(const jsonio_reader *in, const cJSON *core, chip *c, 
     return MP_OK;
   }
   double peak = 2.0 * a->matrix_rows * a->matrix_cols * a->clock_hz;
-  if (!isfinite(peak))
-    return err_at(in->err, MP_INPUT, in->file, "core.clock_hz", "2 x rows x cols x clock_hz is not a finite number");
+  if (!(peak >= CHIP_MIN_FLOPS && peak <= CHIP_MAX_FLOPS))
+    return err_at(in->err, MP_INPUT, in->file, "core.clock_hz",
+                  "the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s is outside %g to %g (core.flops' range)",
+                  a->matrix_rows, a->matrix_cols, a->clock_hz, peak, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS);
   if (has_flops && fabs(base->flops - peak) > 1e-9 * peak)
     return err_at(in->err, MP_INPUT, in->file, "core.flops",
                   "%g disagrees with the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s (give one or make them agree)",
@@ -113,15 +117,16 @@ static mp_status read_core(const cJSON *root, const char *file, chip *c, chip_co
   mp_status st = jsonio_get_object(&top, root, "core", JSONIO_REQUIRED, &core, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, core, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "flops", JSONIO_OPTIONAL | JSONIO_LO_OPEN, 0, DBL_MAX, &base->flops, &has_flops);
+    st = jsonio_get_num(&in, core, "flops", JSONIO_OPTIONAL, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &base->flops, &has_flops);
   if (st == MP_OK) st = get_size(&in, core, "sram_bytes", JSONIO_REQUIRED, &base->sram_bytes, NULL);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &base->transfer_factor, NULL);
+    st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
+                        &base->transfer_factor, NULL);
   if (st == MP_OK) st = read_arch(&in, core, c, base, has_flops);
   return st;
 }
 
-/* "energy": every figure optional, >= 0. */
+/* "energy": every figure optional, from 0 to CHIP_MAX_PJ (static_w_per_core to CHIP_MAX_STATIC_W). */
 static mp_status read_energy(const cJSON *root, const char *file, chip *c, mp_error *err) {
   static const char *const keys[] = {"mac_pj", "vector_op_pj", "sram_pj_per_byte", "noc_pj_per_byte_hop",
                                      "dram_pj_per_byte", "static_w_per_core", NULL};
@@ -132,7 +137,10 @@ static mp_status read_energy(const cJSON *root, const char *file, chip *c, mp_er
   st = jsonio_known_keys(&in, e, keys);
   double *v[] = {&c->energy.mac_pj,           &c->energy.vector_op_pj,     &c->energy.sram_pj_per_byte,
                  &c->energy.noc_pj_per_byte_hop, &c->energy.dram_pj_per_byte, &c->energy.static_w_per_core};
-  for (int i = 0; keys[i] && st == MP_OK; i++) st = jsonio_get_num(&in, e, keys[i], JSONIO_OPTIONAL, 0, DBL_MAX, v[i], NULL);
+  for (int i = 0; keys[i] && st == MP_OK; i++)
+    st = jsonio_get_num(&in, e, keys[i], JSONIO_OPTIONAL, 0, v[i] == &c->energy.static_w_per_core ? CHIP_MAX_STATIC_W
+                                                                                                : CHIP_MAX_PJ,
+                        v[i], NULL);
   return st;
 }
 
@@ -143,8 +151,10 @@ static mp_status read_noc(const cJSON *root, const char *file, chip *c, mp_error
   mp_status st = jsonio_get_object(&top, root, "noc", JSONIO_REQUIRED, &noc, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, noc, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, noc, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->noc_bandwidth, NULL);
-  if (st == MP_OK) st = jsonio_get_num(&in, noc, "latency", JSONIO_REQUIRED, 0, DBL_MAX, &c->noc_latency, NULL);
+    st = jsonio_get_num(&in, noc, "bandwidth", JSONIO_REQUIRED, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &c->noc_bandwidth, NULL);
+  if (st == MP_OK)
+    st = jsonio_get_num(&in, noc, "latency", JSONIO_REQUIRED, 0, CHIP_MAX_LATENCY, &c->noc_latency, NULL);
   return st;
 }
 
@@ -157,7 +167,8 @@ static mp_status read_dram(const cJSON *root, const char *file, chip *c, mp_erro
   if (st != MP_OK || !present) return st;
   st = jsonio_known_keys(&in, dram, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, dram, "bandwidth", JSONIO_REQUIRED | JSONIO_LO_OPEN, 0, DBL_MAX, &c->dram_bandwidth, NULL);
+    st = jsonio_get_num(&in, dram, "bandwidth", JSONIO_REQUIRED, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &c->dram_bandwidth, NULL);
   if (st == MP_OK) st = jsonio_get_array(&in, dram, "ports", JSONIO_REQUIRED, &ports, NULL);
   if (st != MP_OK) return st;
   int n = cJSON_GetArraySize(ports);
@@ -226,10 +237,11 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
     }
     given_by[id] = i;
     chip_core *core = &c->cores[id];
-    st = jsonio_get_num(&in, o, "flops", JSONIO_LO_OPEN, 0, DBL_MAX, &core->flops, &has_flops);
+    st = jsonio_get_num(&in, o, "flops", JSONIO_OPTIONAL, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &core->flops, &has_flops);
     if (st == MP_OK) st = get_size(&in, o, "sram_bytes", JSONIO_OPTIONAL, &core->sram_bytes, &has_sram);
     if (st == MP_OK)
-      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, DBL_MAX, &core->transfer_factor, &has_gamma);
+      st = jsonio_get_num(&in, o, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
+                          &core->transfer_factor, &has_gamma);
     if (st == MP_OK && !has_flops && !has_sram && !has_gamma)
       st = err_at(err, MP_INPUT, file, where, "changes nothing (give flops, sram_bytes or transfer_factor)");
   }

@@ -17,6 +17,20 @@
 #define CHIP_VERSION 1
 #define CHIP_MAX_CORES 4096 /* largest mesh meshpipe accepts: 64 x 64 or any W x H with W * H <= 4096 */
 
+/* The range of every figure (platforms/README.md says why): physically meaningful, and such that
+ * SimGrid's parser holds each one (no subnormal number, nothing near overflow) and every time the
+ * simulator derives from them and a graph (whose counts are at most 2^53) is a finite double. */
+#define CHIP_MIN_FLOPS 1e6      /* flop/s of one core: a microcontroller ... */
+#define CHIP_MAX_FLOPS 1e18     /* ... to an exaflop, beyond any device built */
+#define CHIP_MIN_BANDWIDTH 1.0  /* bytes/s of a NoC link or a DRAM port: a byte a second ... */
+#define CHIP_MAX_BANDWIDTH 1e15 /* ... to a petabyte/s, below the simulator's internal 1e18 B/s links */
+#define CHIP_MAX_LATENCY 1.0    /* seconds per hop (0 is allowed) */
+#define CHIP_MAX_TRANSFER_FACTOR 1000.0
+#define CHIP_MIN_CLOCK_HZ 1e3  /* the core model's clock: a kilohertz ... */
+#define CHIP_MAX_CLOCK_HZ 1e12 /* ... to a terahertz */
+#define CHIP_MAX_PJ 1e9        /* picojoules of one operation or byte (a millijoule) */
+#define CHIP_MAX_STATIC_W 1e6  /* watts of one core's static power (a megawatt) */
+
 typedef struct chip_core {
   int x, y;               /* mesh position */
   double flops;           /* peak flop/s */

@@ -98,6 +98,7 @@ void cost_model_free(cost_model *m) {
   free(m->acts);
   free(m->send_ranges);
   free(m->sb);
+  free(m->sb_sorted);
   free(m->sb_first);
   free(m->phase);
   free(m->memo.keys);

@@ -102,7 +102,7 @@ static void read_company(const cost_model *m, const phases *x, int k, double own
   const double *ph = m->phase;
   int i = x->self;
   for (int e = m->sb_first[k]; e < m->sb_first[k + 1]; e++) {
-    const stream_bytes *b = &m->sb[e];
+    const stream_bytes *b = &m->sb_sorted[e];
     if (b->stage == i) continue;
     *all += b->bytes;
     int j = b->stage;
@@ -282,12 +282,6 @@ static double solve(const cost_model *m, cost_stage *stages, int n, const int *x
 /* Placements of the reads at most: each places them at the period and slowest stage the last one found. */
 #define COST_PHASE_PASSES 4
 
-static int cmp_sb(const void *a, const void *b) {
-  const stream_bytes *x = a, *y = b;
-  if (x->link != y->link) return x->link < y->link ? -1 : 1;
-  return (x->stage > y->stage) - (x->stage < y->stage);
-}
-
 /* The phases of the reads at period T (the first pass's).  In steady state the slowest stage b starts a
  * micro-batch as soon as it ends one: call that 0.  A stage after it starts when the one before has
  * done its work and its first Send (its busy side and that Send at T); the first stage starts when the
@@ -354,10 +348,19 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
       m->scratch[k] = 0;
     }
   }
-  qsort(m->sb, (size_t)m->n_sb, sizeof *m->sb, cmp_sb);
+  /* by link, each link's entries in stage order: a counting sort (the list is in stage order) */
+  if (m->n_sb > m->cap_sb_sorted) {
+    stream_bytes *grown = realloc(m->sb_sorted, (size_t)m->cap_sb * sizeof *grown);
+    if (!grown) return -1;
+    m->sb_sorted = grown;
+    m->cap_sb_sorted = m->cap_sb;
+  }
   memset(m->sb_first, 0, ((size_t)m->n_links + 1) * sizeof *m->sb_first);
   for (int e = 0; e < m->n_sb; e++) m->sb_first[m->sb[e].link + 1]++;
   for (int k = 0; k < m->n_links; k++) m->sb_first[k + 1] += m->sb_first[k];
+  for (int e = 0; e < m->n_sb; e++) m->sb_sorted[m->sb_first[m->sb[e].link]++] = m->sb[e];
+  for (int k = m->n_links; k > 0; k--) m->sb_first[k] = m->sb_first[k - 1];
+  m->sb_first[0] = 0;
   return 0;
 }
 

@@ -47,8 +47,10 @@ struct cost_model {
   int *send_ranges; /* per Send: [first pair, end pair, hops] */
   int cap_ranges;
   /* the streams' phases (cost_contend.c) */
-  struct stream_bytes *sb; /* every stage's DRAM reads per link, by link */
+  struct stream_bytes *sb; /* every stage's DRAM reads per link, in stage order */
   int n_sb, cap_sb;
+  struct stream_bytes *sb_sorted; /* the same by link */
+  int cap_sb_sorted;
   int *sb_first;           /* per link + 1: its first entry in sb */
   double *phase;           /* per stage: when its reads start within the period, and how long they take */
   int cap_phase;

@@ -2,7 +2,8 @@
  *
  * Every library function that can fail returns an mp_status and, on failure, fills a caller-owned
  * mp_error.  Messages about input read "FILE: where: what" (main prints them after "meshpipe: ").
- * Invariant: err->status == MP_OK exactly when err->msg is the empty string.
+ * Invariant: err->status == MP_OK exactly when err->msg is the empty string.  A message is one line:
+ * control characters (a newline in a name read from a file, say) are written as \n, \r, \t or \xHH.
  * The table below is the single source of the codes, their names and their exit statuses. */
 #ifndef MESHPIPE_ERR_H
 #define MESHPIPE_ERR_H

@@ -2,33 +2,62 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+/* "256 MiB"-style size for messages. */
+static void size_text(size_t n, char *buf, size_t cap) {
+  if (n >= ((size_t)1 << 30) && n % ((size_t)1 << 30) == 0)
+    snprintf(buf, cap, "%zu GiB", n >> 30);
+  else if (n >= ((size_t)1 << 20) && n % ((size_t)1 << 20) == 0)
+    snprintf(buf, cap, "%zu MiB", n >> 20);
+  else
+    snprintf(buf, cap, "%zu bytes", n);
+}
+
 mp_status fileio_read_all(const char *path, char **out, size_t *len, mp_error *err) {
+  return fileio_read_max(path, FILEIO_MAX_READ, out, len, err);
+}
+
+mp_status fileio_read_max(const char *path, size_t max, char **out, size_t *len, mp_error *err) {
   *out = NULL;
   if (len) *len = 0;
+  char limit[32];
+  size_text(max, limit, sizeof limit);
   FILE *f = fopen(path, "rb");
   if (!f) return err_at(err, MP_INPUT, path, NULL, "cannot open: %s", strerror(errno));
   size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
+  char *buf = NULL;
   mp_status st = MP_OK;
-  if (!buf) {
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > (uintmax_t)max) {
+    st = err_at(err, MP_INPUT, path, NULL, "%jd bytes, more than the %s meshpipe reads", (intmax_t)sb.st_size, limit);
+    goto cleanup;
+  }
+  if (cap > max + 2) cap = max + 2;
+  if (!(buf = malloc(cap))) {
     st = err_nomem(err);
     goto cleanup;
   }
   for (;;) {
     if (n + 1 >= cap) {
-      char *bigger = realloc(buf, cap * 2);
+      if (n > max) { /* a stream (a pipe, a device) that goes on past the limit */
+        st = err_at(err, MP_INPUT, path, NULL, "more than the %s meshpipe reads", limit);
+        goto cleanup;
+      }
+      size_t bigger_cap = cap > (max + 2) / 2 ? max + 2 : cap * 2;
+      char *bigger = realloc(buf, bigger_cap);
       if (!bigger) {
         st = err_nomem(err);
         goto cleanup;
       }
       buf = bigger;
-      cap *= 2;
+      cap = bigger_cap;
     }
     size_t got = fread(buf + n, 1, cap - n - 1, f);
     n += got;
@@ -36,6 +65,10 @@ mp_status fileio_read_all(const char *path, char **out, size_t *len, mp_error *e
   }
   if (ferror(f)) {
     st = err_at(err, MP_INPUT, path, NULL, "cannot read: %s", strerror(errno));
+    goto cleanup;
+  }
+  if (n > max) {
+    st = err_at(err, MP_INPUT, path, NULL, "more than the %s meshpipe reads", limit);
     goto cleanup;
   }
   buf[n] = '\0';

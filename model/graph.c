@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "graph.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,8 @@ static mp_status read_document(loader *ld, const cJSON *root, mp_error *err) {
   if (st == MP_OK) st = jsonio_get_str(&rd, root, "name", JSONIO_REQUIRED, &name, NULL);
   if (st == MP_OK) st = jsonio_get_array(&rd, root, "inputs", JSONIO_REQUIRED, &ins, NULL);
   if (st == MP_OK) st = jsonio_get_array(&rd, root, "ops", JSONIO_REQUIRED, &ops, NULL);
+  const cJSON *source = NULL; /* provenance: kept as it is, but an object as the format says */
+  if (st == MP_OK) st = jsonio_get_object(&rd, root, "source", JSONIO_OPTIONAL, &source, NULL);
   if (st != MP_OK) return st;
   int n_ops = cJSON_GetArraySize(ops);
   if (n_ops == 0) return err_at(err, MP_INPUT, file, "ops", "the graph has no ops");
@@ -463,7 +466,16 @@ static mp_status build(const loader *ld, const int *order, const cJSON *root, gr
       goto cleanup;
     }
   }
+  /* Every tensor's bytes, the graph inputs' too, sum to at most 2^63 - 1, so that live sets (and
+   * graph_get_totals' signed differences of them) cannot overflow. */
   uint64_t macs = 0, flops = 0, weights = 0, bytes = 0;
+  for (int t = 0; t < ld->n_graph_inputs; t++)
+    if (add_overflows(&bytes, ld->tensors[t].bytes) || bytes > INT64_MAX) {
+      char w[32];
+      snprintf(w, sizeof w, "inputs[%d]", t);
+      st = err_at(err, MP_INPUT, ld->file, w, "the graph's tensors total more than 2^63 bytes");
+      goto cleanup;
+    }
   for (int l = 0; l < n; l++) {
     const raw_op *r = &ld->ops[order[l]];
     graph_op *op = &g->ops[l];
@@ -496,10 +508,11 @@ static mp_status build(const loader *ld, const int *order, const cJSON *root, gr
       g->tensors[t].producer = l;
       overflow |= add_overflows(&op->out_bytes, g->tensors[t].bytes) | add_overflows(&bytes, g->tensors[t].bytes);
     }
-    if (overflow) {
+    if (overflow || bytes > INT64_MAX) {
       char w[160];
       snprintf(w, sizeof w, "ops[%d] '%.100s'", order[l], r->name);
-      st = err_at(err, MP_INPUT, ld->file, w, "the graph's totals overflow 64 bits");
+      st = err_at(err, MP_INPUT, ld->file, w, overflow ? "the graph's totals overflow 64 bits"
+                                                       : "the graph's tensors total more than 2^63 bytes");
       goto cleanup;
     }
   }

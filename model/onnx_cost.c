@@ -46,6 +46,7 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
   }
   case ONNX_OP_CONV:
   case ONNX_OP_CONVT: {
+    if ((st = onnx_need(v, 0, 3, err)) != MP_OK || (st = onnx_need(v, 1, 3, err)) != MP_OK) return st;
     const onnx_shape *w = &v->in[1]->shape;
     uint64_t per = 1;
     for (int i = 1; i < w->rank; i++) per = mul(&a, per, (uint64_t)w->d[i]);
@@ -95,6 +96,7 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
   }
   case ONNX_OP_BN: f = mul(&a, out, 2); break;
   case ONNX_OP_LN: {
+    if ((st = onnx_need(v, 0, 0, err)) != MP_OK) return st;
     const onnx_shape *x = &v->in[0]->shape;
     int ax = onnx_norm_axis(onnx_attr_int(v->node, "axis", -1), x->rank);
     uint64_t rows = 1;
@@ -113,6 +115,7 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
   }
   case ONNX_OP_GPOOL:
   case ONNX_OP_REDUCE: {
+    if ((st = onnx_need(v, 0, 0, err)) != MP_OK) return st;
     int mean = strcmp(t, "GlobalAveragePool") == 0 || strcmp(t, "ReduceMean") == 0;
     f = add(&a, elems(&a, &v->in[0]->shape), mean ? out : 0);
     break;

@@ -52,10 +52,12 @@ void onnx_fold_eval(const onnx_node_view *v, onnx_tensor *out) {
   int64_t a[ONNX_MAX_RANK], b[ONNX_MAX_RANK], c[ONNX_MAX_RANK], r[ONNX_MAX_RANK];
   int na = small_ints(v, 0, a), nb = small_ints(v, 1, b), nc = small_ints(v, 2, c);
   if (strcmp(t, "Shape") == 0 || strcmp(t, "Size") == 0) {
+    if (!onnx_input(v, 0)) return;
     const onnx_shape *x = &v->in[0]->shape;
     int64_t s = onnx_attr_int(nd, "start", 0);
     s = s < 0 ? s + x->rank : s;
     s = s < 0 ? 0 : s;
+    if (t[1] != 'i' && (s > x->rank || n > x->rank - s)) return; /* a value_info shape that disagrees */
     int64_t size = 1;
     for (int i = 0; i < x->rank; i++) size *= x->d[i];
     for (int i = 0; i < n; i++) r[i] = t[1] == 'i' ? size : x->d[s + i];

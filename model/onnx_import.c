@@ -530,6 +530,18 @@ int onnx_report_warning(const onnx_report *rep, char *buf, size_t size) {
 }
 
 mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out, onnx_report *rep, mp_error *err) {
+  *out = NULL;
+  if (rep) memset(rep, 0, sizeof *rep);
+  char *buf = NULL;
+  size_t len = 0;
+  mp_status st = fileio_read_max(path, ONNX_MAX_FILE, &buf, &len, err);
+  if (st == MP_OK) st = onnx_import_json_mem(path, buf, len, o, out, rep, err);
+  free(buf);
+  return st;
+}
+
+mp_status onnx_import_json_mem(const char *path, const void *data, size_t len, const onnx_options *o, cJSON **out,
+                               onnx_report *rep, mp_error *err) {
   err_clear(err);
   *out = NULL;
   if (rep) memset(rep, 0, sizeof *rep);
@@ -541,14 +553,12 @@ mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out,
     return err_set(err, MP_USAGE, "unknown dtype '%.40s' (expected fp32, fp16, bf16 or int8)", o->dtype);
   if (o && o->batch < 0) return err_set(err, MP_USAGE, "the batch size must be positive, got %d", o->batch);
 
-  char *buf = NULL;
-  size_t len = 0;
   Onnx__ModelProto *model = NULL;
   int *order = NULL;
-  mp_status st = fileio_read_all(path, &buf, &len, err);
+  mp_status st = onnx_wire_check(path, data, len, err);
   if (st != MP_OK) return st;
-  uint64_t hash = fileio_hash(FILEIO_HASH_INIT, buf, len);
-  model = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+  uint64_t hash = fileio_hash(FILEIO_HASH_INIT, data, len);
+  model = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
   if (!model) {
     st = err_at(err, MP_INPUT, path, NULL, "not an ONNX model: protobuf decoding failed (truncated or not protobuf)");
     goto cleanup;
@@ -611,7 +621,6 @@ cleanup:
   onnx_map_free(&im.names);
   onnx_map_free(&im.vinfo);
   if (model) onnx__model_proto__free_unpacked(model, NULL);
-  free(buf);
   if (st == MP_OK && rep) *rep = im.rep;
   else onnx_report_free(&im.rep);
   return st;

@@ -58,8 +58,14 @@ int onnx_dtype_bytes(const char *dtype);
  * provenance object.  o may be NULL (defaults).  On success *out is owned by the caller
  * (cJSON_Delete).  rep may be NULL; when given it is filled on success and must be released with
  * onnx_report_free (it is zeroed and owns nothing on failure).  Bad files are MP_INPUT with
- * "FILE: node 'NAME' (TYPE): what"; a bad option is MP_USAGE. */
+ * "FILE: node 'NAME' (TYPE): what"; a bad option is MP_USAGE.  A file over 2 GiB, or whose protobuf
+ * messages nest more than 64 deep or would unpack to more than 64 MiB + 32 x its size, is refused
+ * before it is unpacked. */
 mp_status onnx_import_json(const char *path, const onnx_options *o, cJSON **out, onnx_report *rep, mp_error *err);
+
+/* onnx_import_json of a model already in memory (len bytes, borrowed); path labels the messages. */
+mp_status onnx_import_json_mem(const char *path, const void *data, size_t len, const onnx_options *o, cJSON **out,
+                               onnx_report *rep, mp_error *err);
 
 /* Like onnx_import_json, then builds and validates the graph (graph_from_json).  *out is owned by the
  * caller (graph_free). */

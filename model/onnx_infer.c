@@ -13,6 +13,8 @@ static mp_status need(const onnx_node_view *v, int i, int min_rank, mp_error *er
   return MP_OK;
 }
 
+mp_status onnx_need(const onnx_node_view *v, int i, int min_rank, mp_error *err) { return need(v, i, min_rank, err); }
+
 /* Reads the integer values of input i into out; fails naming the node when unknown. */
 static mp_status need_ints(const onnx_node_view *v, int i, int64_t *out, int max, int *n, mp_error *err) {
   const onnx_tensor *t = onnx_input(v, i);

@@ -2,6 +2,7 @@
  *   the operator table:  onnx_ops.c (the table and the helpers below), onnx_infer.c (shape rules),
  *                        onnx_cost.c (cost formulas);
  *   the import:          onnx_import.c (reading, ordering, a layer per node, entry points),
+ *                        onnx_wire.c (nesting and size of the protobuf bytes, before unpacking),
  *                        onnx_fold.c (constants), onnx_emit.c (fusion and the output document). */
 #ifndef MESHPIPE_ONNX_INT_H
 #define MESHPIPE_ONNX_INT_H
@@ -18,6 +19,11 @@
 
 #define ONNX_MAX_RANK 8
 #define ONNX_MAX_IO 64 /* inputs / outputs of one node (more is an error) */
+#define ONNX_MAX_FILE ((size_t)1 << 31) /* the largest model read: protobuf's own limit, 2 GiB */
+#define ONNX_MAX_NESTING 64             /* protobuf messages inside each other (a subgraph of an If is
+                                           3 deeper than its node: graph, node, attribute) */
+#define ONNX_UNPACKED_BASE (64 << 20)   /* what protobuf-c may allocate: 64 MiB + 32 x the file's size */
+#define ONNX_UNPACKED_PER_BYTE 32
 
 typedef struct onnx_shape {
   int rank;
@@ -111,6 +117,11 @@ mp_status onnx_node_fail(const onnx_node_view *v, mp_error *err, const char *fmt
 /* Input i of the node (NULL when omitted or beyond its inputs). */
 const onnx_tensor *onnx_input(const onnx_node_view *v, int i);
 
+/* MP_INPUT naming the node unless input i is present with at least min_rank dimensions.  The shape
+ * rules and the cost formulas check every input they read with it: a node whose outputs have
+ * value_info shapes skips the rules but not the formulas. */
+mp_status onnx_need(const onnx_node_view *v, int i, int min_rank, mp_error *err);
+
 /* A possibly negative axis counted from the end of a rank-`rank` shape, as a plain index (unchecked). */
 int onnx_norm_axis(int64_t axis, int rank);
 
@@ -144,7 +155,12 @@ typedef struct onnx_rnn_dims {
 } onnx_rnn_dims;
 mp_status onnx_rnn_read(const onnx_node_view *v, int gates, onnx_rnn_dims *r, mp_error *err);
 
-/* ---- the import (onnx_import.c, onnx_fold.c, onnx_emit.c) ---- */
+/* ---- the import (onnx_import.c, onnx_wire.c, onnx_fold.c, onnx_emit.c) ---- */
+
+/* Checks the protobuf bytes of a model before protobuf-c unpacks them (onnx_wire.c): messages nested
+ * at most ONNX_MAX_NESTING deep and at most ONNX_UNPACKED_BASE + ONNX_UNPACKED_PER_BYTE x len bytes
+ * unpacked; MP_INPUT naming file otherwise.  Malformed bytes pass (protobuf-c refuses them). */
+mp_status onnx_wire_check(const char *file, const void *data, size_t len, mp_error *err);
 
 /* A string -> index map (open addressing; only looked up, never iterated).  Keys are borrowed. */
 typedef struct onnx_namemap {

@@ -1,4 +1,5 @@
 /* optimes: loading measured op times (CSV or JSON) for one graph.  See optimes.h. */
+#define _GNU_SOURCE /* qsort_r */
 #include "optimes.h"
 
 #include <ctype.h>
@@ -10,6 +11,27 @@
 
 #include "fileio.h"
 #include "jsonio.h"
+
+/* Op indices of g sorted by name (qsort_r context: the graph), so that a file of as many lines as
+ * ops costs n log n, not n^2 name comparisons. */
+static int cmp_op(const void *a, const void *b, void *ctx) {
+  const graph *g = ctx;
+  return strcmp(g->ops[*(const int *)a].name, g->ops[*(const int *)b].name);
+}
+
+/* The layer named name, by bisection of by_name; -1 if none. */
+static int find_op(const graph *g, const int *by_name, const char *name) {
+  int lo = 0, hi = g->n_ops - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(g->ops[by_name[mid]].name, name);
+    if (c == 0) return by_name[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
 
 /* An empty table for g: every layer keeps the model. */
 static mp_status table_new(const char *file, const graph *g, optimes **out, mp_error *err) {
@@ -29,14 +51,18 @@ static mp_status table_new(const char *file, const graph *g, optimes **out, mp_e
 }
 
 /* Records the time of op name; where labels the messages ("line 3", "\"conv1\""). */
-static mp_status set_time(optimes *t, const graph *g, const char *name, double seconds, const char *where,
-                          mp_error *err) {
-  int l = graph_find_op(g, name);
+static mp_status set_time(optimes *t, const graph *g, const int *by_name, const char *name, double seconds,
+                          const char *where, mp_error *err) {
+  int l = find_op(g, by_name, name);
   if (l < 0) return err_at(err, MP_INPUT, t->file, where, "no op '%s' in graph '%s'", name, g->name);
   if (isnan(seconds)) return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is NaN", name);
   if (isinf(seconds)) return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is infinite", name);
   if (seconds < 0)
     return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is negative (%g s)", name, seconds);
+  if (seconds > OPTIMES_MAX_SECONDS)
+    return err_at(err, MP_INPUT, t->file, where,
+                  "the time of op '%s' is %.9g s, more than the %g s a measured op may take", name, seconds,
+                  OPTIMES_MAX_SECONDS);
   if (t->seconds[l] >= 0) return err_at(err, MP_INPUT, t->file, where, "op '%s' is given a time twice", name);
   t->seconds[l] = seconds;
   t->n_overridden++;
@@ -69,8 +95,8 @@ static double unit_scale(const char *b, const char *e) {
 
 /* Parses one data line [b, e) "op,time" (the name optionally in double quotes, "" for a quote); the
  * first line may be the header "op,UNIT", which sets *scale (seconds per unit of the times). */
-static mp_status csv_line(optimes *t, const graph *g, const char *b, const char *e, int line, int *header_ok,
-                          double *scale, mp_error *err) {
+static mp_status csv_line(optimes *t, const graph *g, const int *by_name, const char *b, const char *e, int line,
+                          int *header_ok, double *scale, mp_error *err) {
   char where[32];
   snprintf(where, sizeof where, "line %d", line);
   char name[1024];
@@ -128,10 +154,11 @@ static mp_status csv_line(optimes *t, const graph *g, const char *b, const char 
   if (end == num || *end != '\0')
     return err_at(err, MP_INPUT, t->file, where, "the time of op '%s' is not a number: '%s'", name, num);
   if (errno == ERANGE && fabs(v) > 1) v = v > 0 ? INFINITY : -INFINITY;
-  return set_time(t, g, name, v * *scale, where, err);
+  return set_time(t, g, by_name, name, v * *scale, where, err);
 }
 
-static mp_status parse_csv(optimes *t, const graph *g, const char *text, size_t len, mp_error *err) {
+static mp_status parse_csv(optimes *t, const graph *g, const int *by_name, const char *text, size_t len,
+                           mp_error *err) {
   const char *p = text, *end = text + len;
   int line = 0, header_ok = 1;
   double scale = 1;
@@ -143,7 +170,7 @@ static mp_status parse_csv(optimes *t, const graph *g, const char *text, size_t 
     trim(&b, &e);
     if (b < e && *b != '#') {
       if (memchr(b, '\0', (size_t)(e - b))) return err_at(err, MP_INPUT, t->file, NULL, "line %d: a NUL byte", line);
-      mp_status st = csv_line(t, g, b, e, line, &header_ok, &scale, err);
+      mp_status st = csv_line(t, g, by_name, b, e, line, &header_ok, &scale, err);
       if (st != MP_OK) return st;
     }
     p = nl ? nl + 1 : end;
@@ -153,7 +180,8 @@ static mp_status parse_csv(optimes *t, const graph *g, const char *text, size_t 
 
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
-static mp_status parse_json(optimes *t, const graph *g, const char *text, size_t len, mp_error *err) {
+static mp_status parse_json(optimes *t, const graph *g, const int *by_name, const char *text, size_t len,
+                            mp_error *err) {
   cJSON *root = NULL;
   mp_status st = jsonio_parse(t->file, text, len, &root, err);
   if (st != MP_OK) return st;
@@ -167,7 +195,7 @@ static mp_status parse_json(optimes *t, const graph *g, const char *text, size_t
     if (!cJSON_IsNumber(m))
       st = err_at(err, MP_INPUT, t->file, where, "the time of op '%s' must be a number of seconds", m->string);
     else
-      st = set_time(t, g, m->string, m->valuedouble, where, err);
+      st = set_time(t, g, by_name, m->string, m->valuedouble, where, err);
   }
 
 cleanup:
@@ -187,9 +215,13 @@ mp_status optimes_parse(const char *file, const char *text, size_t len, int csv,
     csv = !(i < len && text[i] == '{');
   }
   optimes *t = NULL;
+  int *by_name = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof *by_name);
+  if (!by_name) return err_nomem(err);
+  for (int l = 0; l < g->n_ops; l++) by_name[l] = l;
+  qsort_r(by_name, (size_t)g->n_ops, sizeof *by_name, cmp_op, (void *)g);
   mp_status st = table_new(file, g, &t, err);
-  if (st != MP_OK) return st;
-  st = csv ? parse_csv(t, g, text, len, err) : parse_json(t, g, text, len, err);
+  if (st == MP_OK) st = csv ? parse_csv(t, g, by_name, text, len, err) : parse_json(t, g, by_name, text, len, err);
+  free(by_name);
   if (st == MP_OK && t->n_overridden == 0)
     st = err_at(err, MP_INPUT, file, NULL, "no op times in the file (expected %s)",
                 csv ? "lines 'op,seconds'" : "{\"op\": seconds, ...}");

@@ -4,10 +4,10 @@
  * A file maps op names of one graph to times measured on one core of the chip's typical type,
  * either as CSV (lines "op,time", '#' comments and blank lines, and an optional first line "op,UNIT"
  * whose UNIT - seconds, s, ms, us or ns - is the times' unit, seconds without it) or as one JSON object
- * {"op": seconds, ...}.  Every name must be an op of the graph, named once;
- * every time finite and >= 0.  Such an op is given the work of seconds * F flops, F being the typical
- * core's flop rate, so it takes the measured time on one such core and its share of it when split
- * over a group (optimes_flops).  optimes_apply makes that a graph of its own, so that the analytical
+ * {"op": seconds, ...}.  Every name must be an op of the graph, named once; every time finite, >= 0
+ * and at most OPTIMES_MAX_SECONDS.  Such an op is given the work of seconds * F flops, F being the
+ * typical core's flop rate, so it takes the measured time on one such core and its share of it when
+ * split over a group (optimes_flops).  optimes_apply makes that a graph of its own, so that the analytical
  * model, every partitioner and the simulator see the same per-layer times; that is how the front end
  * uses them.  An optimes is immutable after loading and owns its arrays. */
 #ifndef MESHPIPE_OPTIMES_H
@@ -18,6 +18,8 @@
 
 #include "err.h"
 #include "graph.h"
+
+#define OPTIMES_MAX_SECONDS 1e6 /* an op measured at over 11 days is no measurement; keeps seconds x flops finite */
 
 typedef struct optimes {
   char *file;          /* where it was read from, for messages */

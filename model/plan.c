@@ -298,6 +298,17 @@ static mp_status check_stages(const cJSON *root, const plan *p, const graph *g, 
 }
 
 mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out, mp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  mp_status st = fileio_read_all(path, &text, &len, err);
+  if (st == MP_OK) st = plan_parse(path, text, len, g, c, out, err);
+  free(text);
+  return st;
+}
+
+mp_status plan_parse(const char *path, const char *text, size_t len, const graph *g, const chip *c, plan **out,
+                     mp_error *err) {
   static const char *const keys[] = {"format", "version", "arranged_core", "stages", "graph", "chip", NULL};
   cJSON *root = NULL;
   const cJSON *list = NULL;
@@ -305,7 +316,7 @@ mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out,
   int version = 0, *arranged = NULL;
   jsonio_reader top = {path, NULL, err};
   *out = NULL;
-  mp_status st = jsonio_load(path, &root, err);
+  mp_status st = jsonio_parse(path, text, len, &root, err);
   if (st != MP_OK) return st;
   if (!cJSON_IsObject(root)) {
     st = err_at(err, MP_INPUT, path, NULL, "expected a JSON object (a meshpipe plan)");

@@ -48,6 +48,10 @@ mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int 
  * then taken from the list itself.  The format is described in platforms/README.md. */
 mp_status plan_load(const char *path, const graph *g, const chip *c, plan **out, mp_error *err);
 
+/* plan_load of text already in memory (len bytes); path labels the messages. */
+mp_status plan_parse(const char *path, const char *text, size_t len, const graph *g, const chip *c, plan **out,
+                     mp_error *err);
+
 /* Serialisation: arranged_core plus the stages it implies (with first/last op names when g is given
  * and has p->n_layers layers) and the name and hash of g and c.  g and c are borrowed and may be
  * NULL.  Owned by the caller; NULL if out of memory. */

@@ -28,6 +28,7 @@ void method_options_default(method_options *o) {
   o->tau = 1e-6;
   o->max_step = 100;
   o->episodes = -1;
+  o->ranks = 1;
 }
 
 int method_count(void) { return N_METHODS; }

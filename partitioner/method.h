@@ -8,6 +8,7 @@
 #ifndef MESHPIPE_METHOD_H
 #define MESHPIPE_METHOD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "chip.h"
@@ -27,9 +28,20 @@ typedef struct method_options {
   const char *init;    /* learning methods: name of the method whose plan starts the search, or NULL */
   struct sim *sim;     /* simulating methods (rl): a sim of the same chip to run on in this process, or NULL:
                           an engine of their own in a forked child (SimGrid starts one engine per process) */
+  /* learning methods: this process is rank `rank` of `ranks` that run the same method with the same
+   * options and deal its episodes (rl_train.h, rl_trainer_distribute); gather (with gather_ctx) joins
+   * every rank's bytes in rank order.  0 of 1 and NULL by default. */
+  int rank, ranks;
+  mp_status (*gather)(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err);
+  void *gather_ctx;
+  /* long methods (rl): called after each step of their search with what is done of how much (total <= 0
+   * when unknown), a phase name and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
+  void (*progress)(void *ctx, const char *phase, long done, long total, double best_microbatches_per_s);
+  void *progress_ctx;
 } method_options;
 
-/* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim. */
+/* Fills the documented defaults: seed 1, tau 1e-6 s, max_step 100, episodes -1, NULL strings and sim,
+ * rank 0 of 1. */
 void method_options_default(method_options *o);
 
 #define METHOD_NOTES_MAX 512

@@ -180,7 +180,7 @@ static int stage_counts_model(opt *o, const figs *s, double T, int room) {
   for (int q = 0; q < o->n_kruns; q++) {
     int a = o->kruns[2 * q], b = o->kruns[2 * q + 1];
     for (int c = a; c <= b && c < cfit && !o->strict; c++)
-      if (optimal_time_at(o, s, c) <= T) n = add_run(o, n, c, c);
+      if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = add_run(o, n, c, c); /* Sends within T above */
     if (cfit > a) a = cfit;
     if (a <= b) n = add_run(o, n, a, b);
   }
@@ -198,8 +198,9 @@ int optimal_stage_counts(opt *o, const figs *s, double T, int room) {
   pred p = {o, s, FITS, T};
   double W = (double)s->weights, Y = (double)s->max_act;
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
-  for (int c = cl; c <= ch && c < cfit && !o->strict; c++) /* overflow: the DRAM term decides, count by count */
-    if (optimal_time_at(o, s, c) <= T) {
+  /* overflow: the DRAM term decides, count by count (the Sends are within T: only the busy side is left) */
+  for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
+    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) {
       if (n > 0 && o->runs[2 * n - 1] == c - 1)
         o->runs[2 * n - 1] = c;
       else {

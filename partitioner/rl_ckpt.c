@@ -2,6 +2,7 @@
  * partitioner/README.md), written and read with the little-endian codec of bytes.h. */
 #include "rl_ckpt.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,13 +70,43 @@ mp_status rl_ckpt_save(const rl_trainer *t, const char *path, mp_error *err) {
   return st;
 }
 
+/* The state after the instances, as read: counters and figures are checked before they are trusted
+ * (a checkpoint with a valid checksum may still be crafted). */
+static mp_status check_progress(const rl_trainer *t, const uint64_t count[4], const char *path, mp_error *err) {
+  const uint64_t cap = (uint64_t)1 << 53; /* no run counts that far */
+  uint64_t episodes = count[0], iterations = count[1], evaluations = count[2], steps = count[3];
+  if (episodes > cap || iterations > cap || evaluations > cap || steps > cap)
+    return err_at(err, MP_INPUT, path, "progress", "a counter past 2^53 (episodes %llu, iterations %llu)",
+                  (unsigned long long)episodes, (unsigned long long)iterations);
+  /* each iteration plays 1 .. batch episodes, each of at most max_steps steps */
+  if (episodes < iterations || episodes > iterations * (uint64_t)t->cfg.batch ||
+      steps > episodes * (uint64_t)t->cfg.max_steps)
+    return err_at(err, MP_INPUT, path, "progress",
+                  "%llu episodes in %llu iterations of at most %d with %llu steps: not a run's progress",
+                  (unsigned long long)episodes, (unsigned long long)iterations, t->cfg.batch,
+                  (unsigned long long)steps);
+  if (!(t->rng.s[0] | t->rng.s[1] | t->rng.s[2] | t->rng.s[3]))
+    return err_at(err, MP_INPUT, path, "rng", "the random generator's state is all zero (it would draw only zeros)");
+  if (!isfinite(t->mean_final) || !isfinite(t->entropy) || !isfinite(t->grad_norm))
+    return err_at(err, MP_INPUT, path, "progress", "the last mean reward, entropy or gradient norm is not finite");
+  return MP_OK;
+}
+
 mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
                          rl_trainer **out, mp_error *err) {
   *out = NULL;
   char *data = NULL;
   size_t len = 0;
   mp_status st = fileio_read_all(path, &data, &len, err);
-  if (st != MP_OK) return st;
+  if (st == MP_OK) st = rl_ckpt_resume_mem(cfg, inst, n_inst, path, (const unsigned char *)data, len, out, err);
+  free(data);
+  return st;
+}
+
+mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
+                             const unsigned char *data, size_t len, rl_trainer **out, mp_error *err) {
+  *out = NULL;
+  mp_status st = MP_OK;
   rl_trainer *t = NULL;
   rl_policy *pol = NULL;
   strbuf want = {0};
@@ -128,17 +159,21 @@ mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, in
     s->best_eval.reward = bytes_get_f64(&r);
     s->best_eval.balance = bytes_get_f64(&r);
     s->best_eval.figure = bytes_get_f64(&r);
-    s->best_eval.feasible = (int)bytes_get_u32(&r);
+    uint32_t feasible = bytes_get_u32(&r);
+    s->best_eval.feasible = (int)feasible;
     if (!r.short_read && !rl_env_valid_state(s->in.env, s->best)) {
       st = err_at(err, MP_INPUT, path, "instances", "the best plan of graph %d is not a valid arranged_core list", i);
       goto cleanup;
     }
+    if (!r.short_read && (!isfinite(s->best_eval.reward) || !isfinite(s->best_eval.balance) ||
+                          !isfinite(s->best_eval.figure) || feasible > 1)) {
+      st = err_at(err, MP_INPUT, path, "instances", "the best plan of graph %d has a figure that is not finite", i);
+      goto cleanup;
+    }
   }
   for (int k = 0; k < 4; k++) t->rng.s[k] = bytes_get_u64(&r);
-  t->episodes_done = (long)bytes_get_u64(&r);
-  t->iterations = (long)bytes_get_u64(&r);
-  t->evaluations = (long)bytes_get_u64(&r);
-  t->steps = (long)bytes_get_u64(&r);
+  uint64_t count[4];
+  for (int k = 0; k < 4; k++) count[k] = bytes_get_u64(&r);
   t->mean_final = bytes_get_f64(&r);
   t->entropy = bytes_get_f64(&r);
   t->grad_norm = bytes_get_f64(&r);
@@ -147,6 +182,11 @@ mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, in
     st = err_at(err, MP_INPUT, path, NULL, "truncated checkpoint");
     goto cleanup;
   }
+  if ((st = check_progress(t, count, path, err)) != MP_OK) goto cleanup;
+  t->episodes_done = (long)count[0];
+  t->iterations = (long)count[1];
+  t->evaluations = (long)count[2];
+  t->steps = (long)count[3];
   size_t used = 0;
   st = rl_policy_from_bytes(r.data + r.pos, (size_t)img_len, path, &pol, &used, err);
   if (st != MP_OK) goto cleanup;
@@ -164,6 +204,5 @@ cleanup:
   strbuf_clear(&want);
   rl_policy_free(pol);
   rl_trainer_free(t);
-  free(data);
   return st;
 }

@@ -19,4 +19,12 @@ mp_status rl_ckpt_save(const rl_trainer *t, const char *path, mp_error *err);
 mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
                          rl_trainer **out, mp_error *err);
 
+/* rl_ckpt_resume of a checkpoint already in memory (len bytes, borrowed); path labels the messages.
+ * Besides the checksum and the configuration, the state is checked before it is trusted: counters
+ * at most 2^53 that a run can reach (1 to batch episodes per iteration, at most max_steps steps per
+ * episode), a random generator that is not all zero, finite figures, valid best plans, and the
+ * policy as rl_policy_from_bytes checks it. */
+mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
+                             const unsigned char *data, size_t len, rl_trainer **out, mp_error *err);
+
 #endif

@@ -29,6 +29,16 @@ static long scaled(long base, int n_cores, long floor) {
   return v > floor ? v : floor;
 }
 
+/* Tells the caller (o->progress) how far trainer t is through its episodes. */
+static void report(const method_options *o, const char *phase, const rl_trainer *t, long episodes) {
+  if (!o->progress) return;
+  rl_train_stats ts;
+  rl_trainer_get_stats(t, &ts);
+  rl_eval best;
+  rl_trainer_best(t, 0, &best);
+  o->progress(o->progress_ctx, phase, ts.episodes, episodes, best.figure);
+}
+
 long rl_method_default_episodes(int n_cores) {
   return n_cores <= 16 ? RL_METHOD_EPISODES_SMALL : scaled(RL_METHOD_EPISODES, n_cores, 8);
 }
@@ -68,7 +78,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   st = rl_env_from_graph(g, c->n_cores, &env, err);
   if (st != MP_OK) goto cleanup;
   if (o->policy) {
-    st = rl_policy_load(o->policy, &pol, err);
+    st = rl_policy_load_shaped(o->policy, RL_PAIR_FEATURES, RL_PAIR_ACTIONS, &pol, err);
     if (st != MP_OK) goto cleanup;
   }
   rl_train_config cfg;
@@ -87,7 +97,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st != MP_OK) goto cleanup;
     win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
-    while (st == MP_OK && !rl_trainer_done(warm)) st = rl_trainer_iterate(warm, err);
+    while (st == MP_OK && !rl_trainer_done(warm)) {
+      st = rl_trainer_iterate(warm, err);
+      report(o, "on the model", warm, wcfg.episodes);
+    }
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
     if (st == MP_OK) st = model_search(warm, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
@@ -100,6 +113,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_stats before, after;
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
+  if (st == MP_OK && o->ranks > 1 && o->gather) rl_trainer_distribute(t, o->rank, o->ranks, o->gather, o->gather_ctx);
   if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
   /* the best plan the model knows: optimal's, simulated like every other candidate */
   plan *opt = NULL;
@@ -108,7 +122,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (st == MP_OK && opt) st = rl_trainer_offer(t, 0, opt->arranged, err);
   plan_free(opt);
   if (st != MP_OK) goto cleanup;
-  while (!rl_trainer_done(t) && st == MP_OK) st = rl_trainer_iterate(t, err);
+  while (!rl_trainer_done(t) && st == MP_OK) {
+    st = rl_trainer_iterate(t, err);
+    report(o, "on the simulator", t, cfg.episodes);
+  }
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
   if (st == MP_OK) st = rl_search_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
   if (st != MP_OK) goto cleanup;

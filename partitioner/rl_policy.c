@@ -38,12 +38,26 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void one_blas_thread(void) { openblas_set_num_threads(1); }
 
+/* The number of parameters of a shape, or 0 when the shape is not one a policy may have (so a file's
+ * header is checked by arithmetic, before anything is allocated for it). */
+static uint64_t shape_params(uint64_t n_in, uint64_t n_out, uint64_t n_hidden, uint64_t hidden) {
+  if (n_in < 1 || n_out < 1 || n_hidden > RL_POLICY_MAX_HIDDEN || (n_hidden > 0 && hidden < 1) ||
+      n_in > (1 << 24) || n_out > (1 << 24) || hidden > (1 << 16))
+    return 0;
+  uint64_t sizes[RL_POLICY_MAX_HIDDEN + 2], n = 0;
+  sizes[0] = n_in;
+  for (uint64_t l = 1; l <= n_hidden; l++) sizes[l] = hidden;
+  sizes[n_hidden + 1] = n_out;
+  for (uint64_t l = 0; l <= n_hidden; l++) n += sizes[l + 1] * sizes[l] + sizes[l + 1]; /* < 2^50 */
+  return n;
+}
+
 /* Allocates a policy of the given shape with zero parameters and moments. */
 static mp_status alloc_shape(int n_in, int n_out, int n_hidden, int hidden, rl_policy **out, mp_error *err) {
   pthread_once(&blas_once, one_blas_thread);
   *out = NULL;
-  if (n_in < 1 || n_out < 1 || n_hidden < 0 || n_hidden > RL_POLICY_MAX_HIDDEN || (n_hidden > 0 && hidden < 1) ||
-      n_in > (1 << 24) || n_out > (1 << 24) || hidden > (1 << 16))
+  if (n_in < 0 || n_out < 0 || n_hidden < 0 || hidden < 0 ||
+      !shape_params((uint64_t)n_in, (uint64_t)n_out, (uint64_t)n_hidden, (uint64_t)hidden))
     return err_set(err, MP_INPUT, "rl_policy: bad shape: %d inputs, %d outputs, %d hidden layers of %d", n_in, n_out,
                    n_hidden, hidden);
   rl_policy *p = calloc(1, sizeof *p);
@@ -340,30 +354,23 @@ mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char
   if (activation != ACT_TANH)
     return err_at(err, MP_INPUT, file, "activation", "unknown activation %u (1 = tanh)", activation);
   if (flags & ~FLAG_OPTIMIZER) return err_at(err, MP_INPUT, file, "flags", "unknown flags 0x%x", flags);
-  if (n_params > len / 8) /* before allocating anything the header asks for */
-    return err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes cannot hold %llu parameters", len,
-                  (unsigned long long)n_params);
-  rl_policy *p = NULL;
-  mp_error shape_err;
-  err_clear(&shape_err);
-  if (n_in > INT32_MAX || n_out > INT32_MAX || n_hidden > INT32_MAX || hidden > INT32_MAX ||
-      alloc_shape((int)n_in, (int)n_out, (int)n_hidden, (int)hidden, &p, &shape_err) != MP_OK) {
-    if (shape_err.status == MP_NOMEM) return err_nomem(err);
+  /* The header against the shape and the file's length, before anything is allocated for them. */
+  uint64_t shape_n = shape_params(n_in, n_out, n_hidden, hidden);
+  if (!shape_n)
     return err_at(err, MP_INPUT, file, "shape", "bad shape: %u inputs, %u outputs, %u hidden layers of %u", n_in,
                   n_out, n_hidden, hidden);
-  }
+  if (n_params != shape_n)
+    return err_at(err, MP_INPUT, file, "n_params", "%llu parameters for a shape that has %llu",
+                  (unsigned long long)n_params, (unsigned long long)shape_n);
   int with_opt = (flags & FLAG_OPTIMIZER) != 0;
-  size_t need = image_size(p->n_params, with_opt);
-  mp_status st = MP_OK;
-  if (n_params != p->n_params) {
-    st = err_at(err, MP_INPUT, file, "n_params", "%llu parameters for a shape that has %zu",
-                (unsigned long long)n_params, p->n_params);
-    goto cleanup;
-  }
-  if (len < need) {
-    st = err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes, the header announces %zu", len, need);
-    goto cleanup;
-  }
+  if (n_params > len / (with_opt ? 24 : 8))
+    return err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes cannot hold %llu parameters", len,
+                  (unsigned long long)n_params);
+  size_t need = image_size((size_t)n_params, with_opt);
+  if (len < need) return err_at(err, MP_INPUT, file, NULL, "truncated: %zu bytes, the header announces %zu", len, need);
+  rl_policy *p = NULL;
+  mp_status st = alloc_shape((int)n_in, (int)n_out, (int)n_hidden, (int)hidden, &p, err);
+  if (st != MP_OK) return st; /* the shape was checked: only memory can fail */
   bytes_reader sum = bytes_reader_of(data + need - 8, 8);
   if (bytes_get_u64(&sum) != fileio_hash(FILEIO_HASH_INIT, data, need - 8)) {
     st = err_at(err, MP_INPUT, file, "checksum", "checksum mismatch: the file is damaged");
@@ -384,6 +391,20 @@ mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char
       st = err_at(err, MP_INPUT, file, "params", "parameter %zu is not a finite number", i);
       goto cleanup;
     }
+  if (with_opt) { /* Adam's state as Adam leaves it: a damaged one would poison every later step */
+    const rl_adam *a = &p->adam;
+    if (!(a->lr > 0 && isfinite(a->lr)) || !(a->beta1 >= 0 && a->beta1 < 1) || !(a->beta2 >= 0 && a->beta2 < 1) ||
+        !(a->eps > 0 && isfinite(a->eps))) {
+      st = err_at(err, MP_INPUT, file, "adam", "learning rate %g, betas %g and %g, epsilon %g: not Adam's state",
+                  a->lr, a->beta1, a->beta2, a->eps);
+      goto cleanup;
+    }
+    for (size_t i = 0; i < p->n_params; i++)
+      if (!isfinite(p->m[i]) || !(p->v[i] >= 0 && isfinite(p->v[i]))) {
+        st = err_at(err, MP_INPUT, file, "adam", "moment %zu is not a finite number (the second one >= 0)", i);
+        goto cleanup;
+      }
+  }
   if (used) *used = need;
   *out = p;
   return MP_OK;
@@ -414,6 +435,17 @@ mp_status rl_policy_load(const char *path, rl_policy **out, mp_error *err) {
     st = err_at(err, MP_INPUT, path, NULL, "%zu bytes of trailing data after the policy", len - used);
   }
   free(buf);
+  return st;
+}
+
+mp_status rl_policy_load_shaped(const char *path, int n_in, int n_out, rl_policy **out, mp_error *err) {
+  mp_status st = rl_policy_load(path, out, err);
+  if (st != MP_OK || ((*out)->n_in == n_in && (*out)->n_out == n_out)) return st;
+  st = err_at(err, MP_INPUT, path, "shape",
+              "the policy takes %d features per row and gives %d logits, this partitioner needs %d and %d",
+              (*out)->n_in, (*out)->n_out, n_in, n_out);
+  rl_policy_free(*out);
+  *out = NULL;
   return st;
 }
 

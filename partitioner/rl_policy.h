@@ -94,13 +94,19 @@ double rl_policy_adam_step(rl_policy *p, double *grad, double clip_norm);
 mp_status rl_policy_to_bytes(const rl_policy *p, int with_optimizer, strbuf *out, mp_error *err);
 
 /* Parses a file image (borrowed); file labels messages.  *used (if not NULL) gets the number of
- * bytes the image took.  Bad magic, version, shapes, sizes or checksum are MP_INPUT. */
+ * bytes the image took.  Bad magic, version, shapes, sizes or checksum, non-finite parameters or an
+ * Adam state Adam cannot have are MP_INPUT; the header is checked against the shape and the length
+ * before anything is allocated. */
 mp_status rl_policy_from_bytes(const unsigned char *data, size_t len, const char *file, rl_policy **out,
                                size_t *used, mp_error *err);
 
 /* Writes the image atomically / reads it back. */
 mp_status rl_policy_save(const rl_policy *p, int with_optimizer, const char *path, mp_error *err);
 mp_status rl_policy_load(const char *path, rl_policy **out, mp_error *err);
+
+/* rl_policy_load, then the shape a caller needs: n_in features and n_out logits per row (MP_INPUT
+ * naming path otherwise). */
+mp_status rl_policy_load_shaped(const char *path, int n_in, int n_out, rl_policy **out, mp_error *err);
 
 /* 1 when both have the same shape and bit-identical parameters (and optimiser state when with_optimizer). */
 int rl_policy_identical(const rl_policy *a, const rl_policy *b, int with_optimizer);

@@ -23,11 +23,13 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "sim.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "jsonio.h"
@@ -80,8 +82,9 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
                    o->max_microbatches);
   if (o->top_links < 0 || o->cache_size < 0)
     return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
-  if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA)
-    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL or _DIJKSTRA)", o->routing);
+  if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA &&
+      o->routing != SIM_ROUTING_MANY)
+    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL, _DIJKSTRA or _MANY)", o->routing);
   if (c->n_cores < 1 || c->noc_bandwidth <= 0 || !isfinite(c->noc_bandwidth) || c->noc_latency < 0 ||
       (c->n_dram > 0 && !(c->dram_bandwidth > 0)))
     return err_set(err, MP_INPUT, "%s: the chip has no cores or a non-positive NoC/DRAM bandwidth", c->file);
@@ -103,6 +106,20 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
       goto fail;
     }
     snprintf(s->paje_part, sizeof s->paje_part, "%s.part", o->paje_file);
+    /* SimGrid aborts when it cannot create the trace, and the rename at the end would fail onto a
+     * directory: find out now, while it is a one-line error. */
+    struct stat sb;
+    FILE *probe = NULL;
+    if (stat(o->paje_file, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      st = err_at(err, MP_OUTPUT, o->paje_file, NULL, "cannot write the Paje trace there: it is a directory");
+      goto fail;
+    }
+    if (!(probe = fopen(s->paje_part, "w"))) {
+      st = err_at(err, MP_OUTPUT, o->paje_file, NULL, "cannot write the Paje trace: %s", strerror(errno));
+      goto fail;
+    }
+    fclose(probe);
+    remove(s->paje_part);
   }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);

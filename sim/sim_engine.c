@@ -18,7 +18,17 @@
  * (a counter and a semaphore: the transfer is in flight from the moment it is posted, as with a
  * permanent receiver).  A group whose share does not fit its cores' SRAM streams, every micro-batch,
  * before its first segment each over-full core's reads from its nearest DRAM port and after its last
- * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM"). */
+ * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM").
+ *
+ * Where the time goes (perf on bench/sim_speed, ResNet-50, random plans of 1..16 stages run to steady
+ * state, 16x16 mesh): 99 % in SimGrid and the C/C++ runtime beneath it, under 1 % in meshpipe's own
+ * code.  With the Dijkstra platform: the ptask solver (FairBottleneck::do_solve 10 %, the selective
+ * update's update_modified_cnst_set_rec 8 %), route look-ups (xbt_graph_get_edge, get_global_route,
+ * insert_link_latency, route_to: 7.5 %), the hash set of links each ptask builds (5.5 %) and
+ * malloc/free (8 %).  An activity touches every link of its routes, so its cost grows with route
+ * length: 215 k activities/s on 4x4, 139 k on 8x8, 33-57 k on 16x16 for the same plans' shape.  The full
+ * route table (SIM_ROUTING_MANY for learning methods) removes most look-up time: 1.34x the evaluations
+ * per CPU-second on 16x16. */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>
@@ -67,21 +77,49 @@ typedef struct actor_arg {
   int g;
 } actor_arg;
 
+/* Index of core k of the group among the n hosts of h (added when new). */
+static int host_slot(sim *s, const jgroup *gr, sg_host_t *h, int *n, int k) {
+  for (int i = 0; i < *n; i++)
+    if (h[i] == s->hosts[gr->first_core + k]) return i;
+  h[*n] = s->hosts[gr->first_core + k];
+  return (*n)++;
+}
+
+/* A segment's all-gather of `bytes` over the group's snake chain: link k->k+1 carries (k+1)/c of it and
+ * k+1->k the rest.  The chain runs as ptasks of at most SIM_GATHER_BLOCK links each (a ptask's cost grows
+ * with the square of its hosts), all started at once; the last to end ends the all-gather, so without
+ * contention it lasts the busiest link's time, as in the model.  With fast_gather, one ptask over the
+ * chain's two busiest links, (c-2)->(c-1) and 1->0. */
 static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   int c = gr->n_cores;
-  memset(matrix, 0, (size_t)c * (size_t)c * sizeof *matrix);
-  if (s->opt.fast_gather) { /* the two busiest links of the chain: (c-2)->(c-1) and 1->0 */
-    matrix[(c - 2) * c + c - 1] = bytes * (double)(c - 1) / (double)c;
-    matrix[1 * c + 0] = bytes * (double)(c - 1) / (double)c;
-  } else {
-    for (int k = 0; k + 1 < c; k++) {
-      matrix[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
-      matrix[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
-    }
+  if (s->opt.fast_gather) { /* the two busiest links of the chain, (c-2)->(c-1) and 1->0, on their hosts only */
+    double share = bytes * (double)(c - 1) / (double)c, b[16] = {0}, flops[4] = {0};
+    sg_host_t h[4];
+    int n = 0, from = host_slot(s, gr, h, &n, c - 2), to = host_slot(s, gr, h, &n, c - 1);
+    b[from * 4 + to] += share;
+    from = host_slot(s, gr, h, &n, 1);
+    to = host_slot(s, gr, h, &n, 0);
+    b[from * 4 + to] += share;
+    double m[16] = {0}; /* b is 4 wide: pack it to n wide */
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) m[i * n + j] = b[i * 4 + j];
+    sg_actor_parallel_execute(n, h, flops, m);
+    return;
   }
-  double *flops = matrix + (size_t)c * (size_t)c;
-  memset(flops, 0, (size_t)c * sizeof *flops);
-  sg_actor_parallel_execute(c, s->hosts + gr->first_core, flops, matrix);
+  /* the chain in blocks of at most SIM_GATHER_BLOCK links, each one ptask over its hosts, all at once */
+  int n = 0;
+  for (int k0 = 0; k0 + 1 < c; k0 += SIM_GATHER_BLOCK) {
+    int k1 = k0 + SIM_GATHER_BLOCK < c - 1 ? k0 + SIM_GATHER_BLOCK : c - 1, h = k1 - k0 + 1; /* links k0..k1-1 */
+    double *m = matrix + (size_t)n * SIM_GATHER_SCRATCH;
+    memset(m, 0, ((size_t)h * (size_t)h + (size_t)h) * sizeof *m);
+    for (int k = k0; k < k1; k++) {
+      m[(k - k0) * h + k - k0 + 1] = bytes * (double)(k + 1) / (double)c;
+      m[(k - k0 + 1) * h + k - k0] = bytes * (double)(c - 1 - k) / (double)c;
+    }
+    gr->gather_execs[n] = sg_actor_parallel_exec_init(h, s->hosts + gr->first_core + k0, m + (size_t)h * (size_t)h, m);
+    sg_exec_start(gr->gather_execs[n++]);
+  }
+  for (int i = 0; i < n; i++) sg_exec_wait(gr->gather_execs[i]);
 }
 
 /* A group's DRAM reads (write 0: before a micro-batch's first segment) or writes (1: after its last):

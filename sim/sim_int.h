@@ -9,8 +9,8 @@
  * y-moves), from a port through its down link first, to a port through its up link last.  Two
  * platforms give exactly those routes:
  *
- * Full (sim_options.routing SIM_ROUTING_FULL, or AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES
- * cores): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
+ * Full (sim_options.routing SIM_ROUTING_FULL, AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES cores,
+ * MANY on chips of up to SIM_FULL_ROUTING_MANY_CORES): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
  * A lookup is a table read, and a transfer's SimGrid variable touches only the links that carry it:
  * ~1.35x the evaluations per CPU-second of the DijkstraCache platform on 8x8, ~1.5x on 16x16
  * (bench/sim_speed), with bit-identical figures (tests/test_sim.c compares both).  The turn/out links
@@ -50,6 +50,10 @@
 
 /* Chips of up to this many cores get a "Full" zone listing every route (faster lookups, bigger file). */
 #define SIM_FULL_ROUTING_MAX_CORES 64
+/* Links of an all-gather's chain per ptask, and the scratch of one (its hosts' byte matrix, their flops). */
+#define SIM_GATHER_BLOCK 16
+#define SIM_GATHER_SCRATCH ((SIM_GATHER_BLOCK + 1) * (SIM_GATHER_BLOCK + 2))
+#define SIM_FULL_ROUTING_MANY_CORES 256 /* SIM_ROUTING_MANY */
 
 /* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
  * DijkstraCache one. */
@@ -115,7 +119,8 @@ typedef struct jgroup {
   double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
   sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
   /* run state */
-  double *gather_matrix; /* scratch for the all-gather ptask: n_cores^2 bytes, then n_cores flops */
+  double *gather_matrix; /* scratch for the all-gather's ptasks: per block SIM_GATHER_SCRATCH doubles */
+  sg_exec_t *gather_execs; /* scratch: the all-gather's ptasks in flight, one per block */
   unsigned char *done;   /* per (micro-batch, segment): ran */
   int *left;             /* per micro-batch: segments still to run */
   int *sends_left;       /* per micro-batch: sends still to finish */

@@ -44,7 +44,8 @@ static void full_route(FILE *f, const chip *c, int from, int to) {
 }
 
 int sim_platform_full(const chip *c, int routing) {
-  return routing == SIM_ROUTING_FULL || (routing == SIM_ROUTING_AUTO && c->n_cores <= SIM_FULL_ROUTING_MAX_CORES);
+  return routing == SIM_ROUTING_FULL || (routing == SIM_ROUTING_AUTO && c->n_cores <= SIM_FULL_ROUTING_MAX_CORES) ||
+         (routing == SIM_ROUTING_MANY && c->n_cores <= SIM_FULL_ROUTING_MANY_CORES);
 }
 
 /* The Dijkstra graph of the DijkstraCache platform (sim_int.h).  Vertical edges first: SimGrid

@@ -62,6 +62,7 @@ void sim_job_free(job *j) {
     free(gr->dram_matrix);
     free(gr->dram_execs);
     free(gr->gather_matrix);
+    free(gr->gather_execs);
     free(gr->done);
     free(gr->left);
     free(gr->sends_left);
@@ -175,9 +176,10 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
       gr->sends_left[m] = gr->n_sends;
     }
     if (gr->n_cores > 1) {
-      gr->gather_matrix =
-          malloc(((size_t)gr->n_cores * (size_t)gr->n_cores + (size_t)gr->n_cores) * sizeof *gr->gather_matrix);
-      if (!gr->gather_matrix) return -1;
+      size_t blocks = ((size_t)gr->n_cores - 2) / SIM_GATHER_BLOCK + 1;
+      gr->gather_matrix = malloc(blocks * SIM_GATHER_SCRATCH * sizeof *gr->gather_matrix);
+      gr->gather_execs = malloc(blocks * sizeof *gr->gather_execs);
+      if (!gr->gather_matrix || !gr->gather_execs) return -1;
     }
     if (setup_dram(s, gr) != 0) return -1;
   }

@@ -232,7 +232,9 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
   if (!sends || !recvs || !computes) goto oom;
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
-    memset(computes, 0, (size_t)t->microbatches * sizeof *computes);
+    for (int i = 0; i < G->n_actions; i++) /* only the micro-batches it acts in: M x groups could be huge */
+      if (G->actions[i].microbatch >= 0 && G->actions[i].microbatch < t->microbatches)
+        computes[G->actions[i].microbatch] = 0;
     for (int i = 0; i < G->n_actions; i++) {
       const trace_action *a = &G->actions[i];
       at_line(a, where, sizeof where);
@@ -240,8 +242,8 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
         st = err_at(err, MP_INPUT, f, where, "micro-batch %d is outside 0-%d", a->microbatch, t->microbatches - 1);
         goto cleanup;
       }
-      if (!(a->flops >= 0) || !isfinite(a->flops) || !(a->bytes >= 0) || !isfinite(a->bytes)) {
-        st = err_at(err, MP_INPUT, f, where, "flops and bytes must be finite numbers >= 0");
+      if (!(a->flops >= 0 && a->flops <= TRACE_MAX_AMOUNT) || !(a->bytes >= 0 && a->bytes <= TRACE_MAX_AMOUNT)) {
+        st = err_at(err, MP_INPUT, f, where, "flops and bytes must be numbers from 0 to 2^64");
         goto cleanup;
       }
       if (a->kind == TRACE_DRAM && (a->core < 0 || a->core >= n_cores || owner[a->core] != g)) {
@@ -515,14 +517,14 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
     }
     for (int k = 0; k < n_rec; k++) to[k] = k;
   } else if (strcmp(map, "snake") == 0 || sscanf(map, "snake:%ld%c", &off, &extra) == 1) {
-    if (off < 0 || off + n_rec > c->n_cores) {
-      st = err_at(err, MP_INPUT, t->file, NULL, "--map %s: cores %ld-%ld do not fit %s (%d cores)", map, off,
-                  off + n_rec - 1, c->name, c->n_cores);
+    if (off < 0 || off > c->n_cores - n_rec) {
+      st = err_at(err, MP_INPUT, t->file, NULL, "--map %s: %d cores from core %ld do not fit %s (%d cores)", map, n_rec,
+                  off, c->name, c->n_cores);
       goto cleanup;
     }
     for (int k = 0; k < n_rec; k++) to[k] = (int)(k + off);
   } else if (strcmp(map, "xy") == 0 || sscanf(map, "xy:%ld,%ld%c", &dx, &dy, &extra) == 2) {
-    if (dx < 0 || dy < 0 || dx + t->width > c->width || dy + t->height > c->height) {
+    if (dx < 0 || dy < 0 || dx > c->width - t->width || dy > c->height - t->height) {
       st = err_at(err, MP_INPUT, t->file, NULL,
                   "--map %s: the recorded %dx%d mesh placed at (%ld, %ld) does not fit the %dx%d mesh of %s", map,
                   t->width, t->height, dx, dy, c->width, c->height, c->name);

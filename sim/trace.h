@@ -28,6 +28,9 @@
 
 #define TRACE_FORMAT "meshpipe-trace"
 #define TRACE_VERSION 1
+#define TRACE_MAX_AMOUNT 18446744073709551616.0 /* 2^64: the most flops or bytes a group figure or an action
+                                                   carries (a graph's totals are 64-bit) */
+#define TRACE_MIN_ACTION_BYTES 8                /* the shortest action line ("c0 dram 0 0 %" is 13) */
 
 typedef enum trace_kind {
   TRACE_COMPUTE, /* flops over the group's cores, then bytes all-gathered among them */

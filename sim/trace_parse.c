@@ -101,12 +101,13 @@ static int parse_u64(const char *s, uint64_t *out) {
   return 1;
 }
 
+/* A finite amount >= 0 and at most TRACE_MAX_AMOUNT (flops or bytes). */
 static int parse_real(const char *s, double *out) {
   if (!*s || isspace((unsigned char)*s)) return 0;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (*end || !isfinite(v) || v < 0) return 0;
+  if (*end || !isfinite(v) || v < 0 || v > TRACE_MAX_AMOUNT) return 0;
   *out = v;
   return 1;
 }
@@ -147,22 +148,23 @@ static int parse_hash(const char *s, uint64_t *out) {
   return 1;
 }
 
-/* "c5" or "c4-7": first core and count; 0 if malformed. */
-static int parse_cores(const char *s, int *first, int *n) {
+/* "c5" or "c4-7": the first and the last core (as longs: the caller checks them against the chip
+ * before any int arithmetic); 0 if malformed. */
+static int parse_cores(const char *s, long *first, long *last) {
   if (s[0] != 'c' || !isdigit((unsigned char)s[1])) return 0;
   char *end;
   errno = 0;
   long a = strtol(s + 1, &end, 10), b = a;
-  if (errno || a > INT_MAX) return 0;
+  if (errno) return 0;
   if (*end == '-') {
     const char *q = end + 1;
     if (!isdigit((unsigned char)*q)) return 0;
     b = strtol(q, &end, 10);
-    if (errno || b > INT_MAX || b < a) return 0;
+    if (errno || b < a) return 0;
   }
   if (*end) return 0;
-  *first = (int)a;
-  *n = (int)(b - a + 1);
+  *first = a;
+  *last = b;
   return 1;
 }
 
@@ -198,7 +200,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   reader r = {.file = file, .p = text, .end = text + len};
   snprintf(r.where, sizeof r.where, "line 1");
   trace *t = NULL;
-  int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0;
+  int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0, *plan = NULL;
   mp_status st = MP_OK;
   long v;
   int steady = 0;
@@ -238,7 +240,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   NEED(parse_hash(r.tok[1], &plan_hash), "the plan hash must be 16 hex digits");
   NEED(parse_long(r.tok[2], 1, CHIP_MAX_CORES, &v), "the plan's core count must be 1-%d", CHIP_MAX_CORES);
   int n_plan = (int)v;
-  int *plan = malloc((size_t)n_plan * sizeof *plan);
+  plan = malloc((size_t)n_plan * sizeof *plan);
   if (!plan) {
     st = err_nomem(err);
     goto cleanup;
@@ -256,29 +258,18 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       if (!comma) break;
       q = comma + 1;
     }
-    if (!ok || count != n_plan) {
-      free(plan);
-      NEED(0, "the arranged_core list must hold %d whole numbers >= 0 separated by ','", n_plan);
-    }
+    NEED(ok && count == n_plan, "the arranged_core list must hold %d whole numbers >= 0 separated by ','", n_plan);
   }
 
   LINE("chip", 5, "chip NAME HASH WIDTH HEIGHT");
   char chip_name[512];
-  if (!decode_name(r.tok[1])) {
-    free(plan);
-    NEED(0, "malformed %%XX escape in the chip name");
-  }
+  NEED(decode_name(r.tok[1]), "malformed %%XX escape in the chip name");
   snprintf(chip_name, sizeof chip_name, "%s", r.tok[1]);
   long w = 0, h = 0;
-  if (!parse_hash(r.tok[2], &chip_hash) || !parse_long(r.tok[3], 1, CHIP_MAX_CORES, &w) ||
-      !parse_long(r.tok[4], 1, CHIP_MAX_CORES, &h) || w * h > CHIP_MAX_CORES) {
-    free(plan);
-    NEED(0, "expected a 16-digit hex hash and a mesh of at most %d cores", CHIP_MAX_CORES);
-  }
-  if (n_plan != w * h) {
-    free(plan);
-    NEED(0, "the plan has %d entries but the %ldx%ld chip has %ld cores", n_plan, w, h, w * h);
-  }
+  NEED(parse_hash(r.tok[2], &chip_hash) && parse_long(r.tok[3], 1, CHIP_MAX_CORES, &w) &&
+           parse_long(r.tok[4], 1, CHIP_MAX_CORES, &h) && w * h <= CHIP_MAX_CORES,
+       "expected a 16-digit hex hash and a mesh of at most %d cores", CHIP_MAX_CORES);
+  NEED(n_plan == w * h, "the plan has %d entries but the %ldx%ld chip has %ld cores", n_plan, w, h, w * h);
   {
     int got = next_line(&r, err, &st);
     steady = got && r.n_tok == 3 && strcmp(r.tok[2], "steady") == 0;
@@ -287,15 +278,11 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       st = bad(&r, err, "expected 'microbatches M [steady]' with M >= 1");
     if (!got && st == MP_OK)
       st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'microbatches'");
-    if (st != MP_OK) {
-      free(plan);
-      goto cleanup;
-    }
+    if (st != MP_OK) goto cleanup;
   }
   int microbatches = (int)v;
   st = trace_new(version, graph_name, graph_hash, graph_layers, plan, n_plan, plan_hash, chip_name, chip_hash, (int)w,
                  (int)h, microbatches, &t, err);
-  free(plan);
   if (st != MP_OK) goto cleanup;
   t->steady = steady;
   t->batch = batch;
@@ -327,11 +314,11 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
                      err)) != MP_OK)
       goto cleanup;
     NEED(parse_long(r.tok[1], g, g, &v), "expected group %d here", g);
-    int first, n;
-    NEED(parse_cores(r.tok[2], &first, &n), "expected the group's cores as cFIRST or cFIRST-LAST, found '%s'",
+    long lo, hi;
+    NEED(parse_cores(r.tok[2], &lo, &hi), "expected the group's cores as cFIRST or cFIRST-LAST, found '%s'",
          r.tok[2]);
-    NEED(first + n <= n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", first + n - 1, w, h, n_cores,
-         n_cores - 1);
+    NEED(hi < n_cores, "core c%ld is beyond the %ldx%ld chip (%d cores, c0-c%d)", hi, w, h, n_cores, n_cores - 1);
+    int first = (int)lo, n = (int)(hi - lo + 1);
     for (int k = first; k < first + n; k++) NEED(owner[k] < 0, "core c%d already belongs to group %d", k, owner[k]);
     trace_group fig = {0};
     long l0 = 0, nl = 0, ns = 0, nr = 0;
@@ -344,8 +331,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     NEED(parse_long(r.tok[4], 0, graph_layers - 1, &l0) && parse_long(r.tok[5], 1, graph_layers - l0, &nl),
          "the layers must be a first layer and a count inside the graph's %d", graph_layers);
     for (int k = 0; k < 5; k++)
-      NEED(parse_real(r.tok[7 + 2 * k], reals[k]), "'%s' must be a finite number >= 0, found '%s'", group_keys[k + 1],
-           r.tok[7 + 2 * k]);
+      NEED(parse_real(r.tok[7 + 2 * k], reals[k]), "'%s' must be a number from 0 to 2^64, found '%s'",
+           group_keys[k + 1], r.tok[7 + 2 * k]);
     NEED(parse_u64(r.tok[17], &fig.sram_bytes) && parse_u64(r.tok[19], &fig.dram_bytes),
          "'sram' and 'dram' must be whole numbers of bytes");
     NEED(parse_long(r.tok[21], 0, INT_MAX, &ns) && parse_long(r.tok[23], 0, INT_MAX, &nr),
@@ -373,7 +360,13 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   }
 
   LINE("actions", 2, "actions N");
+  /* The counts the header announces against what the rest of the file can hold: an action takes a
+   * line of at least TRACE_MIN_ACTION_BYTES, and every micro-batch has at least one action. */
+  long room = (long)((size_t)(r.end - r.p) / TRACE_MIN_ACTION_BYTES);
   NEED(parse_long(r.tok[1], 0, LONG_MAX, &v), "the action count must be a whole number >= 0");
+  NEED(v <= room, "%ld actions announced, but the rest of the file (%zu bytes) holds at most %ld", v,
+       (size_t)(r.end - r.p), room);
+  NEED(v >= microbatches, "%ld actions for %d micro-batches: every micro-batch needs at least one", v, microbatches);
   long n_actions = v, seen = 0;
   for (;;) {
     if (!next_line(&r, err, &st)) {
@@ -389,10 +382,10 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     }
     NEED(seen < n_actions, "more actions than the %ld the header announces", n_actions);
     NEED(r.n_tok >= 2, "expected 'cACTOR ACTION ARGS'");
-    int first, n;
-    NEED(parse_cores(r.tok[0], &first, &n), "expected an actor 'cN' or 'cN-M', found '%s'", r.tok[0]);
-    NEED(first + n <= n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", first + n - 1, w, h, n_cores,
-         n_cores - 1);
+    long lo, hi;
+    NEED(parse_cores(r.tok[0], &lo, &hi), "expected an actor 'cN' or 'cN-M', found '%s'", r.tok[0]);
+    NEED(hi < n_cores, "core c%ld is beyond the %ldx%ld chip (%d cores, c0-c%d)", hi, w, h, n_cores, n_cores - 1);
+    int first = (int)lo, n = (int)(hi - lo + 1);
     int g = owner[first];
     NEED(g >= 0, "core c%d belongs to no group", first);
     trace_action a = {.core = first, .peer = -1, .peer_group = -1, .line = r.line};
@@ -411,8 +404,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
            is_compute ? "compute FLOPS GATHER_BYTES MICROBATCH AFTER OP" : "dram BYTES MICROBATCH NAME");
       a.kind = is_compute ? TRACE_COMPUTE : TRACE_DRAM;
       if (is_compute)
-        NEED(parse_real(r.tok[2], &a.flops), "the flops must be a finite number >= 0, found '%s'", r.tok[2]);
-      NEED(parse_real(r.tok[is_compute ? 3 : 2], &a.bytes), "the bytes must be a finite number >= 0, found '%s'",
+        NEED(parse_real(r.tok[2], &a.flops), "the flops must be a number from 0 to 2^64, found '%s'", r.tok[2]);
+      NEED(parse_real(r.tok[is_compute ? 3 : 2], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'",
            r.tok[is_compute ? 3 : 2]);
       NEED(parse_long(r.tok[is_compute ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_compute ? 4 : 3]);
@@ -442,14 +435,16 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       NEED(n == 1, "'%s' is done by one core, not %s", act, r.tok[0]);
       NEED(r.n_tok == (is_send ? 6 : 5), "expected '%s %s'", r.tok[0],
            is_send ? "send cPEER BYTES MICROBATCH TENSOR" : "recv cPEER MICROBATCH TENSOR");
-      int peer, pn;
-      NEED(parse_cores(r.tok[2], &peer, &pn) && pn == 1, "expected the peer core as cN, found '%s'", r.tok[2]);
-      NEED(peer < n_cores, "core c%d is beyond the %ldx%ld chip (%d cores, c0-c%d)", peer, w, h, n_cores, n_cores - 1);
+      long plo, phi;
+      NEED(parse_cores(r.tok[2], &plo, &phi) && plo == phi, "expected the peer core as cN, found '%s'", r.tok[2]);
+      NEED(plo < n_cores, "core c%ld is beyond the %ldx%ld chip (%d cores, c0-c%d)", plo, w, h, n_cores, n_cores - 1);
+      int peer = (int)plo;
       NEED(owner[peer] >= 0, "core c%d belongs to no group", peer);
       a.kind = is_send ? TRACE_SEND : TRACE_RECV;
       a.peer = peer;
       a.peer_group = owner[peer];
-      if (is_send) NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a finite number >= 0, found '%s'", r.tok[3]);
+      if (is_send)
+        NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'", r.tok[3]);
       NEED(parse_long(r.tok[is_send ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_send ? 4 : 3]);
       name = r.tok[is_send ? 5 : 4];
@@ -468,6 +463,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
 
 cleanup:
   free(r.text);
+  free(plan);
   free(owner);
   free(deps);
   if (st != MP_OK) {

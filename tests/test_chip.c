@@ -193,8 +193,8 @@ static const struct {
      "bad.json: mesh: 65 x 64 = 4160 cores, more than the 4096 meshpipe supports"},
     {"{" HEAD "\"mesh\": {\"width\": 4, \"height\": 2, \"depth\": 2}, " CORE NOC "}", "bad.json: mesh.depth: unknown key"},
     {"{" HEAD "\"mesh\": {\"width\": 4}, " CORE NOC "}", "bad.json: mesh.height: missing (required)"},
-    {"{" HEAD MESH "\"core\": {\"flops\": 0, \"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: must be > 0 (got 0)"},
-    {"{" HEAD MESH "\"core\": {\"flops\": -1e12, \"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: must be > 0"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 0, \"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: must be >= 1e+06 (got 0)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": -1e12, \"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: must be >= 1e+06"},
     {"{" HEAD MESH "\"core\": {\"flops\": 1e999, \"sram_bytes\": 1024}, " NOC "}",
      "bad.json: core.flops: number is not finite"},
     {"{" HEAD MESH "\"core\": {\"flops\": \"1e12\", \"sram_bytes\": 1024}, " NOC "}",
@@ -206,7 +206,7 @@ static const struct {
     {"{" HEAD MESH "\"core\": {\"flops\": 1e12}, " NOC "}", "bad.json: core.sram_bytes: missing (required)"},
     {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"transfer_factor\": 0.5}, " NOC "}",
      "bad.json: core.transfer_factor: must be >= 1 (got 0.5)"},
-    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 0, \"latency\": 5e-9}}", "bad.json: noc.bandwidth: must be > 0 (got 0)"},
+    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 0, \"latency\": 5e-9}}", "bad.json: noc.bandwidth: must be >= 1 (got 0)"},
     {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e10, \"latency\": -1e-9}}",
      "bad.json: noc.latency: must be >= 0 (got -1e-09)"},
     {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e10}}", "bad.json: noc.latency: missing (required)"},
@@ -218,7 +218,7 @@ static const struct {
     {"{" HEAD MESH CORE NOC DRAM("[[0.5, 0]]") "}", "bad.json: dram.ports[0][0] (x): expected a whole number"},
     {"{" HEAD MESH CORE NOC DRAM("[]") "}", "bad.json: dram.ports: empty"},
     {"{" HEAD MESH CORE NOC ", \"dram\": {\"ports\": [[0, 0]]}}", "bad.json: dram.bandwidth: missing (required)"},
-    {"{" HEAD MESH CORE NOC ", \"dram\": {\"bandwidth\": -2e11, \"ports\": [[0, 0]]}}", "bad.json: dram.bandwidth: must be > 0"},
+    {"{" HEAD MESH CORE NOC ", \"dram\": {\"bandwidth\": -2e11, \"ports\": [[0, 0]]}}", "bad.json: dram.bandwidth: must be >= 1"},
     {"{" HEAD MESH CORE NOC ", \"dram\": {\"bandwidth\": 2e11, \"ports\": [[0, 0]], \"channels\": 2}}",
      "bad.json: dram.channels: unknown key"},
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 8, \"flops\": 2e12}]") "}",
@@ -229,11 +229,35 @@ static const struct {
      "bad.json: overrides[1].core: core 3 is already overridden by overrides[0]"},
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"transfer_factor\": 0.9}]") "}",
      "bad.json: overrides[0].transfer_factor: must be >= 1 (got 0.9)"},
-    {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"flops\": 0}]") "}", "bad.json: overrides[0].flops: must be > 0 (got 0)"},
+    {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"flops\": 0}]") "}", "bad.json: overrides[0].flops: must be >= 1e+06 (got 0)"},
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"sram_bytes\": 0}]") "}",
      "bad.json: overrides[0].sram_bytes: must be > 0 (got 0)"},
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1}]") "}", "bad.json: overrides[0]: changes nothing"},
     {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"speed\": 2}]") "}", "bad.json: overrides[0].speed: unknown key"},
+    /* figures outside the physical range, which SimGrid could not represent or would grind on */
+    {"{" HEAD MESH "\"core\": {\"flops\": 5e-324, \"sram_bytes\": 1024}, " NOC "}",
+     "bad.json: core.flops: must be >= 1e+06 (got 4.94066e-324)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e-300, \"sram_bytes\": 1024}, " NOC "}",
+     "bad.json: core.flops: must be >= 1e+06 (got 1e-300)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 2e18, \"sram_bytes\": 1024}, " NOC "}",
+     "bad.json: core.flops: must be <= 1e+18 (got 2e+18)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"transfer_factor\": 1e300}, " NOC "}",
+     "bad.json: core.transfer_factor: must be <= 1000 (got 1e+300)"},
+    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e10, \"latency\": 1e308}}",
+     "bad.json: noc.latency: must be <= 1 (got 1e+308)"},
+    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e10, \"latency\": 1.5}}", "bad.json: noc.latency: must be <= 1"},
+    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e-300, \"latency\": 0}}",
+     "bad.json: noc.bandwidth: must be >= 1 (got 1e-300)"},
+    {"{" HEAD MESH CORE "\"noc\": {\"bandwidth\": 1e300, \"latency\": 0}}",
+     "bad.json: noc.bandwidth: must be <= 1e+15 (got 1e+300)"},
+    {"{" HEAD MESH CORE NOC ", \"dram\": {\"bandwidth\": 0.5, \"ports\": [[0, 0]]}}",
+     "bad.json: dram.bandwidth: must be >= 1 (got 0.5)"},
+    {"{" HEAD MESH CORE NOC ", \"dram\": {\"bandwidth\": 1e16, \"ports\": [[0, 0]]}}",
+     "bad.json: dram.bandwidth: must be <= 1e+15 (got 1e+16)"},
+    {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"flops\": 1e-300}]") "}",
+     "bad.json: overrides[0].flops: must be >= 1e+06 (got 1e-300)"},
+    {"{" HEAD MESH CORE NOC OVER("[{\"core\": 1, \"transfer_factor\": 1001}]") "}",
+     "bad.json: overrides[0].transfer_factor: must be <= 1000 (got 1001)"},
     {"{" HEAD MESH CORE NOC OVER("[5]") "}", "bad.json: overrides[0]: expected an object"},
     {"{" HEAD MESH CORE NOC OVER("{\"core\": 1}") "}", "bad.json: overrides: expected an array"},
     {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: missing (required without core.matrix)"},
@@ -250,9 +274,9 @@ static const struct {
     {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8, \"cols\": 8, \"depth\": 2}}, " NOC "}",
      "bad.json: core.matrix.depth: unknown key"},
     {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 0}, " NOC "}",
-     "bad.json: core.clock_hz: must be > 0 (got 0)"},
+     "bad.json: core.clock_hz: must be >= 1000 (got 0)"},
     {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"sram_bandwidth\": -1}, " NOC "}",
-     "bad.json: core.sram_bandwidth: must be > 0"},
+     "bad.json: core.sram_bandwidth: must be >= 1 (got -1)"},
     {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_pj\": -0.1}}", "bad.json: energy.mac_pj: must be >= 0 (got -0.1)"},
     {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_nj\": 0.1}}", "bad.json: energy.mac_nj: unknown key"},
     {"{" HEAD MESH CORE NOC ", \"energy\": 3}", "bad.json: energy: expected an object"},
@@ -272,6 +296,18 @@ static void every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the
                      bad_chips[i].want);
     CU_ASSERT(ok);
     if (st == MP_OK) chip_free(c);
+  }
+  /* the ends of every range are accepted */
+  static const char *const edges[] = {
+      "{" HEAD MESH "\"core\": {\"flops\": 1e6, \"sram_bytes\": 1, \"transfer_factor\": 1000}, "
+      "\"noc\": {\"bandwidth\": 1, \"latency\": 1}, \"dram\": {\"bandwidth\": 1, \"ports\": [[0, 0]]}}",
+      "{" HEAD MESH "\"core\": {\"flops\": 1e18, \"sram_bytes\": 9007199254740992}, "
+      "\"noc\": {\"bandwidth\": 1e15, \"latency\": 0}, \"dram\": {\"bandwidth\": 1e15, \"ports\": [[0, 0]]}}"};
+  for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+    chip *c = NULL;
+    mp_error err;
+    CU_ASSERT_EQUAL(chip_from_text(edges[i], &c, &err), MP_OK);
+    chip_free(c);
   }
   chip *largest = mesh_chip(64, 64, NULL), *line = mesh_chip(4096, 1, NULL); /* the limit itself is accepted */
   CU_ASSERT(largest && largest->n_cores == 4096 && line && line->n_cores == 4096);

@@ -65,6 +65,21 @@ static void err_at_should_name_the_file_and_the_place_when_there_is_one(void) {
   CU_ASSERT_EQUAL(err_at(NULL, MP_USAGE, "x", "y", "z"), MP_USAGE);
 }
 
+static void a_message_should_be_one_line_whatever_the_names_in_it_hold(void) {
+  mp_error err;
+  err_at(&err, MP_INPUT, "g\nh.json", "ops[1]", "duplicate op name '%s'", "x\ny\tz\r\x1b[2J\x7f");
+  CU_ASSERT_STRING_EQUAL(err.msg, "g\\nh.json: ops[1]: duplicate op name 'x\\ny\\tz\\r\\x1b[2J\\x7f'");
+  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+  /* escapes that no longer fit are cut whole, never overflowing */
+  char many[2 * MP_ERROR_MSG_MAX];
+  memset(many, '\n', sizeof many - 1);
+  many[sizeof many - 1] = '\0';
+  err_set(&err, MP_INPUT, "%s", many);
+  CU_ASSERT_EQUAL(strlen(err.msg), (size_t)MP_ERROR_MSG_MAX - 1 - (MP_ERROR_MSG_MAX - 1) % 2);
+  CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+  CU_ASSERT_EQUAL(strncmp(err.msg, "\\n\\n", 4), 0);
+}
+
 /* An mp_error with guard bytes on both sides: a write past msg would change them. */
 typedef struct guarded {
   char before[64];
@@ -129,6 +144,8 @@ static CU_TestInfo tests[] = {
      err_set_should_format_the_message_and_return_the_status},
     {"err_at_should_name_the_file_and_the_place_when_there_is_one",
      err_at_should_name_the_file_and_the_place_when_there_is_one},
+    {"a_message_should_be_one_line_whatever_the_names_in_it_hold",
+     a_message_should_be_one_line_whatever_the_names_in_it_hold},
     {"an_overlong_message_should_be_cut_without_overflow", an_overlong_message_should_be_cut_without_overflow},
     {"err_clear_should_restore_ok_with_an_empty_message", err_clear_should_restore_ok_with_an_empty_message},
     CU_TEST_INFO_NULL,

@@ -105,6 +105,29 @@ static void read_all_should_return_every_byte_of_an_empty_or_a_large_file(void) 
   free(data);
 }
 
+static void read_should_refuse_a_file_or_a_stream_past_the_limit_naming_it(void) {
+  char *text = (char *)"unchanged";
+  size_t len = 99;
+  mp_error err;
+  /* a regular file over the limit: refused from its size, before any byte is read */
+  const char *path = testutil_write_temp("eleven.txt", "01234567890");
+  CU_ASSERT_EQUAL(fileio_read_max(path, 10, &text, &len, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(text);
+  CU_ASSERT_EQUAL(len, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "11 bytes, more than the 10 bytes meshpipe reads"));
+  /* exactly at the limit is fine */
+  CU_ASSERT_EQUAL_FATAL(fileio_read_max(path, 11, &text, &len, &err), MP_OK);
+  CU_ASSERT_EQUAL(len, 11);
+  free(text);
+  /* an endless stream: refused once the limit has arrived, naming the file */
+  CU_ASSERT_EQUAL(fileio_read_max("/dev/zero", 100000, &text, &len, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(text);
+  CU_ASSERT_STRING_EQUAL(err.msg, "/dev/zero: more than the 100000 bytes meshpipe reads");
+  CU_ASSERT_EQUAL(fileio_read_all("/dev/zero", &text, &len, &err), MP_INPUT);
+  CU_ASSERT_STRING_EQUAL(err.msg, "/dev/zero: more than the 256 MiB meshpipe reads");
+}
+
 static void write_atomic_should_replace_the_whole_file(void) {
   const char *dir = fresh_dir("atomic-ok");
   char path[4200], names[512];
@@ -209,6 +232,8 @@ static CU_TestInfo tests[] = {
     {"read_all_should_report_a_missing_or_unreadable_file", read_all_should_report_a_missing_or_unreadable_file},
     {"read_all_should_return_every_byte_of_an_empty_or_a_large_file",
      read_all_should_return_every_byte_of_an_empty_or_a_large_file},
+    {"read_should_refuse_a_file_or_a_stream_past_the_limit_naming_it",
+     read_should_refuse_a_file_or_a_stream_past_the_limit_naming_it},
     {"write_atomic_should_replace_the_whole_file", write_atomic_should_replace_the_whole_file},
     {"write_atomic_should_leave_the_old_file_and_no_temporary_when_it_fails",
      write_atomic_should_leave_the_old_file_and_no_temporary_when_it_fails},

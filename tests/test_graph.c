@@ -209,6 +209,8 @@ static const bad_case bad_cases[] = {
     {"a zero dim", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":0,\"flops\":0,\"weight_bytes\":0,\"dims\":{\"g\":0,\"m\":2,\"n\":2,\"k\":2}}]"), "ops[0] 'a'.dims", "g must be at least 1"},
     {"a dim missing", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":4,\"flops\":8,\"weight_bytes\":0,\"dims\":{\"g\":1,\"m\":2,\"n\":2}}]"), "ops[0] 'a'.dims.k", "missing"},
     {"an unknown dim", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":4,\"flops\":8,\"weight_bytes\":0,\"dims\":{\"g\":1,\"m\":2,\"n\":2,\"k\":1,\"h\":1}}]"), "ops[0] 'a'.dims.h", "unknown key"},
+    {"source not an object", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[" OP("a", "[]", "[" OUT("y") "]") "],\"source\":\"x\"}", "source", "expected an object"},
+    {"source an array", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[" OP("a", "[]", "[" OUT("y") "]") "],\"source\":[1]}", "source", "expected an object"},
     {"op reading its own output", DOC(IN_X, "[" OP("a", "[\"x\"]", "[" OUT("ta") "]") "," OP("self", "[\"ta\",\"ts\"]", "[" OUT("ts") "]") "]"), "ops[1]", "cycle: 'self' -> 'self'"},
 };
 
@@ -250,6 +252,33 @@ static void graph_load_should_reject_totals_that_overflow_64_bits(void) {
   free(text);
 }
 
+/* Tensor bytes that sum past 2^63 would wrap the live set: graph inputs count too. */
+static void graph_load_should_reject_tensor_bytes_that_sum_past_2_63(void) {
+  for (int inputs_only = 1; inputs_only >= 0; inputs_only--) {
+    size_t cap = 1100 * 200 + 512;
+    char *text = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t used = (size_t)snprintf(text, cap, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"big\",\"inputs\":[");
+    for (int i = 0; i < 1100 && inputs_only; i++) /* 1100 x 2^53 > 2^63 */
+      used += (size_t)snprintf(text + used, cap - used, "%s{\"name\":\"i%d\",\"bytes\":9007199254740992}", i ? "," : "", i);
+    used += (size_t)snprintf(text + used, cap - used, "],\"ops\":[");
+    for (int i = 0; i < (inputs_only ? 1 : 1100); i++)
+      used += (size_t)snprintf(text + used, cap - used,
+                               "%s{\"name\":\"o%d\",\"type\":\"X\",\"inputs\":[],\"outputs\":[{\"name\":\"t%d\",\"bytes\":%s}],"
+                               "\"macs\":0,\"flops\":0,\"weight_bytes\":0}",
+                               i ? "," : "", i, i, inputs_only ? "1" : "9007199254740992");
+    snprintf(text + used, cap - used, "]}");
+    mp_error err;
+    graph *g = load_text(text, &err);
+    CU_ASSERT_PTR_NULL(g);
+    CU_ASSERT_EQUAL(err.status, MP_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, inputs_only ? "inputs[1023]: the graph's tensors total more than 2^63 bytes"
+                                                       : "ops[1023] 'o1023': the graph's tensors total more than 2^63"));
+    graph_free(g);
+    free(text);
+  }
+}
+
 static void graph_from_json_should_accept_a_graph_without_inputs(void) {
   mp_error err;
   graph *g = load_text(DOC("[]", "[" OP("src", "[]", "[" OUT("y") "]") "]"), &err);
@@ -272,6 +301,7 @@ static CU_TestInfo tests[] = {
     {"graph_load_should_reject_each_bad_input_with_file_place_and_problem",
      graph_load_should_reject_each_bad_input_with_file_place_and_problem},
     {"graph_load_should_reject_totals_that_overflow_64_bits", graph_load_should_reject_totals_that_overflow_64_bits},
+    {"graph_load_should_reject_tensor_bytes_that_sum_past_2_63", graph_load_should_reject_tensor_bytes_that_sum_past_2_63},
     {"graph_from_json_should_accept_a_graph_without_inputs", graph_from_json_should_accept_a_graph_without_inputs},
     CU_TEST_INFO_NULL,
 };

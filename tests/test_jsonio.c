@@ -43,6 +43,25 @@ static void parse_should_name_the_line_and_column_of_a_syntax_error(void) {
   cJSON_Delete(root);
 }
 
+/* Text of len bytes need not end with a NUL: blank text in a buffer of exactly its size is refused
+ * without a read past it (the fuzzer found strspn reading on; the ASan build of this suite sees it). */
+static void parse_should_read_no_byte_past_len(void) {
+  static const char *const texts[] = {"", " ", " \n\t", "{", " x", "{}  "};
+  const char *want[] = {"empty file", "empty file", "empty file", "not valid JSON", "not valid JSON", NULL};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    size_t len = strlen(texts[i]);
+    char *exact = malloc(len ? len : 1);
+    memcpy(exact, texts[i], len);
+    cJSON *root = NULL;
+    mp_error err;
+    mp_status st = jsonio_parse("t.json", exact, len, &root, &err);
+    CU_ASSERT_EQUAL(st, want[i] ? MP_INPUT : MP_OK);
+    if (want[i]) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[i]));
+    cJSON_Delete(root);
+    free(exact);
+  }
+}
+
 static void load_should_pass_on_a_missing_file(void) {
   cJSON *root = NULL;
   mp_error err;
@@ -313,6 +332,7 @@ static void save_should_write_the_whole_document_or_nothing(void) {
 
 static CU_TestInfo tests[] = {
     {"parse_should_name_the_line_and_column_of_a_syntax_error", parse_should_name_the_line_and_column_of_a_syntax_error},
+    {"parse_should_read_no_byte_past_len", parse_should_read_no_byte_past_len},
     {"load_should_pass_on_a_missing_file", load_should_pass_on_a_missing_file},
     {"get_u64_should_take_whole_numbers_up_to_2_pow_53", get_u64_should_take_whole_numbers_up_to_2_pow_53},
     {"getters_should_tell_a_missing_required_member_from_an_optional_one",

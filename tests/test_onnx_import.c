@@ -1065,6 +1065,104 @@ static const struct bad_case {
     {"in X 33554432,33554432;in Z 33554432,33554432;node MatMul m X,Z Y", "node 'm' (MatMul): its cost overflows 64 bits"},
 };
 
+/* The cost formulas read the inputs they need even when value_info gives every output's shape (the
+ * shape rules, which check them, are then skipped): a Conv without its weight read in[1]. */
+static void onnx_import_should_reject_a_conv_without_weights_whose_output_has_a_shape(void) {
+  static const char *const texts[] = {
+      "in X 1,3,8,8;vi Y 1,4,8,8;node Conv c X Y",
+      "in X 1,3,8,8;vi Y 1,4,8,8;node ConvTranspose c X Y",
+      "in X 1,3,8,8;vi Y 1,4,8,8;node Conv c ,X Y",
+      "in X 1,3,8,8;vi Y 1,3,8,8;node ReduceMean c , Y",
+      "in X 1,3,8,8;vi Y 1,3,8,8;node LayerNormalization c , Y",
+  };
+  const char *want[] = {"node 'c' (Conv): input 1 is missing", "node 'c' (ConvTranspose): input 1 is missing",
+                        "node 'c' (Conv): input 0 is missing", "node 'c' (ReduceMean): input 0 is missing",
+                        "node 'c' (LayerNormalization): input 0 is missing"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    mb b = mb_text(texts[i]);
+    expect_bad(mb_write(&b, "noweight.onnx"), want[i]);
+    afree();
+  }
+}
+
+/* Protobuf by hand: field num with a varint, or with a length-delimited payload, appended to buf. */
+static size_t put_varint(unsigned char *buf, uint64_t v) {
+  size_t n = 0;
+  do {
+    buf[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  return n;
+}
+
+static size_t put_field(unsigned char *buf, unsigned num, const void *payload, size_t len) {
+  size_t n = put_varint(buf, (uint64_t)num << 3 | 2);
+  n += put_varint(buf + n, len);
+  memmove(buf + n, payload, len);
+  return n + len;
+}
+
+/* A model whose graph holds If nodes nested `depth` deep (each then_branch the next graph), built from
+ * the inside out, so nothing here recurses.  Owned by the caller. */
+static unsigned char *nested_ifs(int depth, size_t *len) {
+  size_t cap = 64 + (size_t)depth * 48;
+  unsigned char *a = malloc(cap), *b = malloc(cap), *t;
+  size_t n = put_field(a, 2, "g", 1); /* the innermost graph: a name, no node */
+  for (int k = 0; k < depth; k++) {
+    size_t m = put_field(b, 1, "then_branch", 11);
+    m += put_varint(b + m, 20 << 3); /* type (a varint): GRAPH, 5 */
+    b[m++] = 5;
+    m += put_field(b + m, 6, a, n);         /* attribute: name, type, g */
+    n = put_field(a, 4, "If", 2);           /* node: op_type ... */
+    n += put_field(a + n, 5, b, m);         /* ... and the attribute */
+    m = put_field(b, 1, a, n);              /* graph: the node ... */
+    m += put_field(b + m, 2, "g", 1);       /* ... and a name */
+    t = a, a = b, b = t, n = m;
+  }
+  size_t m = put_field(b, 7, a, n); /* model: the graph and an opset */
+  m += put_field(b + m, 8, "\x10\x0d", 2);
+  free(a);
+  *len = m;
+  return b;
+}
+
+static void onnx_import_should_refuse_deep_nesting_before_unpacking_it(void) {
+  mp_error err;
+  size_t len;
+  unsigned char *bytes = nested_ifs(3000, &len);
+  const char *path = testutil_temp_path("deep.onnx");
+  CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, bytes, len, &err), MP_OK);
+  free(bytes);
+  expect_bad(path, "messages nested more than 64 deep");
+  /* nesting within the limit reaches the importer, which says what it thinks of an If */
+  bytes = nested_ifs(5, &len);
+  CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, bytes, len, &err), MP_OK);
+  free(bytes);
+  graph *g;
+  onnx_report rep;
+  CU_ASSERT_EQUAL(import(path, NULL, 0, 0, &g, &rep, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(strstr(err.msg, "nested"));
+}
+
+static void onnx_import_should_refuse_a_small_file_that_unpacks_to_far_more(void) {
+  /* 400 000 empty attributes of one node: 800 kB that protobuf-c would unpack to 100 MB */
+  size_t n_attr = 400000, len = 0;
+  unsigned char *node = malloc(2 * n_attr + 16), *model = malloc(2 * n_attr + 64);
+  size_t n = 0;
+  for (size_t i = 0; i < n_attr; i++) node[n++] = 5 << 3 | 2, node[n++] = 0;
+  unsigned char *gr = malloc(2 * n_attr + 32);
+  size_t m = put_field(gr, 1, node, n);
+  len = put_field(model, 7, gr, m);
+  len += put_field(model + len, 8, "\x10\x0d", 2);
+  mp_error err;
+  const char *path = testutil_temp_path("wide.onnx");
+  CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, model, len, &err), MP_OK);
+  free(node);
+  free(gr);
+  free(model);
+  expect_bad(path, "would unpack to more than 88 MiB of protobuf messages");
+}
+
 static void onnx_import_should_reject_each_bad_node_with_its_name(void) {
   for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
     mb b = mb_text(bad_cases[i].model);
@@ -1215,6 +1313,11 @@ static CU_TestInfo tests[] = {
      onnx_import_should_reject_an_op_whose_inputs_are_missing},
     {"onnx_import_should_reject_zero_and_negative_dimensions", onnx_import_should_reject_zero_and_negative_dimensions},
     {"onnx_import_should_reject_shapes_it_cannot_know", onnx_import_should_reject_shapes_it_cannot_know},
+    {"onnx_import_should_reject_a_conv_without_weights_whose_output_has_a_shape",
+     onnx_import_should_reject_a_conv_without_weights_whose_output_has_a_shape},
+    {"onnx_import_should_refuse_deep_nesting_before_unpacking_it", onnx_import_should_refuse_deep_nesting_before_unpacking_it},
+    {"onnx_import_should_refuse_a_small_file_that_unpacks_to_far_more",
+     onnx_import_should_refuse_a_small_file_that_unpacks_to_far_more},
     {"onnx_import_should_reject_each_bad_node_with_its_name", onnx_import_should_reject_each_bad_node_with_its_name},
     {"onnx_import_should_reject_files_without_a_usable_graph", onnx_import_should_reject_files_without_a_usable_graph},
     {"onnx_import_should_refuse_numbers_json_cannot_carry", onnx_import_should_refuse_numbers_json_cannot_carry},

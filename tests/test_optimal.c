@@ -115,7 +115,7 @@ static graph *random_graph(int n, int zero_work) { return random_graph_dims(n, z
 /* A random chip of w x h cores: heterogeneous chips override some cores' figures; sram_scale makes
  * memory tight (small) or plentiful (large); n_ports DRAM ports at distinct random positions with a
  * random bandwidth (from a tenth of the NoC's to a few times it); a hop's latency of 0 or up to 20 us.
- * With arch, a core model: mostly a MAC array of 1-16 x 1-16 at 0.1-1 MHz (its peak the flops; slow, so that its steps show
+ * With arch, a core model: mostly a MAC array of 1-16 x 1-16 at 0.1-1 MHz (its peak the flops, raised to the 10^6 flop/s a chip allows; slow, so that its steps show
  * beside the all-gathers), often
  * vector lanes, a quarter of the time an SRAM bandwidth that can bind. */
 static chip *random_chip_arch(int w, int h, int hetero, double sram_scale, int n_ports, int arch) {
@@ -129,9 +129,12 @@ static chip *random_chip_arch(int w, int h, int hetero, double sram_scale, int n
   double flops = 1e9 * (1 + below(8));
   if (arch) {
     int matrix = below(4) > 0, lanes = below(4) > 0 ? 1 + below(64) : 0, sram = below(4) == 0;
-    int len = snprintf(model, sizeof model, ",\"clock_hz\":%g", 1e5 * (1 + below(10)));
-    if (matrix) len += snprintf(model + len, sizeof model - (size_t)len, ",\"matrix\":{\"rows\":%d,\"cols\":%d}",
-                                1 << below(5), 1 << below(5));
+    double clock = 1e5 * (1 + below(10));
+    int cols = matrix ? 1 << below(5) : 0, rows = matrix ? 1 << below(5) : 0; /* GCC's order, as above */
+    if (matrix && 2.0 * rows * cols * clock < 1e6) clock = 1e6 / (2.0 * rows * cols); /* a chip's least peak */
+    int len = snprintf(model, sizeof model, ",\"clock_hz\":%g", clock);
+    if (matrix)
+      len += snprintf(model + len, sizeof model - (size_t)len, ",\"matrix\":{\"rows\":%d,\"cols\":%d}", rows, cols);
     if (lanes) len += snprintf(model + len, sizeof model - (size_t)len, ",\"vector_lanes\":%d", lanes);
     if (sram) snprintf(model + len, sizeof model - (size_t)len, ",\"sram_bandwidth\":%g", 1e8 * (1 + below(50)));
     if (matrix) flops = 0; /* the array's peak */

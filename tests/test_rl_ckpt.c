@@ -176,12 +176,70 @@ static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
   rl_env_free(s.env);
 }
 
+/* A checkpoint with a valid checksum may still carry a state no run leaves: its counters and figures
+ * are checked before they are trusted (episodes = 2^63 + 5 once made train --resume spin forever). */
+static void resume_should_reject_a_resealed_state_no_run_can_reach(void) {
+  setup s;
+  setup_toy(&s, 4, 6, 2);
+  s.cfg.episodes = 16;
+  mp_error err;
+  rl_trainer *t = NULL, *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK); /* 8 episodes in 1 iteration */
+  const char *ck = testutil_temp_path("state.ckpt");
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, ck, &err), MP_OK);
+  char *good = NULL;
+  size_t len = 0;
+  CU_ASSERT_EQUAL_FATAL(fileio_read_all(ck, &good, &len, &err), MP_OK);
+  /* where the fields after the instances start (partitioner/README.md) */
+  size_t at_rng = 8 + 4 + 8 + 4 * 6 + 8 * 7 + 4 + 4 + (8 + 4 + 4 * 4 + 8 * 3 + 4), at_count = at_rng + 32;
+  size_t at_mean = at_count + 32, at_reward = at_rng - (8 * 3 + 4);
+  const struct {
+    size_t at;
+    uint64_t value;
+    const char *want;
+  } edits[] = {
+      {at_count, UINT64_C(9223372036854775813), "progress: a counter past 2^53"},
+      {at_count, 9, "9 episodes in 1 iterations of at most 8"},
+      {at_count + 8, 0, "8 episodes in 0 iterations"},
+      {at_count + 8, 9, "8 episodes in 9 iterations"},
+      {at_count + 24, 8 * (uint64_t)s.cfg.max_steps + 1, "not a run's progress"},
+      {at_mean, UINT64_C(0x7ff8000000000000), "the last mean reward, entropy or gradient norm is not finite"},
+      {at_reward, UINT64_C(0x7ff0000000000000), "the best plan of graph 0 has a figure that is not finite"},
+  };
+  char *data = malloc(len);
+  for (size_t k = 0; k < sizeof edits / sizeof *edits + 1; k++) {
+    memcpy(data, good, len);
+    if (k < sizeof edits / sizeof *edits)
+      for (int i = 0; i < 8; i++) data[edits[k].at + i] = (char)(edits[k].value >> (8 * i));
+    else
+      memset(data + at_rng, 0, 32); /* an all-zero random generator */
+    uint64_t h = fileio_hash(FILEIO_HASH_INIT, data, len - 8);
+    for (int i = 0; i < 8; i++) data[len - 8 + i] = (char)(h >> (8 * i));
+    const char *want = k < sizeof edits / sizeof *edits ? edits[k].want : "rng: the random generator's state is all zero";
+    CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)data, len, &r, &err),
+                    MP_INPUT);
+    CU_ASSERT_PTR_NULL(r);
+    if (!strstr(err.msg, want)) fprintf(stderr, "\n  edit %zu: got %s\n", k, err.msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    CU_ASSERT_EQUAL(strncmp(err.msg, "x.ckpt: ", 8), 0);
+  }
+  /* the unedited bytes resume */
+  CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)good, len, &r, &err), MP_OK);
+  rl_trainer_free(r);
+  free(data);
+  free(good);
+  rl_trainer_free(t);
+  rl_env_free(s.env);
+}
+
 static CU_TestInfo tests[] = {
     {"a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one",
      a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one},
     {"a_checkpoint_should_hold_the_documented_fields_in_order",
      a_checkpoint_should_hold_the_documented_fields_in_order},
     {"resume_should_reject_foreign_or_damaged_checkpoints", resume_should_reject_foreign_or_damaged_checkpoints},
+    {"resume_should_reject_a_resealed_state_no_run_can_reach", resume_should_reject_a_resealed_state_no_run_can_reach},
     CU_TEST_INFO_NULL,
 };
 

@@ -254,6 +254,49 @@ static void train_with_jobs_should_write_what_one_process_writes(void) {
   free(out1), free(err1), free(out3), free(err3);
 }
 
+/* partition -m rl reports each phase of its search on stderr, and nothing with --quiet. */
+static void partition_rl_should_report_its_progress_unless_quiet(void) {
+  char args[4096], *out = NULL, *errout = NULL, g[1024], c[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 8", g, c);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "episodes on the model"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "rl 8/8 (100%) episodes on the simulator"));
+  free(out), free(errout);
+  snprintf(args, sizeof args, "partition -q -g '%s' -c '%s' -m rl --episodes 8", g, c);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
+  CU_ASSERT_STRING_EQUAL(errout, "");
+  free(out), free(errout);
+}
+
+/* partition -m rl --jobs 2: the plan and the report of one process, printed once. */
+static void partition_rl_with_jobs_should_give_the_plan_of_one_process(void) {
+  char args[4096], *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL, g[1024], c[1024], one[1024], two[1024];
+  snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
+  snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
+  snprintf(one, sizeof one, "%s", testutil_temp_path("rl1.plan.json"));
+  snprintf(two, sizeof two, "%s", testutil_temp_path("rl2.plan.json"));
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 16 --json -o '%s'", g, c, one);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out1, &err1), 0);
+  snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 16 --json --jobs 2 -o '%s'", g, c, two);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out2, &err2), 0);
+  size_t la = 0, lb = 0;
+  char *a = slurp_file(one, &la), *b = slurp_file(two, &lb);
+  CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
+  free(a), free(b);
+  cJSON *ra = cJSON_Parse(out1), *rb = cJSON_Parse(out2); /* one object each: the second rank is silent */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+  char *pa = cJSON_PrintUnformatted(cJSON_GetObjectItem(ra, "arranged_core"));
+  char *pb = cJSON_PrintUnformatted(cJSON_GetObjectItem(rb, "arranged_core"));
+  CU_ASSERT_STRING_EQUAL(pa, pb);
+  free(pa), free(pb);
+  cJSON_Delete(ra);
+  cJSON_Delete(rb);
+  free(out1), free(err1), free(out2), free(err2);
+}
+
 static void train_should_reject_bad_usage_with_exit_status_2(void) {
   char g[1024], c[1024], pol[1024], nograph[1024];
   snprintf(g, sizeof g, "%s", testutil_src("traces/tiny_resnet.json"));
@@ -314,6 +357,8 @@ static CU_TestInfo tests[] = {
     {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
     {"train_with_jobs_should_write_what_one_process_writes", train_with_jobs_should_write_what_one_process_writes},
+    {"partition_rl_with_jobs_should_give_the_plan_of_one_process", partition_rl_with_jobs_should_give_the_plan_of_one_process},
+    {"partition_rl_should_report_its_progress_unless_quiet", partition_rl_should_report_its_progress_unless_quiet},
     {"train_under_mpirun_should_write_what_one_process_writes",
      train_under_mpirun_should_write_what_one_process_writes},
     {"train_should_reject_bad_usage_with_exit_status_2", train_should_reject_bad_usage_with_exit_status_2},

@@ -356,6 +356,61 @@ static void expect_reject(const unsigned char *b, size_t len, const char *what) 
   CU_ASSERT_EQUAL(strncmp(err.msg, "x.pol: ", 7), 0);
 }
 
+/* A 60-byte header declaring 4 hidden layers of 65 536 (12.9 G parameters, 300 GB with Adam's state)
+ * is refused from its length before anything is allocated: the nomem-free build would otherwise try. */
+static void a_header_larger_than_its_file_should_be_refused_before_allocating(void) {
+  unsigned char b[60] = "MPRLPOL1";
+  const uint32_t head[] = {1, 26, 4, 4, 65536, 1, 1};
+  for (int k = 0; k < 7; k++)
+    for (int i = 0; i < 4; i++) b[8 + 4 * k + i] = (unsigned char)(head[k] >> (8 * i));
+  uint64_t n = 26ull * 65536 + 65536 + 3 * (65536ull * 65536 + 65536) + 4ull * 65536 + 4;
+  for (int i = 0; i < 8; i++) b[36 + i] = (unsigned char)(n >> (8 * i));
+  expect_reject(b, sizeof b, "truncated: 60 bytes cannot hold 12887130116 parameters");
+  /* the shape's size is checked too: 5 hidden layers is no shape at all */
+  b[20] = 5;
+  expect_reject(b, sizeof b, "bad shape: 26 inputs, 4 outputs, 5 hidden layers of 65536");
+}
+
+/* Adam's state is checked like the parameters: a NaN moment or a learning rate of 0 is damage. */
+static void a_damaged_adam_state_should_be_refused(void) {
+  rl_policy *p = make_policy(3, 4, 1, 5, 52);
+  strbuf image = {0};
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(rl_policy_to_bytes(p, 1, &image, &err), MP_OK);
+  size_t len = image.len, at_lr = 44 + 8 * p->n_params, at_v0 = at_lr + 8 * 4 + 8 + 8 * p->n_params;
+  unsigned char *b = malloc(len);
+  double bad[] = {0.0, NAN, -1.0};
+  size_t at[] = {at_lr, at_v0, at_v0};
+  const char *want[] = {"learning rate 0", "moment 0 is not a finite number", "moment 0 is not a finite number"};
+  for (int k = 0; k < 3; k++) {
+    memcpy(b, image.s, len);
+    uint64_t bits;
+    memcpy(&bits, &bad[k], 8);
+    for (int i = 0; i < 8; i++) b[at[k] + i] = (unsigned char)(bits >> (8 * i));
+    reseal(b, len);
+    expect_reject(b, len, want[k]);
+  }
+  free(b);
+  strbuf_clear(&image);
+  rl_policy_free(p);
+}
+
+/* A policy of another shape than the partitioner's is refused with the file's name. */
+static void loading_a_policy_of_another_shape_should_name_the_file(void) {
+  rl_policy *p = make_policy(3, 4, 1, 5, 53), *q = NULL;
+  mp_error err;
+  const char *path = testutil_temp_path("shape.pol");
+  CU_ASSERT_EQUAL_FATAL(rl_policy_save(p, 0, path, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_policy_load_shaped(path, 26, 4, &q, &err), MP_INPUT);
+  CU_ASSERT_PTR_NULL(q);
+  CU_ASSERT_EQUAL(strncmp(err.msg, path, strlen(path)), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, ": shape: the policy takes 3 features per row and gives 4 logits"));
+  CU_ASSERT_EQUAL(rl_policy_load_shaped(path, 3, 4, &q, &err), MP_OK);
+  CU_ASSERT_TRUE(q && rl_policy_identical(p, q, 0));
+  rl_policy_free(q);
+  rl_policy_free(p);
+}
+
 static void loading_should_reject_damaged_or_foreign_files(void) {
   rl_policy *p = make_policy(3, 4, 1, 5, 51);
   strbuf image = {0};
@@ -385,7 +440,7 @@ static void loading_should_reject_damaged_or_foreign_files(void) {
   expect_reject(b, len, "parameters for a shape");
   memcpy(b, img, len);
   b[36] = 0xff, b[37] = 0xff, b[38] = 0xff, reseal(b, len);
-  expect_reject(b, len, "truncated");
+  expect_reject(b, len, "parameters for a shape");
   expect_reject(img, len - 9, "truncated");
   memcpy(b, img, len);
   b[60] ^= 1;
@@ -430,6 +485,10 @@ static CU_TestInfo tests[] = {
     {"sampling_should_follow_the_probabilities", sampling_should_follow_the_probabilities},
     {"policy_gradient_should_learn_a_contextual_bandit", policy_gradient_should_learn_a_contextual_bandit},
     {"a_saved_policy_should_load_back_bit_for_bit", a_saved_policy_should_load_back_bit_for_bit},
+    {"a_header_larger_than_its_file_should_be_refused_before_allocating",
+     a_header_larger_than_its_file_should_be_refused_before_allocating},
+    {"a_damaged_adam_state_should_be_refused", a_damaged_adam_state_should_be_refused},
+    {"loading_a_policy_of_another_shape_should_name_the_file", loading_a_policy_of_another_shape_should_name_the_file},
     {"loading_should_reject_damaged_or_foreign_files", loading_should_reject_damaged_or_foreign_files},
     CU_TEST_INFO_NULL,
 };

@@ -908,12 +908,15 @@ static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
   const routed_job *chips[2] = {&small, &big};
   for (int i = 0; i < 2; i++) {
     char *full = routes_with(chips[i], SIM_ROUTING_FULL), *dij = routes_with(chips[i], SIM_ROUTING_DIJKSTRA),
-         *aut = routes_with(chips[i], SIM_ROUTING_AUTO);
+         *aut = routes_with(chips[i], SIM_ROUTING_AUTO), *many = routes_with(chips[i], SIM_ROUTING_MANY);
     CU_ASSERT_PTR_NOT_NULL_FATAL(full);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dij);
     CU_ASSERT_PTR_NOT_NULL_FATAL(aut);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(many);
     CU_ASSERT_STRING_EQUAL(full, dij);
     CU_ASSERT_STRING_EQUAL(full, aut);
+    CU_ASSERT_STRING_EQUAL(full, many);
+    free(many);
     CU_ASSERT_PTR_NOT_NULL(strstr(full, "\n0 2: x0y0>x1y0 x1y0>x2y0\n")); /* a route along a row, by hand */
     free(full);
     free(dij);

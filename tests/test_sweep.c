@@ -368,14 +368,14 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
   CU_ASSERT_EQUAL(n_done, 0);
   /* A second process cannot write the same file while this one holds it. */
   CU_ASSERT_EQUAL(testutil_in_child(lock_is_held, (void *)path), 0);
-  const char row1[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n";
-  const char row3[] = "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n";
+  const char row1[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
+  const char row3[] = "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row1, strlen(row1), &err), MP_OK);
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row3, strlen(row3), &err), MP_OK);
   close(fd);
   /* A row of another sweep is kept and ignored; a row cut by a kill is dropped. */
   FILE *f = fopen(path, "ab");
-  fputs("mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n", f);
+  fputs("mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", f);
   fputs("mesh=4x4|tiny_resnet|optimal,4x4,tiny_res", f);
   fclose(f);
   CU_ASSERT_EQUAL_FATAL(sweep_csv_open(s, path, &fd, done, &n_done, &err), MP_OK);
@@ -387,7 +387,7 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
   close(fd);
   char *text = slurp(path), expect[2 * SWEEP_LINE_MAX];
   snprintf(expect, sizeof expect, "%s%s%s%s", header, row1, row3,
-           "mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,even,1,4,1,2,3,x,0.5,4,4,0.1\n");
+           "mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
   CU_ASSERT_STRING_EQUAL(text, expect);
   free(text);
 
@@ -437,6 +437,54 @@ static void csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone(vo
   CU_ASSERT_EQUAL(sweep_csv_append(devnull, "/dev/null", "x\n", 2, &err), MP_OUTPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot append a row"));
   close(devnull);
+  sweep_free(s);
+}
+
+/* A row with a case's key but not that case's columns would count as done: refused naming the line,
+ * and the file is left as it was. */
+static void csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage(void) {
+  const char *vary[] = {"mesh=2x2,4x4"};
+  const char *methods[] = {"even"};
+  mp_error err;
+  sweep *s = tiny_sweep(vary, 1, methods, 1, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  char header[SWEEP_LINE_MAX];
+  sweep_csv_header(s, header, sizeof header);
+  const char good[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
+  static const struct {
+    const char *row, *want;
+  } bad[] = {
+      {"mesh=4x4|tiny_resnet|even,garbage,zz\n", "line 3: case 'mesh=4x4|tiny_resnet|even': 3 columns, the header has 16"},
+      {"mesh=4x4|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "line 3: case 'mesh=4x4|tiny_resnet|even': column 2 is '2x2', the case's is '4x4'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,vgg16,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 3 is 'vgg16'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,optimal,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 5 is 'optimal'"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,one,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "column 4 is 'one', not a whole number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,yes,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "column 6 is 'yes', not a whole number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,nan,3,x,0.5,4,1e10,4,0.1\n",
+       "column 9 is 'nan', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,-3,x,0.5,4,1e10,4,0.1\n",
+       "column 10 is '-3', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,\n", "column 16 is '', not a number"},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1,9\n", "column 16 is '0.1,9'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[3 * SWEEP_LINE_MAX];
+    snprintf(text, sizeof text, "%s%s%s", header, good, bad[i].row);
+    const char *path = testutil_write_temp("garbage.csv", text);
+    unsigned char done[2] = {7, 7};
+    int fd = -1, n = -1;
+    CU_ASSERT_EQUAL(sweep_csv_open(s, path, &fd, done, &n, &err), MP_INPUT);
+    CU_ASSERT_EQUAL(fd, -1);
+    if (!strstr(err.msg, bad[i].want)) fprintf(stderr, "\n  row %zu: got %s\n", i, err.msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].want));
+    CU_ASSERT_EQUAL(strncmp(err.msg, path, strlen(path)), 0);
+    char *after = slurp(path);
+    CU_ASSERT_STRING_EQUAL(after, text);
+    free(after);
+  }
   sweep_free(s);
 }
 
@@ -1004,6 +1052,8 @@ int main(int argc, char **argv) {
        csv_open_should_write_the_header_then_resume_dropping_a_cut_row},
       {"csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone",
        csv_open_should_refuse_a_file_of_other_columns_and_leave_it_alone},
+      {"csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage",
+       csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage},
       {"pool_should_run_every_item_once_and_report_failed_workers",
        pool_should_run_every_item_once_and_report_failed_workers},
       {"pool_should_stop_and_reap_the_workers_when_done_fails", pool_should_stop_and_reap_the_workers_when_done_fails},
