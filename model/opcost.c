@@ -75,13 +75,19 @@ uint64_t opcost_op_traffic(const graph_op *op) {
   return is_view(op->type) ? 0 : op->in_bytes + op->weight_bytes + op->out_bytes;
 }
 
+/* w as a work, at most OPCOST_MAX_WORK (opcost.h). */
+static uint64_t capped(double w, int round_up) {
+  if (!(w < OPCOST_MAX_WORK)) return (uint64_t)OPCOST_MAX_WORK; /* also catches NaN */
+  return (uint64_t)(round_up ? llround(w) : floor(w));
+}
+
 uint64_t opcost_op_floor(const chip *c, const graph_op *op) {
   if (!c->has_arch || op->measured) return op->flops;
   double m, v, s, cyc;
   works(c, op, 1, &m, &v, &s, &cyc);
   if (c->arch.matrix_rows > 0) m = 2.0 * (double)op->macs; /* every MAC of the array busy */
   double w = m > v ? m : v;
-  return (uint64_t)floor(s > w ? s : w);
+  return capped(s > w ? s : w, 0);
 }
 
 uint64_t opcost_op_work(const chip *c, const graph_op *op, int n_cores) {
@@ -89,8 +95,7 @@ uint64_t opcost_op_work(const chip *c, const graph_op *op, int n_cores) {
   double m, v, s, cyc;
   works(c, op, n_cores, &m, &v, &s, &cyc);
   double w = m > v ? m : v;
-  if (s > w) w = s;
-  return (uint64_t)llround(w);
+  return capped(s > w ? s : w, 1);
 }
 
 void opcost_op_terms(const chip *c, const graph_op *op, int n_cores, opcost_terms *out) {

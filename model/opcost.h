@@ -26,6 +26,12 @@
 #include "err.h"
 #include "graph.h"
 
+/* The largest work of one op: 2^53, the most flops a graph gives an op (JSONIO_MAX_EXACT), so sums of works
+ * behave as sums of flops do.  Only a core model far out of balance reaches it (a 2^16 x 2^16 array fed
+ * one element per cycle, an SRAM port of a few bytes/s under a fast array): such an op then takes
+ * 2^53 / f seconds, less than its terms say. */
+#define OPCOST_MAX_WORK 9007199254740992.0
+
 /* The terms of one op's share on n_cores of c's typical core: array cycles of the busiest core (0 off
  * the array) and the three times, seconds; time_s is their largest (flops / (n f) without a core model). */
 typedef struct opcost_terms {

@@ -214,6 +214,24 @@ static void ranges_should_sum_the_works_and_the_table_should_agree(void) {
   chip_free(c);
 }
 
+/* A core model far out of balance (a 65536 x 65536 array at 1 kHz over an SRAM port of 1 byte/s):
+ * an op moving 1 GB would take 8.6e21 flop-equivalents, beyond what a work holds; it is capped at
+ * 2^53 (the largest flops an op may have), while a small op of the same chip keeps its own work. */
+static void an_op_beyond_the_largest_work_should_be_capped_at_it(void) {
+  chip *c = chip_with(1, "{\"sram_bytes\":1048576,\"clock_hz\":1e3,\"matrix\":{\"rows\":65536,\"cols\":65536},"
+                         "\"sram_bandwidth\":1}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  graph *big = one_op("Add", 500000000, 500000000, 0, 1000, 0, 0, 0, 0, 0);
+  CU_ASSERT_EQUAL(opcost_op_work(c, &big->ops[0], 1), (uint64_t)OPCOST_MAX_WORK);
+  CU_ASSERT_EQUAL(opcost_op_floor(c, &big->ops[0]), (uint64_t)OPCOST_MAX_WORK);
+  graph *small = one_op("Add", 100, 100, 0, 10, 0, 0, 0, 0, 0);
+  double f = 2.0 * 65536 * 65536 * 1e3; /* 200 bytes at 1 byte/s on a core of peak f */
+  CU_ASSERT_EQUAL(opcost_op_work(c, &small->ops[0], 1), (uint64_t)llround(200 * f));
+  graph_free(big);
+  graph_free(small);
+  chip_free(c);
+}
+
 static CU_TestInfo tests[] = {
     {"a_gemm_whose_dims_are_multiples_of_the_array_should_run_at_peak",
      a_gemm_whose_dims_are_multiples_of_the_array_should_run_at_peak},
@@ -228,6 +246,7 @@ static CU_TestInfo tests[] = {
     {"the_split_over_cores_should_be_the_best_grid_and_never_slower_with_more_cores",
      the_split_over_cores_should_be_the_best_grid_and_never_slower_with_more_cores},
     {"ranges_should_sum_the_works_and_the_table_should_agree", ranges_should_sum_the_works_and_the_table_should_agree},
+    {"an_op_beyond_the_largest_work_should_be_capped_at_it", an_op_beyond_the_largest_work_should_be_capped_at_it},
     CU_TEST_INFO_NULL,
 };
 
