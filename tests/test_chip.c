@@ -280,6 +280,16 @@ static const struct {
     {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_pj\": -0.1}}", "bad.json: energy.mac_pj: must be >= 0 (got -0.1)"},
     {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_nj\": 0.1}}", "bad.json: energy.mac_nj: unknown key"},
     {"{" HEAD MESH CORE NOC ", \"energy\": 3}", "bad.json: energy: expected an object"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 1e13}, " NOC "}",
+     "bad.json: core.clock_hz: must be <= 1e+12 (got 1e+13)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e3, \"matrix\": {\"rows\": 16, \"cols\": 16}}, " NOC "}",
+     "bad.json: core.clock_hz: the MAC array's peak 2 x 16 x 16 x 1000 Hz = 512000 flop/s is outside 1e+06 to 1e+18"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"sram_bandwidth\": 1e16}, " NOC "}",
+     "bad.json: core.sram_bandwidth: must be <= 1e+15 (got 1e+16)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"dram_pj_per_byte\": 1e300}}",
+     "bad.json: energy.dram_pj_per_byte: must be <= 1e+09 (got 1e+300)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"static_w_per_core\": 2e6}}",
+     "bad.json: energy.static_w_per_core: must be <= 1e+06 (got 2e+06)"},
 };
 
 static void every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the_place(void) {
