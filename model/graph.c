@@ -83,7 +83,7 @@ static mp_status read_dims(const char *file, const char *named, const cJSON *o, 
   }
   if (st != MP_OK) return st;
   uint64_t p = op->dims.g;
-  int over = __builtin_mul_overflow(p, op->dims.m, &p) | __builtin_mul_overflow(p, op->dims.n, &p) |
+  int over = __builtin_mul_overflow(p, op->dims.m, &p) || __builtin_mul_overflow(p, op->dims.n, &p) ||
              __builtin_mul_overflow(p, op->dims.k, &p);
   if (over || p != op->macs)
     return err_at(err, MP_INPUT, file, where, "g x m x n x k = %llu x %llu x %llu x %llu must equal macs (%llu)",
