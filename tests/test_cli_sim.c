@@ -294,6 +294,7 @@ static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy
   char plan[1024];
   snprintf(plan, sizeof plan, "%s", testutil_temp_path("energy.plan.json"));
   CU_ASSERT_EQUAL_FATAL(mp("partition -q -g '%s' -c '%s' -o '%s'", TINY, C8E, plan), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/J, ") && strstr(out, "TOPS/W (simulated; model "));
   CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --json", TINY, C8E, plan), 0);
   cJSON *sim = cJSON_Parse(out);
   double j = num(sim, "energy_j_per_sample");
@@ -327,6 +328,8 @@ static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy
                                          "simulated_samples_per_j"));
   cJSON_Delete(cmp);
   CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal", TINY, C4), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "samples/J"));
+  CU_ASSERT_EQUAL_FATAL(mp("partition -q -g '%s' -c '%s'", TINY, C4), 0);
   CU_ASSERT_PTR_NULL(strstr(out, "samples/J"));
 }
 
