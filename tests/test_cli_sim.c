@@ -321,6 +321,18 @@ static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy
   cJSON_Delete(sim);
   CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal,even", TINY, C8E), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/J"));
+  /* a trace records what the energy is made of: its replay on the same chip spends the same; a trace
+   * recorded before it did is replayed without compute and SRAM energy, and says so */
+  char trace[1024];
+  snprintf(trace, sizeof trace, "%s", testutil_temp_path("energy.trace"));
+  CU_ASSERT_EQUAL_FATAL(mp("record -g '%s' -c '%s' -p '%s' -o '%s'", TINY, C8E, plan, trace), 0);
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --json", trace, C8E), 0);
+  cJSON *rep = cJSON_Parse(out);
+  CU_ASSERT(close_to(num(rep, "energy_j_per_sample"), j, 1e-9));
+  CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(rep, "energy_counts_recorded")));
+  cJSON_Delete(rep);
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --map snake:0", testutil_src("traces/tiny_resnet.mesh4x4.trace"), C8E), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "its energy leaves out compute and SRAM"));
   /* without energy figures: nothing of it */
   CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal --json", TINY, C4), 0);
   cmp = cJSON_Parse(out);
