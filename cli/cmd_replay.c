@@ -25,7 +25,7 @@ static const char usage[] =
     "                       k+K; groups stay contiguous) or xy:X,Y (the recorded mesh at offset X,Y)\n"
     "  -l, --links N        busiest links to list (default 8)\n"
     "  -j, --json           print one JSON object (as 'simulate --json', plus trace and map, and on a\n"
-    "                       chip with energy figures energy_counts_recorded: false for a trace recorded\n"
+    "                       chip with energy figures energy_counts_recorded, false for a trace recorded\n"
     "                       before traces carried them, whose replay leaves out compute and SRAM energy)\n"
     "  -v, --verbose        let SimGrid log to stderr\n";
 
