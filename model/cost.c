@@ -423,16 +423,6 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
   return period;
 }
 
-double cost_model_energy(const cost_model *m, int n_stages, double period_s) {
-  double sum = 0;
-  for (int i = 0; i < n_stages; i++) {
-    energy_parts e;
-    energy_of_stage(m->c, &m->stg[i], period_s, &e);
-    sum += energy_sum(&e);
-  }
-  return sum;
-}
-
 /* A link busy this share of the period or more is what sets it when no stage takes that long alone:
  * under processor sharing the stages that cross it take at least a period whatever else they do. */
 #define COST_SATURATED 0.95

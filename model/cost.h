@@ -181,10 +181,6 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
 double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
                       const double *link_bytes);
 
-/* Joules per micro-batch of the plan cost_model_period costed last (n_stages stages) at period_s: its
- * stages' dynamic energy and every core's static energy (energy.h). */
-double cost_model_energy(const cost_model *m, int n_stages, double period_s);
-
 /* The model's period of plan p (sized for the model's graph and chip), with every term.  stage_s and
  * stage_mem (each NULL or p->n_stages entries) receive every stage's t_i and mem / SRAM; *feasible and
  * *mem_ratio (either may be NULL) the memory verdict.  No allocation after the first call for a stage
