@@ -574,12 +574,14 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
  * column: the case's axis values, graph and method, then the figures in the form sweep_csv_row writes
  * them.  A row with the right key and garbage after it would otherwise count as done. */
 static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
-  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS): G the case's graph, M its
-   * method, 'i' a whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
-  static const char kinds[] = "GiMiirrr-ririr";
-  enum { FIXED = sizeof kinds - 1 };
+  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS, then ENERGY_COLUMNS with
+   * energy figures, then solve_s): G the case's graph, M its method, 'i' a whole number >= 0, 'r' a
+   * finite number >= 0, '-' any text (the busiest link). */
+  const char *kinds = has_energy(s) ? "GiMiirrr-ririrrrrr" : "GiMiirrr-ririr";
+  enum { MOST = 18 };
+  const int FIXED = (int)strlen(kinds);
   const sweep_case *c = &s->cases[i];
-  char *col[SWEEP_MAX_AXES + FIXED + 1], where[32];
+  char *col[SWEEP_MAX_AXES + MOST + 1], where[32];
   int n = 0, max = 1 + s->n_axes + FIXED; /* col[0] is the key; the last column keeps any extra commas */
   for (char *p = row;;) {
     col[n++] = p;
