@@ -339,7 +339,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
          "'sends' and 'recvs' must be whole numbers >= 0");
     double *extra[] = {&fig.macs, &fig.ops, &fig.traffic};
     for (int k = 0; r.n_tok == 30 && k < 3; k++)
-      NEED(parse_real(r.tok[25 + 2 * k], extra[k]), "'%s' must be a finite number >= 0, found '%s'", group_keys[10 + k],
+      NEED(parse_real(r.tok[25 + 2 * k], extra[k]), "'%s' must be a number from 0 to 2^64, found '%s'", group_keys[10 + k],
            r.tok[25 + 2 * k]);
     fig.first_layer = (int)l0;
     fig.n_layers = (int)nl;

@@ -287,6 +287,11 @@ static const struct {
     {"c0-1 compute 1000 64 0 - a", "c0-1 compute 1e20 64 0 - a",
      "t.trace: line 12: the flops must be a number from 0 to 2^64, found '1e20'", 0},
     {"flops 2000", "flops 1e300", "t.trace: line 9: 'flops' must be a number from 0 to 2^64, found '1e300'", 0},
+    {"macs 900", "macs -1", "t.trace: line 9: 'macs' must be a number from 0 to 2^64, found '-1'", 0},
+    {"traffic 74", "traffic 1e300", "t.trace: line 10: 'traffic' must be a number from 0 to 2^64, found '1e300'", 0},
+    {"ops 2000 traffic 400", "ops 2000",
+     "t.trace: line 9: expected 'group INDEX cFIRST-LAST layers L N flops F gather A send X weights W maxact Y sram S "
+     "dram D sends NS recvs NR [macs M ops O traffic T]' (24 fields), found 28 fields", 0},
     {"c2-3 compute 500.5 32 1 - c%25\nend\n", "c2-3 compute 500.5 32 1 - c%25\nend\nc0-1 compute 1 1 0 - x\n",
      "t.trace: line 25: text after 'end'", 0},
 };
