@@ -30,7 +30,8 @@ static const char usage[] =
     "applies as it is.\n"
     "A checkpoint (POLICY.ckpt) is written every --checkpoint-every episodes and at the end; after a\n"
     "crash or kill, the same command with --resume continues to exactly the result of an uninterrupted\n"
-    "run, and --resume with a larger --episodes extends a finished run.\n"
+    "run (the checkpoint holds the simulator's clock, which the resumed run restores), and --resume with\n"
+    "a larger --episodes extends a finished run.\n"
     "With --jobs N (N processes forked on this machine) or under 'mpirun -np N meshpipe train ...'\n"
     "(meshpipe built with Open MPI) each batch's episodes are dealt over the N processes, each with its\n"
     "own simulator, and the first alone prints, checkpoints and writes the policy.  With --isolate the\n"
@@ -112,6 +113,14 @@ typedef struct item {
 /* The command on one rank of `size` (0 of 1 without mpirun): every rank plays its share of each
  * batch's episodes and holds the whole trainer; rank 0 alone reports, checkpoints, polishes and
  * writes the policy. */
+/* A checkpoint with the simulator's clock (sim_checkpoint, which also empties its cache: a resumed
+ * run starts with an empty one), so that a run resumed from it gives the same figures bit for bit. */
+static mp_status save_checkpoint(const rl_trainer *t, sim *engine, const char *path, mp_error *err) {
+  double clock = 0;
+  mp_status st = engine ? sim_checkpoint(engine, &clock, err) : MP_OK;
+  return st == MP_OK ? rl_ckpt_save(t, clock, path, err) : st;
+}
+
 static int train(int argc, char **argv, int rank, int size) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},      {"chip", required_argument, NULL, 'c'},
@@ -318,7 +327,15 @@ static int train(int argc, char **argv, int rank, int size) {
       rc = cli_usage("train", "--resume: no checkpoint '%s' (it is written every --checkpoint-every episodes)", ckpt);
       goto cleanup;
     }
-    if (rl_ckpt_resume(&cfg, inst, n, ckpt, &t, &err) != MP_OK) goto fail;
+    double clock = 0;
+    if (rl_ckpt_resume(&cfg, inst, n, ckpt, &t, &clock, &err) != MP_OK) goto fail;
+    /* The engine as the interrupted run left it at the checkpoint, so that figures agree bit for bit */
+    mp_error why;
+    mp_status restored = engine ? sim_restore(engine, clock, &why) : MP_OK;
+    if (restored != MP_OK) {
+      err_at(&err, restored, ckpt, "sim clock", "%s", why.msg);
+      goto fail;
+    }
   } else if (rl_trainer_new(&cfg, inst, n, start, &t, &err) != MP_OK) {
     goto fail;
   }
@@ -343,7 +360,7 @@ static int train(int argc, char **argv, int rank, int size) {
     mp_status st = rl_trainer_iterate(t, &err);
     rl_trainer_get_stats(t, &ts);
     if (st == MP_OK && rank == 0 && ckpt_every > 0 && ts.episodes / ckpt_every > last_ckpt / ckpt_every) {
-      st = rl_ckpt_save(t, ckpt, &err);
+      st = save_checkpoint(t, engine, ckpt, &err);
       last_ckpt = ts.episodes;
     }
     if (st != MP_OK && size > 1) { /* the other ranks would wait for this one's records: end them all */
@@ -360,7 +377,7 @@ static int train(int argc, char **argv, int rank, int size) {
     }
   }
   if (rank > 0) goto cleanup;
-  if (rl_ckpt_save(t, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
+  if (save_checkpoint(t, engine, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
   double train_s = progress_elapsed(&pr);
   for (int i = 0; i < n && polish_rounds > 0; i++)
     if (rl_search_polish(t, i, polish_rounds, &err) != MP_OK) goto fail;

@@ -13,7 +13,7 @@
 #include "strbuf.h"
 
 #define CKPT_MAGIC "MPRLCKP1"
-#define CKPT_VERSION 2
+#define CKPT_VERSION 3
 
 /* The configuration fields a resumed run must share with the checkpoint, in file order. */
 static void put_config(strbuf *w, const rl_train_config *c) {
@@ -33,7 +33,7 @@ static void put_config(strbuf *w, const rl_train_config *c) {
   bytes_put_f64(w, c->target_reward);
 }
 
-mp_status rl_ckpt_save(const rl_trainer *t, const char *path, mp_error *err) {
+mp_status rl_ckpt_save(const rl_trainer *t, double sim_clock, const char *path, mp_error *err) {
   strbuf w = {0}, img = {0};
   strbuf_append(&w, CKPT_MAGIC, 8);
   bytes_put_u32(&w, CKPT_VERSION);
@@ -58,6 +58,7 @@ mp_status rl_ckpt_save(const rl_trainer *t, const char *path, mp_error *err) {
   bytes_put_f64(&w, t->mean_final);
   bytes_put_f64(&w, t->entropy);
   bytes_put_f64(&w, t->grad_norm);
+  bytes_put_f64(&w, sim_clock);
   mp_status st = rl_policy_to_bytes(t->policy, 1, &img, err);
   if (st == MP_OK) {
     bytes_put_u64(&w, img.len);
@@ -93,18 +94,19 @@ static mp_status check_progress(const rl_trainer *t, const uint64_t count[4], co
 }
 
 mp_status rl_ckpt_resume(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
-                         rl_trainer **out, mp_error *err) {
+                         rl_trainer **out, double *sim_clock, mp_error *err) {
   *out = NULL;
   char *data = NULL;
   size_t len = 0;
   mp_status st = fileio_read_all(path, &data, &len, err);
-  if (st == MP_OK) st = rl_ckpt_resume_mem(cfg, inst, n_inst, path, (const unsigned char *)data, len, out, err);
+  if (st == MP_OK) st = rl_ckpt_resume_mem(cfg, inst, n_inst, path, (const unsigned char *)data, len, out, sim_clock, err);
   free(data);
   return st;
 }
 
 mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst, int n_inst, const char *path,
-                             const unsigned char *data, size_t len, rl_trainer **out, mp_error *err) {
+                             const unsigned char *data, size_t len, rl_trainer **out, double *sim_clock,
+                             mp_error *err) {
   *out = NULL;
   mp_status st = MP_OK;
   rl_trainer *t = NULL;
@@ -177,12 +179,18 @@ mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst
   t->mean_final = bytes_get_f64(&r);
   t->entropy = bytes_get_f64(&r);
   t->grad_norm = bytes_get_f64(&r);
+  double clock = bytes_get_f64(&r);
   uint64_t img_len = bytes_get_u64(&r);
   if (r.short_read || img_len > bytes_left(&r)) {
     st = err_at(err, MP_INPUT, path, NULL, "truncated checkpoint");
     goto cleanup;
   }
   if ((st = check_progress(t, count, path, err)) != MP_OK) goto cleanup;
+  if (!(clock >= 0.0 && clock <= RL_CKPT_CLOCK_MAX)) {
+    st = err_at(err, MP_INPUT, path, "sim clock", "the simulator's clock %g s is not one a run reaches (0 to %g s)",
+                clock, RL_CKPT_CLOCK_MAX);
+    goto cleanup;
+  }
   t->episodes_done = (long)count[0];
   t->iterations = (long)count[1];
   t->evaluations = (long)count[2];
@@ -200,6 +208,7 @@ mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst
   pol = NULL;
   *out = t;
   t = NULL;
+  if (sim_clock) *sim_clock = clock;
 cleanup:
   strbuf_clear(&want);
   rl_policy_free(pol);

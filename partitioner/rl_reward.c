@@ -159,9 +159,9 @@ mp_status rl_reward_init_model(rl_reward *r, cost_model *m, int n_cores, int n_l
 }
 
 /* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
- * (about 2e-13 relative) with the engine's clock, i.e. with how many evaluations ran before, so a
- * run resumed in a fresh process would see slightly different rewards than the uninterrupted run
- * and drift apart bit by bit.  Rewards are O(1) (periods relative to the initial plan's), so a grid
+ * (about 1e-11 relative) with the engine's clock, i.e. with how many evaluations ran before, so ranks
+ * (each with an engine of its own) would see slightly different rewards for one plan and drift apart
+ * bit by bit (a resumed run restores its checkpoint's clock instead: sim_restore).  Rewards are O(1) (periods relative to the initial plan's), so a grid
  * of 1e-6 keeps every real difference and makes a jitter-induced flip about a one-in-a-million
  * event per evaluation. */
 static double snap(double x) { return round(x * 1e6) / 1e6; }

@@ -450,6 +450,35 @@ mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, m
   return sim_evaluate_m(s, g, p, s->opt.microbatches, res, err);
 }
 
+/* Empties the cache (every entry invalid, nothing it owned left). */
+static void cache_clear(sim *s) {
+  if (!s->cache) return;
+  for (int i = 0; i < s->opt.cache_size; i++)
+    if (s->cache[i].valid) {
+      free(s->cache[i].arranged);
+      sim_result_clear(&s->cache[i].res);
+    }
+  memset(s->cache, 0, (size_t)s->opt.cache_size * sizeof *s->cache);
+}
+
+mp_status sim_checkpoint(sim *s, double *clock, mp_error *err) {
+  cache_clear(s);
+  return sim_engine_clock(s, -1.0, clock, err);
+}
+
+mp_status sim_restore(sim *s, double clock, mp_error *err) {
+  if (!(clock >= 0.0 && clock <= SIM_CLOCK_MAX))
+    return err_set(err, MP_INPUT, "sim: a clock of %g s is not one a run reaches (0 to %g s)", clock, SIM_CLOCK_MAX);
+  cache_clear(s);
+  double now;
+  mp_status st = sim_engine_clock(s, -1.0, &now, err);
+  if (st != MP_OK) return st;
+  if (now > clock)
+    return err_set(err, MP_INPUT, "sim: the clock to restore (%.17g s) is earlier than the engine's (%.17g s)", clock,
+                   now);
+  return sim_engine_clock(s, clock, &now, err);
+}
+
 int sim_route_links(sim *s, int a, int b, char (*names)[48], int max) {
   if (a < 0 || b < 0 || a >= s->chip->n_cores || b >= s->chip->n_cores || a == b || max < 0) return -1;
   return sim_engine_route(s, a, b, names, max);
@@ -461,12 +490,7 @@ void sim_free(sim *s) {
     sim_engine_stop(s);
     if (s->opt.paje_file && rename(s->paje_part, s->opt.paje_file) != 0) remove(s->paje_part);
   }
-  if (s->cache)
-    for (int i = 0; i < s->opt.cache_size; i++)
-      if (s->cache[i].valid) {
-        free(s->cache[i].arranged);
-        sim_result_clear(&s->cache[i].res);
-      }
+  cache_clear(s);
   free(s->cache);
   free(s->hosts);
   free(s->dram_hosts);

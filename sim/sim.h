@@ -192,6 +192,16 @@ void sim_get_stats(const sim *s, sim_stats *out);
 /* The chip the sim runs (borrowed). */
 const chip *sim_chip(const sim *s);
 
+/* Checkpoints of a long run (train).  A figure's last digits depend on the engine's history: on the
+ * clock its evaluation started at and on whether the cache answered.  sim_checkpoint empties the cache
+ * and gives the engine's clock (seconds); sim_restore, in a fresh process whose evaluations so far are a
+ * prefix of the checkpointed process's, empties the cache and advances the idle engine to that clock.
+ * From then on both give every plan the same figures bit for bit.  sim_restore: MP_INPUT when clock is
+ * not in 0 .. SIM_CLOCK_MAX or is earlier than the engine's; both: MP_RUN if the engine has stopped. */
+#define SIM_CLOCK_MAX 1e9
+mp_status sim_checkpoint(sim *s, double *clock, mp_error *err);
+mp_status sim_restore(sim *s, double clock, mp_error *err);
+
 /* The names of the links SimGrid routes from core a to core b ("x0y0>x1y0" ...), for tests: writes
  * up to max names into names (each up to 47 characters) and returns how many there are, or -1 on bad
  * ids.  The platform's internal zero-cost links are left out. */

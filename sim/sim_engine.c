@@ -58,6 +58,8 @@ struct sim_request {
   job *j; /* NULL: a route query */
   int ra, rb, r_max, r_count;
   char (*r_names)[48];
+  int clock;        /* with j NULL: a clock request (sleep until `until` if later, then read `now`) */
+  double until, now;
 };
 
 static atomic_int engine_claimed; /* SimGrid starts once per process */
@@ -540,6 +542,12 @@ static void run_route(sim *s, sim_request *q) {
   xbt_dynar_free(&links);
 }
 
+/* The controller alone exists while it serves this, so sleeping moves the clock and nothing else. */
+static void run_clock(sim_request *q) {
+  if (q->until > simgrid_get_clock()) sg_actor_sleep_until(q->until);
+  q->now = simgrid_get_clock();
+}
+
 static void controller(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -556,6 +564,8 @@ static void controller(int argc, char **argv) {
       run_eval_isolated(s, q->j);
     else if (q->j)
       run_eval(s, q->j);
+    else if (q->clock)
+      run_clock(q);
     else
       run_route(s, q);
     pthread_mutex_lock(&s->mu);
@@ -681,6 +691,13 @@ int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max) {
   sim_request q = {.j = NULL, .ra = a, .rb = b, .r_max = max, .r_names = names};
   if (serve(s, &q, NULL) != MP_OK) return -1;
   return q.r_count;
+}
+
+mp_status sim_engine_clock(sim *s, double until, double *now, mp_error *err) {
+  sim_request q = {.j = NULL, .clock = 1, .until = until};
+  mp_status st = serve(s, &q, err);
+  *now = q.now;
+  return st;
 }
 
 void sim_engine_stop(sim *s) {

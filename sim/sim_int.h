@@ -255,6 +255,10 @@ mp_status sim_engine_run(sim *s, job *j, mp_error *err);
 int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max);
 
 /* Stops the engine thread (if it was started) and waits for it. */
+/* Reads the idle engine's clock into *now after sleeping until `until` when that is later (until < 0:
+ * just reads).  MP_RUN if the engine has stopped. */
+mp_status sim_engine_clock(sim *s, double until, double *now, mp_error *err);
+
 void sim_engine_stop(sim *s);
 
 #endif

@@ -300,6 +300,7 @@ static const bad_case cases[] = {
     MADE("ckpt", "an infinite best reward", "out.bin.ckpt", make_ckpt, 11, CK_CMD),
     MADE("ckpt", "steps no run reaches", "out.bin.ckpt", make_ckpt, 12, CK_CMD),
     MADE("ckpt", "a policy image longer than the file", "out.bin.ckpt", make_ckpt, 13, CK_CMD),
+    MADE("ckpt", "a simulator's clock of 1e300 s", "out.bin.ckpt", make_ckpt, 14, CK_CMD),
 
     /* ---- ONNX models (import) ---- */
     MADE("onnx", "empty file", "in.onnx", make_onnx, 0, X_CMD),

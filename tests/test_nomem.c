@@ -1050,7 +1050,7 @@ static mp_status trainer_new_with_policy_call(void *ctx, int *untouched, mp_erro
 static mp_status trainer_resume_call(void *ctx, int *untouched, mp_error *err) {
   trainer_case *tc = ctx;
   rl_trainer *t = POISON;
-  mp_status st = rl_ckpt_resume(&tc->cfg, &tc->inst, 1, tc->checkpoint, &t, err);
+  mp_status st = rl_ckpt_resume(&tc->cfg, &tc->inst, 1, tc->checkpoint, &t, NULL, err);
   *untouched = LEFT_ALONE(t);
   if (st == MP_OK) rl_trainer_free(t);
   return st;
@@ -1085,7 +1085,7 @@ static mp_status step_offer(rl_trainer *t, mp_error *err) {
 
 static mp_status step_save(rl_trainer *t, mp_error *err) {
   const char *path = fresh_target("written.checkpoint");
-  mp_status st = rl_ckpt_save(t, path, err);
+  mp_status st = rl_ckpt_save(t, 0, path, err);
   if (st != MP_OK && testutil_exists(path)) return err_set(err, MP_RUN, "a failed save left %s behind", path);
   return st;
 }
@@ -1099,7 +1099,7 @@ static void rl_trainer_should_fail_cleanly_at_every_allocation(void) {
   mp_error err;
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&tc.cfg, &tc.inst, 1, NULL, &t, &err), MP_OK);
   CU_ASSERT_EQUAL(rl_trainer_iterate(t, &err), MP_OK);
-  CU_ASSERT_EQUAL(rl_ckpt_save(t, tc.checkpoint, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_ckpt_save(t, 0, tc.checkpoint, &err), MP_OK);
   rl_trainer_free(t);
   every_allocation("rl_trainer_new", NULL, trainer_new_call, &tc);
   every_allocation("rl_trainer_new (from a policy)", NULL, trainer_new_with_policy_call, &tc);

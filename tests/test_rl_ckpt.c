@@ -22,9 +22,9 @@ static void a_resumed_run_should_end_bit_identical_to_an_uninterrupted_one(void)
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &part, &err), MP_OK);
   for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(part, &err), MP_OK);
   const char *ck = testutil_temp_path("resume.ckpt");
-  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(part, ck, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(part, 0, ck, &err), MP_OK);
   rl_trainer_free(part); /* the "kill" */
-  CU_ASSERT_EQUAL_FATAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, ck, &resumed, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, ck, &resumed, NULL, &err), MP_OK);
   rl_train_stats a, b;
   rl_trainer_get_stats(resumed, &b);
   CU_ASSERT_EQUAL(b.episodes, 32);
@@ -65,7 +65,7 @@ static void a_checkpoint_should_hold_the_documented_fields_in_order(void) {
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK);
   const char *ck = testutil_temp_path("layout.ckpt");
-  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, ck, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, 123.25, ck, &err), MP_OK);
   char *data = NULL;
   size_t len = 0;
   CU_ASSERT_EQUAL_FATAL(fileio_read_all(ck, &data, &len, &err), MP_OK);
@@ -73,7 +73,7 @@ static void a_checkpoint_should_hold_the_documented_fields_in_order(void) {
   char magic[8];
   bytes_get(&r, magic, sizeof magic);
   CU_ASSERT_EQUAL(memcmp(magic, "MPRLCKP1", 8), 0);
-  CU_ASSERT_EQUAL(bytes_get_u32(&r), 2); /* version */
+  CU_ASSERT_EQUAL(bytes_get_u32(&r), 3); /* version */
   const rl_train_config *c = &s.cfg;
   CU_ASSERT_EQUAL(bytes_get_u64(&r), 77);
   const int ints[6] = {c->batch, c->max_steps, c->hidden, c->n_hidden, c->samples, c->feasible_first};
@@ -101,6 +101,7 @@ static void a_checkpoint_should_hold_the_documented_fields_in_order(void) {
   CU_ASSERT_EQUAL(bytes_get_f64(&r), ts.mean_final_reward);
   CU_ASSERT_EQUAL(bytes_get_f64(&r), ts.entropy);
   CU_ASSERT_EQUAL(bytes_get_f64(&r), ts.grad_norm);
+  CU_ASSERT_EQUAL(bytes_get_f64(&r), 123.25); /* the simulator's clock */
   strbuf image = {0};
   CU_ASSERT_EQUAL_FATAL(rl_policy_to_bytes(rl_trainer_policy(t), 1, &image, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(bytes_get_u64(&r), image.len); /* the policy with Adam's state */
@@ -124,22 +125,22 @@ static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK);
   const char *ck = testutil_temp_path("bad.ckpt");
-  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, ck, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, 0, ck, &err), MP_OK);
   rl_train_config other = s.cfg;
   other.seed = 3;
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&other, &s.inst, 1, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&other, &s.inst, 1, ck, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "another configuration"));
   other = s.cfg;
   other.episodes = 40; /* extending a run is allowed */
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&other, &s.inst, 1, ck, &r, &err), MP_OK);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&other, &s.inst, 1, ck, &r, NULL, &err), MP_OK);
   rl_trainer_free(r);
   r = NULL;
   rl_instance moved = s.inst;
   moved.key = 99;
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &moved, 1, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &moved, 1, ck, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "differs from the one"));
   rl_instance two[2] = {s.inst, s.inst};
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, two, 2, ck, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, two, 2, ck, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "graphs on"));
   char *data = NULL;
   size_t len = 0;
@@ -147,29 +148,35 @@ static void resume_should_reject_foreign_or_damaged_checkpoints(void) {
   const char *dmg = testutil_temp_path("damaged.ckpt");
   data[len / 2] ^= 0x10;
   fileio_write_atomic(dmg, data, len, &err);
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "checksum"));
   data[len / 2] ^= 0x10;
   data[0] = 'Z';
   fileio_write_atomic(dmg, data, len, &err);
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a meshpipe RL checkpoint"));
   data[0] = 'M';
   data[8] = 7; /* version 7, resealed */
   uint64_t h = fileio_hash(FILEIO_HASH_INIT, data, len - 8);
   for (int i = 0; i < 8; i++) data[len - 8 + i] = (char)(h >> (8 * i));
   fileio_write_atomic(dmg, data, len, &err);
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 7"));
-  data[8] = 2; /* the current version; a truncated body, resealed: the policy image no longer fits */
+  data[8] = 2; /* version 2 had no simulator's clock */
+  h = fileio_hash(FILEIO_HASH_INIT, data, len - 8);
+  for (int i = 0; i < 8; i++) data[len - 8 + i] = (char)(h >> (8 * i));
+  fileio_write_atomic(dmg, data, len, &err);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, NULL, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 2, this meshpipe reads 3"));
+  data[8] = 3; /* the current version; a truncated body, resealed: the policy image no longer fits */
   size_t cut = len - 100;
   h = fileio_hash(FILEIO_HASH_INIT, data, cut - 8);
   for (int i = 0; i < 8; i++) data[cut - 8 + i] = (char)(h >> (8 * i));
   fileio_write_atomic(dmg, data, cut, &err);
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, dmg, &r, NULL, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "truncated"));
-  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, testutil_temp_path("none.ckpt"), &r, &err), MP_INPUT);
-  CU_ASSERT_EQUAL(rl_ckpt_save(t, "/nonexistent-dir/x.ckpt", &err), MP_OUTPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_resume(&s.cfg, &s.inst, 1, testutil_temp_path("none.ckpt"), &r, NULL, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_ckpt_save(t, 0, "/nonexistent-dir/x.ckpt", &err), MP_OUTPUT);
   CU_ASSERT_PTR_NULL(r);
   free(data);
   rl_trainer_free(t);
@@ -187,13 +194,13 @@ static void resume_should_reject_a_resealed_state_no_run_can_reach(void) {
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_trainer_iterate(t, &err), MP_OK); /* 8 episodes in 1 iteration */
   const char *ck = testutil_temp_path("state.ckpt");
-  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, ck, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_ckpt_save(t, 0, ck, &err), MP_OK);
   char *good = NULL;
   size_t len = 0;
   CU_ASSERT_EQUAL_FATAL(fileio_read_all(ck, &good, &len, &err), MP_OK);
   /* where the fields after the instances start (partitioner/README.md) */
   size_t at_rng = 8 + 4 + 8 + 4 * 6 + 8 * 7 + 4 + 4 + (8 + 4 + 4 * 4 + 8 * 3 + 4), at_count = at_rng + 32;
-  size_t at_mean = at_count + 32, at_reward = at_rng - (8 * 3 + 4);
+  size_t at_mean = at_count + 32, at_reward = at_rng - (8 * 3 + 4), at_clock = at_mean + 24;
   const struct {
     size_t at;
     uint64_t value;
@@ -206,6 +213,9 @@ static void resume_should_reject_a_resealed_state_no_run_can_reach(void) {
       {at_count + 24, 8 * (uint64_t)s.cfg.max_steps + 1, "not a run's progress"},
       {at_mean, UINT64_C(0x7ff8000000000000), "the last mean reward, entropy or gradient norm is not finite"},
       {at_reward, UINT64_C(0x7ff0000000000000), "the best plan of graph 0 has a figure that is not finite"},
+      {at_clock, UINT64_C(0x7ff8000000000000), "sim clock: the simulator's clock nan s is not one a run reaches"},
+      {at_clock, UINT64_C(0xbff0000000000000), "sim clock: the simulator's clock -1 s"},
+      {at_clock, UINT64_C(0x7e37e43c8800759c), "sim clock: the simulator's clock 1e+300 s"},
   };
   char *data = malloc(len);
   for (size_t k = 0; k < sizeof edits / sizeof *edits + 1; k++) {
@@ -217,15 +227,18 @@ static void resume_should_reject_a_resealed_state_no_run_can_reach(void) {
     uint64_t h = fileio_hash(FILEIO_HASH_INIT, data, len - 8);
     for (int i = 0; i < 8; i++) data[len - 8 + i] = (char)(h >> (8 * i));
     const char *want = k < sizeof edits / sizeof *edits ? edits[k].want : "rng: the random generator's state is all zero";
-    CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)data, len, &r, &err),
+    CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)data, len, &r, NULL, &err),
                     MP_INPUT);
     CU_ASSERT_PTR_NULL(r);
     if (!strstr(err.msg, want)) fprintf(stderr, "\n  edit %zu: got %s\n", k, err.msg);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
     CU_ASSERT_EQUAL(strncmp(err.msg, "x.ckpt: ", 8), 0);
   }
-  /* the unedited bytes resume */
-  CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)good, len, &r, &err), MP_OK);
+  /* the unedited bytes resume, and hand back the clock */
+  double clock = -1;
+  CU_ASSERT_EQUAL(rl_ckpt_resume_mem(&s.cfg, &s.inst, 1, "x.ckpt", (const unsigned char *)good, len, &r, &clock, &err),
+                  MP_OK);
+  CU_ASSERT_EQUAL(clock, 0.0);
   rl_trainer_free(r);
   free(data);
   free(good);

@@ -991,6 +991,109 @@ static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) 
   free(text[1]);
 }
 
+/* ---- checkpoints of the engine's history ---------------------------------------------------------- */
+
+/* What a child does before the 8 plans it writes: mode 0 advances its clock to 1000 s, plays 6 plans
+ * and checkpoints (the interrupted run); mode 1 plays 2 plans and restores that checkpoint's clock
+ * (the resumed run); mode 2 plays the 2 plans only (a resumed run that forgot the clock). */
+typedef struct history_job {
+  int mode;
+  double clock; /* mode 0 writes it, mode 1 reads it */
+  const char *out;
+} history_job;
+
+static plan *random_plan(const graph *g, const chip *c, uint64_t *x) {
+  int k = 1 + (int)(*x % 6), layers[6], cores[6], left_l = g->n_ops, left_c = c->n_cores;
+  for (int i = 0; i < k; i++) {
+    *x = *x * 6364136223846793005u + 1442695040888963407u;
+    int rest = k - 1 - i;
+    layers[i] = rest == 0 ? left_l : 1 + (int)((*x >> 33) % (uint64_t)(left_l - rest));
+    cores[i] = rest == 0 ? left_c : 1 + (int)((*x >> 17) % (uint64_t)(left_c - rest > 4 ? 4 : left_c - rest));
+    left_l -= layers[i];
+    left_c -= cores[i];
+  }
+  plan *p = NULL;
+  mp_error err;
+  return plan_from_stages(layers, cores, k, &p, &err) == MP_OK ? p : NULL;
+}
+
+static int history_figures(void *arg) {
+  history_job *j = arg;
+  graph *g = NULL;
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  o.microbatches = 6;
+  if (graph_load(testutil_src("traces/resnet50.json"), &g, &err) != MP_OK ||
+      chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
+    return 10;
+  uint64_t before = 99, after = 7;
+  if (j->mode == 0 && sim_restore(s, 1000.0, &err) != MP_OK) return 11;
+  for (int e = 0; e < (j->mode == 0 ? 6 : 2); e++) {
+    plan *p = random_plan(g, c, &before);
+    sim_result r;
+    if (!p || sim_evaluate(s, g, p, &r, &err) != MP_OK) return 12;
+    sim_result_clear(&r);
+    plan_free(p);
+  }
+  if (j->mode == 0 && sim_checkpoint(s, &j->clock, &err) != MP_OK) return 13;
+  if (j->mode == 1) {
+    double now;
+    /* not back in time, not to a clock no run reaches */
+    if (sim_restore(s, 1e-9, &err) != MP_INPUT || !strstr(err.msg, "earlier than the engine's")) return 14;
+    if (sim_restore(s, NAN, &err) != MP_INPUT || sim_restore(s, 2e9, &err) != MP_INPUT) return 15;
+    if (sim_restore(s, j->clock, &err) != MP_OK || sim_checkpoint(s, &now, &err) != MP_OK || now != j->clock) return 16;
+  }
+  FILE *f = fopen(j->out, "w");
+  if (!f) return 17;
+  for (int e = 0; e < 8; e++) {
+    plan *p = random_plan(g, c, &after);
+    sim_result r;
+    if (!p || sim_evaluate(s, g, p, &r, &err) != MP_OK) return 18;
+    fprintf(f, "%a %a\n", r.period_s, r.makespan_s);
+    sim_result_clear(&r);
+    plan_free(p);
+  }
+  if (fclose(f) != 0) return 19;
+  if (j->mode == 0) { /* the clock for the next child */
+    FILE *k = fopen(keep(testutil_temp_path("history_clock")), "w");
+    if (!k || fprintf(k, "%a\n", j->clock) < 0 || fclose(k) != 0) return 20;
+  }
+  sim_free(s);
+  chip_free(c);
+  graph_free(g);
+  return 0;
+}
+
+/* A resumed trainer restores the clock of its checkpoint: from then on its simulator gives the figures
+ * of the interrupted one bit for bit, which it does not with the clock of its own history. */
+static void a_restored_engine_should_give_the_checkpointed_engines_figures_bit_for_bit(void) {
+  char *text[3] = {NULL, NULL, NULL};
+  double clock = 0;
+  for (int m = 0; m < 3; m++) {
+    history_job j = {.mode = m, .clock = clock, .out = keep(testutil_temp_path(m == 0 ? "history0" : m == 1 ? "history1" : "history2"))};
+    CU_ASSERT_EQUAL_FATAL(testutil_in_child(history_figures, &j), 0);
+    if (m == 0) {
+      FILE *k = fopen(testutil_temp_path("history_clock"), "r");
+      CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+      CU_ASSERT_EQUAL(fscanf(k, "%la", &clock), 1);
+      fclose(k);
+      CU_ASSERT(clock > 1000.0);
+    }
+    size_t n = 0;
+    mp_error err;
+    CU_ASSERT_EQUAL(fileio_read_all(j.out, &text[m], &n, &err), MP_OK);
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text[2]);
+  CU_ASSERT_STRING_EQUAL(text[0], text[1]);
+  CU_ASSERT_STRING_NOT_EQUAL(text[0], text[2]); /* the history shows in the last digits */
+  for (int m = 0; m < 3; m++) free(text[m]);
+}
+
 /* ---- golden output through the CLI ---------------------------------------------------------------- */
 
 /* 2x2 mesh (snake: core 0 (0,0), 1 (1,0), 2 (1,1), 3 (0,1)), 1 TFLOP/s, 10 GB/s links, 1 ns per hop.
@@ -1379,6 +1482,8 @@ static CU_TestInfo tests[] = {
     {"sim_full_and_dijkstra_platforms_should_route_alike", sim_full_and_dijkstra_platforms_should_route_alike},
     {"sim_full_and_dijkstra_platforms_should_give_identical_figures",
      sim_full_and_dijkstra_platforms_should_give_identical_figures},
+    {"a_restored_engine_should_give_the_checkpointed_engines_figures_bit_for_bit",
+     a_restored_engine_should_give_the_checkpointed_engines_figures_bit_for_bit},
     {"sim_new_should_refuse_an_unknown_routing", sim_new_should_refuse_an_unknown_routing},
     CU_TEST_INFO_NULL,
 };

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mp_error err;
   rl_train_config more = cfg;
   more.episodes = 24; /* one more batch than the seed's run */
-  mp_status st = rl_ckpt_resume_mem(&more, &inst, 1, "fuzz.ckpt", data, size, &t, &err);
+  mp_status st = rl_ckpt_resume_mem(&more, &inst, 1, "fuzz.ckpt", data, size, &t, NULL, &err);
   fuzz_check_refusal(st, &err, "fuzz.ckpt");
   if (t) {
     rl_train_stats s;
