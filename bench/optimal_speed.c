@@ -5,7 +5,7 @@
  * pooling and the classifier, with skip connections, fp16 figures of a 224x224 image; it prints its
  * layer count) and solves it with `optimal` on each chip given (default: the bundled 32x32 mesh, where
  * the largest activations exceed a core's 1 MiB so some stages stream from DRAM, and the same mesh with
- * 4 MiB per core), printing the layer and core counts, the solve time (best of --repeat runs), the
+ * 4 MiB per core; "+arch" adds a core model to a chip: see load_chip), printing the layer and core counts, the solve time (best of --repeat runs), the
  * stages and the model's period of the plan found.
  *
  * usage: optimal_speed [--repeat N] [CHIP.json ...]   (run from the source tree for the default) */
@@ -41,10 +41,16 @@ static int add(text *t, const char *s) {
 
 static int n_layers;
 
+/* The products of the next layer's MACs (dims m, n, k; 0: none), set just before it. */
+static unsigned long long dim_m, dim_n, dim_k;
+
 /* One layer reading in1 (and in2 if not NULL), writing a tensor of out_bytes named after it. */
 static int layer(text *t, const char *name, const char *in1, const char *in2, unsigned long long macs,
                  unsigned long long extra_flops, unsigned long long weights, unsigned long long out_bytes) {
-  char buf[512];
+  char buf[640], dims[128] = "";
+  if (dim_m && macs == dim_m * dim_n * dim_k)
+    snprintf(dims, sizeof dims, ",\"dims\":{\"g\":1,\"m\":%llu,\"n\":%llu,\"k\":%llu}", dim_m, dim_n, dim_k);
+  dim_m = dim_n = dim_k = 0;
   char ins[160];
   if (in2)
     snprintf(ins, sizeof ins, "\"%s\",\"%s\"", in1, in2);
@@ -52,8 +58,8 @@ static int layer(text *t, const char *name, const char *in1, const char *in2, un
     snprintf(ins, sizeof ins, "\"%s\"", in1);
   snprintf(buf, sizeof buf,
            "%s{\"name\":\"%s\",\"type\":\"L\",\"inputs\":[%s],\"outputs\":[{\"name\":\"%s\",\"bytes\":%llu}],"
-           "\"macs\":%llu,\"flops\":%llu,\"weight_bytes\":%llu}",
-           n_layers ? "," : "", name, ins, name, out_bytes, macs, 2 * macs + extra_flops, weights);
+           "\"macs\":%llu,\"flops\":%llu,\"weight_bytes\":%llu%s}",
+           n_layers ? "," : "", name, ins, name, out_bytes, macs, 2 * macs + extra_flops, weights, dims);
   n_layers++;
   return add(t, buf);
 }
@@ -66,6 +72,7 @@ static int conv_bn(text *t, const char *prefix, const char *in, int k, int cin, 
   snprintf(a, sizeof a, "%s.conv", prefix);
   snprintf(b, sizeof b, "%s.bn", prefix);
   snprintf(c, sizeof c, "%s.relu", prefix);
+  dim_m = (unsigned long long)hw * hw, dim_n = (unsigned long long)cout, dim_k = (unsigned long long)(k * k * cin);
   int ok = layer(t, a, in, NULL, elems * (unsigned long long)(k * k * cin), 0,
                  2ULL * (unsigned long long)(k * k * cin * cout), 2 * elems) &&
            layer(t, b, a, NULL, 0, 2 * elems, 2ULL * 4 * cout, 2 * elems);
@@ -109,8 +116,9 @@ static graph *resnet152_like(void) {
       strcpy(x, out);
       cin = cout;
     }
-  ok = ok && layer(&t, "pool", x, NULL, 0, 2048ULL * 49, 0, 2 * 2048) &&
-       layer(&t, "fc", "pool", NULL, 2048ULL * 1000, 1000, 2ULL * 2049 * 1000, 2000) && add(&t, "]}");
+  ok = ok && layer(&t, "pool", x, NULL, 0, 2048ULL * 49, 0, 2 * 2048);
+  dim_m = 1, dim_n = 1000, dim_k = 2048;
+  ok = ok && layer(&t, "fc", "pool", NULL, 2048ULL * 1000, 1000, 2ULL * 2049 * 1000, 2000) && add(&t, "]}");
   graph *g = NULL;
   if (ok) {
     cJSON *root = cJSON_Parse(t.s);
@@ -122,19 +130,33 @@ static graph *resnet152_like(void) {
   return g;
 }
 
-/* A chip file, or "FILE+4MiB": that chip with 4 MiB of SRAM per core. */
+/* A chip file, or "FILE+4MiB": that chip with 4 MiB of SRAM per core, and/or "FILE+arch": with a core
+ * model of the same 1 TFLOP/s peak (a 32 x 16 MAC array at 976.5625 MHz, 64 vector lanes, 250 GB/s of
+ * SRAM), whose per-op times step with the array's tiles. */
 static mp_status load_chip(const char *arg, chip **out, mp_error *err) {
-  const char *plus = strstr(arg, "+4MiB");
+  const char *plus = strchr(arg, '+');
   if (!plus) return chip_load(arg, out, err);
-  char path[512];
+  char path[512], label[128];
   snprintf(path, sizeof path, "%.*s", (int)(plus - arg), arg);
   cJSON *root = NULL;
   mp_status st = jsonio_load(path, &root, err);
   if (st != MP_OK) return st;
   cJSON *core = cJSON_GetObjectItemCaseSensitive(root, "core");
   cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-  if (core) cJSON_ReplaceItemInObjectCaseSensitive(core, "sram_bytes", cJSON_CreateNumber(4194304));
-  if (name) cJSON_ReplaceItemInObjectCaseSensitive(root, "name", cJSON_CreateString("mesh32x32-4MiB"));
+  snprintf(label, sizeof label, "%s%s%s", name ? name->valuestring : "chip", strstr(plus, "4MiB") ? "-4MiB" : "",
+           strstr(plus, "arch") ? "-arch" : "");
+  if (core && strstr(plus, "4MiB")) cJSON_ReplaceItemInObjectCaseSensitive(core, "sram_bytes", cJSON_CreateNumber(4194304));
+  if (core && strstr(plus, "arch")) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "rows", 32);
+    cJSON_AddNumberToObject(m, "cols", 16);
+    cJSON_DeleteItemFromObjectCaseSensitive(core, "flops");
+    cJSON_AddNumberToObject(core, "clock_hz", 976562500);
+    cJSON_AddItemToObject(core, "matrix", m);
+    cJSON_AddNumberToObject(core, "vector_lanes", 64);
+    cJSON_AddNumberToObject(core, "sram_bandwidth", 2.5e11);
+  }
+  if (name) cJSON_ReplaceItemInObjectCaseSensitive(root, "name", cJSON_CreateString(label));
   st = chip_from_json(root, arg, out, err);
   cJSON_Delete(root);
   return st;
@@ -152,9 +174,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "optimal_speed: cannot build the synthetic graph\n");
     return 1;
   }
-  const char *default_chip[] = {"platforms/mesh32x32.json", "platforms/mesh32x32.json+4MiB"};
+  const char *default_chip[] = {"platforms/mesh32x32.json", "platforms/mesh32x32.json+4MiB",
+                                "platforms/mesh32x32.json+arch", "platforms/mesh32x32.json+4MiB+arch"};
   const char **chips = argc > first ? (const char **)argv + first : default_chip;
-  int n_chips = argc > first ? argc - first : 2;
+  int n_chips = argc > first ? argc - first : 4;
   printf("graph %s: %d layers, %d tensors\n", g->name, g->n_ops, g->n_tensors);
   int status = 0;
   for (int i = 0; i < n_chips; i++) {

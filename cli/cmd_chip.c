@@ -14,7 +14,8 @@ static const char usage_text[] =
     "usage: meshpipe chip [FILE] [--json]\n"
     "\n"
     "Checks a chip file (format: platforms/README.md) and prints its summary: the mesh, the typical\n"
-    "core, totals over all cores, the NoC, the DRAM ports and the cores that differ (overrides).\n"
+    "core, its core model and energy figures, totals over all cores, the NoC, the DRAM ports and the\n"
+    "cores that differ (overrides).\n"
     "FILE defaults to the bundled 8x8 chip (platforms/mesh8x8.json).  A bad file is reported as\n"
     "'FILE: where: what' with exit status 2.\n"
     "\n"
@@ -65,6 +66,31 @@ static void print_core(const chip_core *k) {
          binary(b, sizeof b, k->sram_bytes), k->transfer_factor);
 }
 
+/* The core model and the energy figures, one line each. */
+static void print_models(const chip *c) {
+  char a[32], b[32];
+  const chip_arch *k = &c->arch;
+  printf("  core model ");
+  if (!c->has_arch) {
+    printf("none: every op runs at the peak flop rate\n");
+  } else {
+    int n = 0;
+    if (k->clock_hz > 0) printf("%sclock %s", n++ ? ", " : "", decimal(a, sizeof a, k->clock_hz, "Hz"));
+    if (k->matrix_rows > 0) printf("%s%d x %d MAC array", n++ ? ", " : "", k->matrix_rows, k->matrix_cols);
+    if (k->vector_lanes > 0) printf("%s%d vector lanes", n++ ? ", " : "", k->vector_lanes);
+    if (k->sram_bandwidth > 0) printf("%sSRAM %s", n++ ? ", " : "", decimal(b, sizeof b, k->sram_bandwidth, "B/s"));
+    printf("\n");
+  }
+  const chip_energy *e = &c->energy;
+  if (!c->has_energy)
+    printf("  energy     none\n");
+  else
+    printf("  energy     MAC %g pJ, vector op %g pJ, SRAM %g pJ/B, NoC %g pJ/B per hop, DRAM %g pJ/B, static %g W "
+           "per core\n",
+           e->mac_pj, e->vector_op_pj, e->sram_pj_per_byte, e->noc_pj_per_byte_hop, e->dram_pj_per_byte,
+           e->static_w_per_core);
+}
+
 static void print_summary(const chip *c) {
   char a[32], b[32], hex[17];
   chip_core t = chip_typical_core(c);
@@ -73,6 +99,7 @@ static void print_summary(const chip *c) {
   printf("  core       ");
   print_core(&t);
   printf(c->heterogeneous ? " (typical core)\n" : " (every core)\n");
+  print_models(c);
   printf("  total      %s peak, %s SRAM\n", decimal(a, sizeof a, chip_total_flops(c), "FLOP/s"),
          binary(b, sizeof b, chip_total_sram(c)));
   printf("  noc        %s per link and direction, %s per hop\n", decimal(a, sizeof a, c->noc_bandwidth, "B/s"),

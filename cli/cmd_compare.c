@@ -37,7 +37,8 @@ static const char usage[] =
     "  -j, --json            one JSON object: graph, batch, chip, optimum_s, lower_bound_s and a \"methods\"\n"
     "                        array: per method model_period_s, model_samples_per_s, binds, binds_stage,\n"
     "                        binds_link, why, stages_binding, stages (each with binds), feasible,\n"
-    "                        simulated_samples_per_s, ...\n"
+    "                        simulated_samples_per_s (and on a chip with energy figures\n"
+    "                        simulated_energy_j_per_sample, simulated_samples_per_j, simulated_power_w), ...\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
@@ -61,6 +62,7 @@ typedef struct row {
   method_report rep;
   int simulated;
   double samples_per_s, period_s; /* simulated */
+  energy_summary energy;          /* simulated, on a chip with energy figures */
 } row;
 
 #define fmt_s report_fmt_s
@@ -357,6 +359,7 @@ static int run(int argc, char **argv) {
       r->simulated = 1;
       r->samples_per_s = sr.samples_per_s;
       r->period_s = sr.period_s;
+      r->energy = sr.energy;
       sim_result_clear(&sr);
     }
   }
@@ -393,7 +396,10 @@ static int run(int argc, char **argv) {
       if (ok && r->simulated)
         ok = cJSON_AddNumberToObject(e, "simulated_samples_per_s", r->samples_per_s) &&
              cJSON_AddNumberToObject(e, "simulated_period_s", r->period_s) &&
-             cJSON_AddNumberToObject(e, "speedup_over_even", r->samples_per_s / even.samples_per_s);
+             cJSON_AddNumberToObject(e, "speedup_over_even", r->samples_per_s / even.samples_per_s) &&
+             (!c->has_energy || (cJSON_AddNumberToObject(e, "simulated_energy_j_per_sample", r->energy.j_per_sample) &&
+                                 cJSON_AddNumberToObject(e, "simulated_samples_per_j", r->energy.samples_per_j) &&
+                                 cJSON_AddNumberToObject(e, "simulated_power_w", r->energy.power_w)));
       for (int k = 0; ok && k < r->p->n_cores; k++) ok = cJSON_AddItemToArray(ac, cJSON_CreateNumber(r->p->arranged[k]));
     }
     if (!ok) err_nomem(&err);
@@ -407,8 +413,9 @@ static int run(int argc, char **argv) {
            c->name, c->n_cores, fmt_s(opt_s, a, sizeof a), best.r->feasible ? "" : " (streaming from DRAM)",
            fmt_s(lb.bound_s, b, sizeof b));
     if (ot) printf("op times: %d of %d ops take the measured times of %s\n", ot->n_overridden, ot->n_layers, ot->file);
-    printf("\n%-11s %12s %9s %-10s %7s %-26s %8s %11s %9s %11s\n", "method", "model period", "gap", "binds", "stages",
-           "stages bound by", "memory", "samples/s", "vs even", "solve");
+    int joules = c->has_energy && simulate; /* a samples/J column */
+    printf("\n%-11s %12s %9s %-10s %7s %-26s %8s %11s %9s %11s%s\n", "method", "model period", "gap", "binds", "stages",
+           "stages bound by", "memory", "samples/s", "vs even", "solve", joules ? "   samples/J" : "");
     for (int i = 0; i < n; i++) {
       const row *r = &rows[i];
       char mem[16] = "fits";
@@ -421,14 +428,17 @@ static int run(int argc, char **argv) {
       binds_verdict v;
       binds_run(r->r, &v);
       char by[128];
-      printf("%-11s %12s %8.1f%% %-10s %7d %-26s %8s %11s %9s %11s\n", r->method, fmt_s(r->r->period_s, a, sizeof a),
+      char spj[32] = "";
+      if (joules) snprintf(spj, sizeof spj, " %11.4g", r->energy.samples_per_j);
+      printf("%-11s %12s %8.1f%% %-10s %7d %-26s %8s %11s %9s %11s%s\n", r->method, fmt_s(r->r->period_s, a, sizeof a),
              gap_pct(r->r->period_s, opt_s), binds_name(v.kind), r->r->n_stages,
-             report_stages_binding(r->r, by, sizeof by), mem, thr, speedup, fmt_s(r->rep.solve_s, b, sizeof b));
+             report_stages_binding(r->r, by, sizeof by), mem, thr, speedup, fmt_s(r->rep.solve_s, b, sizeof b), spj);
     }
     printf("\n(gap: model period over optimal's; binds: what sets the period in the model - a stage's compute,\n"
            " all-gathers, Sends or sram (waiting for what its SRAM cannot hold, streamed from DRAM), or the load\n"
            " of a NoC link (noc) or a DRAM port (dram); stages bound by: the same per stage; memory: 'fits' or\n"
-           " the largest per-core need over SRAM; samples/s: simulated, steady state.)\n");
+           " the largest per-core need over SRAM; samples/s: simulated, steady state%s.)\n",
+           joules ? ";\n samples/J: simulated, with the chip's energy figures" : "");
   }
 cleanup:
   for (int i = 0; i < n; i++) row_clear(&rows[i]);

@@ -27,7 +27,8 @@ static const char usage[] =
     "waiting for what its SRAM cannot hold, streamed from DRAM) and its per-core memory s_i; the model's\n"
     "period (the slowest stage, or the busiest NoC link or DRAM port - noc, dram - when that is slower)\n"
     "and what binds it, a lower bound on any plan's period and the gap to it, and - by running the\n"
-    "SimGrid simulator on the plan - the simulated steady-state throughput, period and fill latency.\n"
+    "SimGrid simulator on the plan - the simulated steady-state throughput, period and fill latency\n"
+    "(and, on a chip with energy figures, joules per sample, watts, samples/J and TOPS/W).\n"
     "\n"
     "  -g, --graph GRAPH    workload graph (.json, or .onnx imported on the fly)\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
@@ -120,6 +121,10 @@ static void print_text(const char *method, const graph *g, const chip *c, const 
            : sr->period_kind == SIM_PERIOD_UNSETTLED ? "NOT SETTLED: mean of the second half"
                                                      : "fixed run",
            fmt_s(sr->latency_s, b, sizeof b), sr->period_s > 0 ? r->period_s / sr->period_s : 0.0);
+    if (sr->has_energy)
+      printf("energy                 %s per sample, %.4g W, %.4g samples/J, %.4g TOPS/W (simulated; model %s)\n",
+             report_fmt_j(sr->energy.j_per_sample, a, sizeof a), sr->energy.power_w, sr->energy.samples_per_j,
+             sr->energy.tops_per_w, report_fmt_j(r->energy.j_per_sample, b, sizeof b));
   }
   if (rep->notes[0]) printf("notes                  %s\n", rep->notes);
 }

@@ -24,7 +24,9 @@ static const char usage[] =
     "  --map MAP            place the recorded cores on a larger mesh: snake:K (core k becomes core\n"
     "                       k+K; groups stay contiguous) or xy:X,Y (the recorded mesh at offset X,Y)\n"
     "  -l, --links N        busiest links to list (default 8)\n"
-    "  -j, --json           print one JSON object (as 'simulate --json', plus trace and map)\n"
+    "  -j, --json           print one JSON object (as 'simulate --json', plus trace and map, and on a\n"
+    "                       chip with energy figures energy_counts_recorded, false for a trace recorded\n"
+    "                       before traces carried them, whose replay leaves out compute and SRAM energy)\n"
     "  -v, --verbose        let SimGrid log to stderr\n";
 
 static int run(int argc, char **argv) {
@@ -79,10 +81,17 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
+  /* a trace recorded before groups carried their MACs, flops and SRAM bytes (trace.h) spends no compute
+   * or SRAM energy in a replay: say so where energy is reported */
+  int uncounted = 0;
+  for (int g = 0; c->has_energy && g < t->n_groups; g++)
+    if (t->groups[g].ops == 0 && t->groups[g].flops > 0) uncounted = 1;
   if (json) {
     cJSON *root = sim_result_to_json(&r);
     if (!root || !report_add_mesh_json(root, c) || !cJSON_AddStringToObject(root, "trace", path) ||
-        !cJSON_AddStringToObject(root, "map", map ? map : "") || jsonio_print(root, &err) != MP_OK) {
+        !cJSON_AddStringToObject(root, "map", map ? map : "") ||
+        (c->has_energy && !cJSON_AddBoolToObject(root, "energy_counts_recorded", !uncounted)) ||
+        jsonio_print(root, &err) != MP_OK) {
       if (err.status == MP_OK) err_nomem(&err);
       rc = cli_fail(&err);
     }
@@ -93,6 +102,10 @@ static int run(int argc, char **argv) {
            fileio_hash_hex(t->plan_hash, hex), t->chip_hash == c->hash ? ", on the chip it was recorded on" : "",
            map ? ", placed with --map " : "", map ? map : "");
     report_print(t->graph_name, c, &r, NULL);
+    if (uncounted)
+      printf("note: %s was recorded before traces carried each group's MACs, flops and SRAM bytes: its energy "
+             "leaves out compute and SRAM (record it again to count them)\n",
+             path);
   }
 cleanup:
   sim_result_clear(&r);

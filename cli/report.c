@@ -1,6 +1,7 @@
 /* report: the simulate report.  See report.h. */
 #include "report.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "binds.h"
@@ -87,6 +88,28 @@ char *report_samples(double microbatches_per_s, int batch, char *buf, size_t n) 
   return buf;
 }
 
+char *report_fmt_j(double j, char *buf, size_t n) {
+  static const char *const unit[] = {"J", "mJ", "uJ", "nJ", "pJ"};
+  int i = 0;
+  while (i < 4 && j != 0 && fabs(j) < 1) {
+    j *= 1000;
+    i++;
+  }
+  snprintf(buf, n, "%.4g %s", j, unit[i]);
+  return buf;
+}
+
+/* The energy lines of a result (a chip with energy figures). */
+static void print_energy(const energy_summary *e) {
+  char a[32], b[32], c[32], d[32], f[32], g[32];
+  printf("energy       %s per sample, %.4g W average, %.4g samples/J, %.4g TOPS/W effective\n",
+         report_fmt_j(e->j_per_sample, a, sizeof a), e->power_w, e->samples_per_j, e->tops_per_w);
+  printf("             compute %s, SRAM %s, NoC %s, DRAM %s, static %s per sample\n",
+         report_fmt_j(e->per_sample.compute, b, sizeof b), report_fmt_j(e->per_sample.sram, c, sizeof c),
+         report_fmt_j(e->per_sample.noc, d, sizeof d), report_fmt_j(e->per_sample.dram, f, sizeof f),
+         report_fmt_j(e->per_sample.leak, g, sizeof g));
+}
+
 void report_print(const char *graph_name, const chip *c, const sim_result *r, const optimes *ot) {
   char a[32], b[32], d[32], e[32], f[32], per[64] = "";
   if (r->batch > 1) snprintf(per, sizeof per, " of %d samples", r->batch);
@@ -125,17 +148,20 @@ void report_print(const char *graph_name, const chip *c, const sim_result *r, co
          fmt_s(r->model_period_s, a, sizeof a), r->model_period_s > 0 ? r->batch / r->model_period_s : 0.0,
          r->model_binding,
          r->period_s > 0 ? r->model_period_s / r->period_s : 0.0);
-  printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s\n", "stage", "layers", "cores", "compute", "comm", "dram",
-         "idle", "model t_i", "SRAM/core");
+  if (c->has_energy) print_energy(&r->energy);
+  printf("\n%5s %-11s %-11s %12s %12s %12s %12s %12s %21s%s\n", "stage", "layers", "cores", "compute", "comm", "dram",
+         "idle", "model t_i", "SRAM/core", c->has_energy ? "   energy/sample" : "");
   for (int i = 0; i < r->n_stages; i++) {
     const sim_stage_result *s = &r->stages[i];
     char layers[32], cores[32], mem[64];
     snprintf(layers, sizeof layers, "%d-%d", s->first_layer, s->first_layer + s->n_layers - 1);
     snprintf(cores, sizeof cores, "%d-%d", s->first_core, s->first_core + s->n_cores - 1);
     snprintf(mem, sizeof mem, "%s%s", cli_fmt_bytes((double)s->sram_bytes, b, sizeof b), s->fits ? "" : " (spills)");
-    printf("%5d %-11s %-11s %12s %12s %12s %12s %12s %21s%s\n", i, layers, cores, fmt_s(s->compute_s, a, sizeof a),
+    char joules[48] = "";
+    if (c->has_energy) snprintf(joules, sizeof joules, " %15s", report_fmt_j(s->energy_j, a, sizeof a));
+    printf("%5d %-11s %-11s %12s %12s %12s %12s %12s %21s%s%s\n", i, layers, cores, fmt_s(s->compute_s, a, sizeof a),
            fmt_s(s->comm_s, d, sizeof d), fmt_s(s->dram_s, e, sizeof e), fmt_s(s->idle_s, f, sizeof f),
-           fmt_s(s->analytical_t_s, b, sizeof b), mem, i == r->bottleneck_stage ? "  <- bottleneck" : "");
+           fmt_s(s->analytical_t_s, b, sizeof b), mem, joules, i == r->bottleneck_stage ? "  <- bottleneck" : "");
   }
   printf("(stage times are per micro-batch%s; idle = period - compute - dram)\n",
          r->period_kind == SIM_PERIOD_FIXED ? ", averaged over the run" : ", averaged after the warm-up");

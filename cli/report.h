@@ -22,6 +22,9 @@ int report_add_mesh_json(cJSON *o, const chip *c);
 /* "12.3 ms" style seconds with 4 significant digits, into buf; returns buf. */
 char *report_fmt_s(double s, char *buf, size_t n);
 
+/* Joules with the largest fitting prefix of J, mJ, uJ, nJ, pJ, 4 significant digits. */
+char *report_fmt_j(double j, char *buf, size_t n);
+
 /* What binds run r of the model on chip c, in words (binds.h): "stage 9's compute: work 158.7 us,
  * all-gathers 0 s, DRAM waits 0 s, Sends 15.69 us" or "NoC link x5y0>x6y0: 3.06 MiB per micro-batch,
  * 50.18 us".  Returns buf. */

@@ -526,6 +526,10 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
       row->link_utilisation = res.links[i].utilisation;
       snprintf(row->link, sizeof row->link, "%s", res.links[i].name);
     }
+  row->energy_j_per_sample = res.energy.j_per_sample;
+  row->power_w = res.energy.power_w;
+  row->samples_per_j = res.energy.samples_per_j;
+  row->tops_per_w = res.energy.tops_per_w;
   row->total_sram_bytes = chip_total_sram(c);
   row->noc_bandwidth = c->noc_bandwidth;
   row->cores = c->n_cores;
@@ -565,7 +569,13 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err) {
 
 #define ROW_COLUMNS                                                                                           \
   "graph,batch,method,feasible,stages,model_period_s,samples_per_s,latency_s,busiest_link,"                  \
-  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n"
+  "busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,"
+#define ENERGY_COLUMNS "energy_j_per_sample,power_w,samples_per_j,tops_per_w,"
+#define TRAIN_COLUMNS "bubble,sram_peak_bytes," /* training sweeps (method_options.train) */
+
+/* Energy columns when the sweep's chip has energy figures (every variant has them or none: variants
+ * only replace values of the base chip). */
+static int has_energy(const sweep *s) { return s->n_variants > 0 && s->variants[0].chip->has_energy; }
 
 /* Appends printf output to buf at *used; 0 when it does not fit. */
 static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -585,11 +595,9 @@ int sweep_csv_header(const sweep *s, char *buf, size_t cap) {
   if (!put(buf, cap, &used, "case,")) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].key)) return -1;
-  if (!put(buf, cap, &used, "%s", ROW_COLUMNS)) return -1;
-  if (s->method_opts.train) { /* training: two columns more, before the newline */
-    used--;
-    if (!put(buf, cap, &used, ",bubble,sram_peak_bytes\n")) return -1;
-  }
+  if (!put(buf, cap, &used, "%s%s%ssolve_s\n", ROW_COLUMNS, has_energy(s) ? ENERGY_COLUMNS : "",
+           s->method_opts.train ? TRAIN_COLUMNS : ""))
+    return -1;
   return (int)used;
 }
 
@@ -599,15 +607,17 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   if (!put(buf, cap, &used, "%s,", c->key)) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].values[s->variants[c->variant].value[a]])) return -1;
-  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,%.6g\n", s->graphs[c->graph]->name,
+  if (!put(buf, cap, &used, "%s,%d,%s,%d,%d,%.12g,%.12g,%.12g,%s,%.12g,%llu,%.12g,%d,", s->graphs[c->graph]->name,
            r->batch, s->methods[c->method], r->feasible, r->n_stages, r->model_period_s, r->samples_per_s, r->latency_s,
-           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores,
-           r->solve_s))
+           r->link, r->link_utilisation, (unsigned long long)r->total_sram_bytes, r->noc_bandwidth, r->cores))
     return -1;
-  if (s->method_opts.train) {
-    used--;
-    if (!put(buf, cap, &used, ",%.12g,%llu\n", r->bubble, (unsigned long long)r->sram_peak_bytes)) return -1;
-  }
+  if (has_energy(s) && !put(buf, cap, &used, "%.12g,%.12g,%.12g,%.12g,", r->energy_j_per_sample, r->power_w,
+                            r->samples_per_j, r->tops_per_w))
+    return -1;
+  if (s->method_opts.train &&
+      !put(buf, cap, &used, "%.12g,%llu,", r->bubble, (unsigned long long)r->sram_peak_bytes))
+    return -1;
+  if (!put(buf, cap, &used, "%.6g\n", r->solve_s)) return -1;
   return (int)used;
 }
 
@@ -625,12 +635,15 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
  * column: the case's axis values, graph and method, then the figures in the form sweep_csv_row writes
  * them.  A row with the right key and garbage after it would otherwise count as done. */
 static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
-  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS): G the case's graph, M its
-   * method, 'i' a whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
-  static const char kinds[] = "GiMiirrr-ririr";
-  enum { FIXED = sizeof kinds - 1 };
+  /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS, then ENERGY_COLUMNS with
+   * energy figures, TRAIN_COLUMNS when training, then solve_s): G the case's graph, M its method, 'i' a
+   * whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
+  char kinds[32];
+  snprintf(kinds, sizeof kinds, "GiMiirrr-riri%s%sr", has_energy(s) ? "rrrr" : "", s->method_opts.train ? "ri" : "");
+  enum { MOST = 20 };
+  const int FIXED = (int)strlen(kinds);
   const sweep_case *c = &s->cases[i];
-  char *col[SWEEP_MAX_AXES + FIXED + 1], where[32];
+  char *col[SWEEP_MAX_AXES + MOST + 1], where[32];
   int n = 0, max = 1 + s->n_axes + FIXED; /* col[0] is the key; the last column keeps any extra commas */
   for (char *p = row;;) {
     col[n++] = p;

@@ -122,6 +122,8 @@ typedef struct sweep_row {
    * samples_per_s is one simulated mini-batch's (sim_train.h) and latency_s its time; no link figures. */
   double bubble;             /* the simulated mini-batch's idle fraction; 0 for inference */
   uint64_t sram_peak_bytes;  /* the largest per-core SRAM peak over the mini-batch; 0 for inference */
+  double energy_j_per_sample, power_w, samples_per_j, tops_per_w; /* simulated (energy.h); 0 on a chip
+                                                                      without energy figures */
 } sweep_row;
 
 /* Partitions g on c with the named method and simulates the plan.  Starts a SimGrid engine, so it
@@ -135,8 +137,10 @@ mp_status sweep_run_one(const graph *g, const chip *c, const char *method, const
 /* sweep_run_one for case i of s. */
 mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err);
 
-/* The CSV header, "case,<axis keys>,graph,method,feasible,...,solve_s\n" (training sweeps end in
- * ",bubble,sram_peak_bytes"), into buf; returns its length, or -1 if it does not fit. */
+/* The CSV header, "case,<axis keys>,graph,method,feasible,...,cores,solve_s\n", into buf; returns its
+ * length, or -1 if it does not fit.  A sweep whose chip has energy figures has the columns
+ * energy_j_per_sample, power_w, samples_per_j, tops_per_w before solve_s (the last column always); a
+ * training sweep (method_options.train) then bubble and sram_peak_bytes. */
 int sweep_csv_header(const sweep *s, char *buf, size_t cap);
 
 /* Row of case i as one CSV line ending in '\n'; returns its length, or -1 if it does not fit.  Numbers

@@ -7,7 +7,7 @@ const char *binds_name(binds_kind k) {
 }
 
 void binds_stage_parts(const cost_stage *s, binds_parts *out) {
-  double work = s->speed > 0 ? s->flops / s->speed : 0;
+  double work = s->speed > 0 ? s->work / s->speed : 0;
   out->work_s = work;
   out->gather_s = s->compute_s > work ? s->compute_s - work : 0;
   out->dram_s = s->dram_s;

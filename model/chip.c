@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,87 @@ static mp_status read_mesh(const cJSON *root, const char *file, int *width, int 
   return st;
 }
 
-static mp_status read_core(const cJSON *root, const char *file, chip_core *base, mp_error *err) {
-  static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", NULL};
+/* core.matrix {rows, cols}. */
+static mp_status read_matrix(const jsonio_reader *in, const cJSON *core, chip_arch *a, int *present) {
+  static const char *const keys[] = {"rows", "cols", NULL};
+  const cJSON *m = NULL;
+  jsonio_reader at = {in->file, "core.matrix", in->err};
+  mp_status st = jsonio_get_object(in, core, "matrix", JSONIO_OPTIONAL, &m, present);
+  if (st != MP_OK || !*present) return st;
+  st = jsonio_known_keys(&at, m, keys);
+  if (st == MP_OK) st = jsonio_get_int(&at, m, "rows", JSONIO_REQUIRED, 1, 1 << 16, &a->matrix_rows, NULL);
+  if (st == MP_OK) st = jsonio_get_int(&at, m, "cols", JSONIO_REQUIRED, 1, 1 << 16, &a->matrix_cols, NULL);
+  return st;
+}
+
+/* The core model's keys of "core" (all optional): cycles need a clock, and with an array the peak is
+ * the array's, 2 x rows x cols x clock_hz (a flops given beside it must say the same). */
+static mp_status read_arch(const jsonio_reader *in, const cJSON *core, chip *c, chip_core *base, int has_flops) {
+  chip_arch *a = &c->arch;
+  int has_clock = 0, has_matrix = 0, has_lanes = 0, has_sram = 0;
+  mp_status st = jsonio_get_num(in, core, "clock_hz", JSONIO_OPTIONAL, CHIP_MIN_CLOCK_HZ, CHIP_MAX_CLOCK_HZ,
+                                &a->clock_hz, &has_clock);
+  if (st == MP_OK) st = read_matrix(in, core, a, &has_matrix);
+  if (st == MP_OK) st = jsonio_get_int(in, core, "vector_lanes", JSONIO_OPTIONAL, 1, 1 << 20, &a->vector_lanes, &has_lanes);
+  if (st == MP_OK)
+    st = jsonio_get_num(in, core, "sram_bandwidth", JSONIO_OPTIONAL, CHIP_MIN_BANDWIDTH, CHIP_MAX_BANDWIDTH,
+                        &a->sram_bandwidth, &has_sram);
+  if (st != MP_OK) return st;
+  c->has_arch = has_clock || has_matrix || has_lanes || has_sram;
+  if ((has_matrix || has_lanes) && !has_clock)
+    return err_at(in->err, MP_INPUT, in->file, has_matrix ? "core.matrix" : "core.vector_lanes",
+                  "needs core.clock_hz: the core model counts cycles");
+  if (!has_matrix) {
+    if (!has_flops) return err_at(in->err, MP_INPUT, in->file, "core.flops", "missing (required without core.matrix)");
+    return MP_OK;
+  }
+  double peak = 2.0 * a->matrix_rows * a->matrix_cols * a->clock_hz;
+  if (!(peak >= CHIP_MIN_FLOPS && peak <= CHIP_MAX_FLOPS))
+    return err_at(in->err, MP_INPUT, in->file, "core.clock_hz",
+                  "the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s is outside %g to %g (core.flops' range)",
+                  a->matrix_rows, a->matrix_cols, a->clock_hz, peak, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS);
+  if (has_flops && fabs(base->flops - peak) > 1e-9 * peak)
+    return err_at(in->err, MP_INPUT, in->file, "core.flops",
+                  "%g disagrees with the MAC array's peak 2 x %d x %d x %g Hz = %g flop/s (give one or make them agree)",
+                  base->flops, a->matrix_rows, a->matrix_cols, a->clock_hz, peak);
+  base->flops = peak; /* exactly the array's, so that a full tile is work at peak (opcost.h) */
+  return MP_OK;
+}
+
+static mp_status read_core(const cJSON *root, const char *file, chip *c, chip_core *base, mp_error *err) {
+  static const char *const keys[] = {"flops", "sram_bytes", "transfer_factor", "clock_hz", "matrix", "vector_lanes",
+                                     "sram_bandwidth", NULL};
   const cJSON *core = NULL;
+  int has_flops = 0;
   base->transfer_factor = 1.0;
   jsonio_reader top = {file, "", err}, in = {file, "core", err};
   mp_status st = jsonio_get_object(&top, root, "core", JSONIO_REQUIRED, &core, NULL);
   if (st == MP_OK) st = jsonio_known_keys(&in, core, keys);
   if (st == MP_OK)
-    st = jsonio_get_num(&in, core, "flops", JSONIO_REQUIRED, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &base->flops, NULL);
+    st = jsonio_get_num(&in, core, "flops", JSONIO_OPTIONAL, CHIP_MIN_FLOPS, CHIP_MAX_FLOPS, &base->flops, &has_flops);
   if (st == MP_OK) st = get_size(&in, core, "sram_bytes", JSONIO_REQUIRED, &base->sram_bytes, NULL);
   if (st == MP_OK)
     st = jsonio_get_num(&in, core, "transfer_factor", JSONIO_OPTIONAL, 1, CHIP_MAX_TRANSFER_FACTOR,
                         &base->transfer_factor, NULL);
+  if (st == MP_OK) st = read_arch(&in, core, c, base, has_flops);
+  return st;
+}
+
+/* "energy": every figure optional, from 0 to CHIP_MAX_PJ (static_w_per_core to CHIP_MAX_STATIC_W). */
+static mp_status read_energy(const cJSON *root, const char *file, chip *c, mp_error *err) {
+  static const char *const keys[] = {"mac_pj", "vector_op_pj", "sram_pj_per_byte", "noc_pj_per_byte_hop",
+                                     "dram_pj_per_byte", "static_w_per_core", NULL};
+  const cJSON *e = NULL;
+  jsonio_reader top = {file, "", err}, in = {file, "energy", err};
+  mp_status st = jsonio_get_object(&top, root, "energy", JSONIO_OPTIONAL, &e, &c->has_energy);
+  if (st != MP_OK || !c->has_energy) return st;
+  st = jsonio_known_keys(&in, e, keys);
+  double *v[] = {&c->energy.mac_pj,           &c->energy.vector_op_pj,     &c->energy.sram_pj_per_byte,
+                 &c->energy.noc_pj_per_byte_hop, &c->energy.dram_pj_per_byte, &c->energy.static_w_per_core};
+  for (int i = 0; keys[i] && st == MP_OK; i++)
+    st = jsonio_get_num(&in, e, keys[i], JSONIO_OPTIONAL, 0, v[i] == &c->energy.static_w_per_core ? CHIP_MAX_STATIC_W
+                                                                                                : CHIP_MAX_PJ,
+                        v[i], NULL);
   return st;
 }
 
@@ -180,6 +249,8 @@ static mp_status read_overrides(const cJSON *root, const char *file, chip *c, mp
   return st;
 }
 
+static chip_core typical_of(const chip *c);
+
 /* Hash of the canonical serialisation, printed without formatting. */
 static mp_status compute_hash(chip *c, mp_error *err) {
   cJSON *j = chip_to_json(c);
@@ -192,7 +263,8 @@ static mp_status compute_hash(chip *c, mp_error *err) {
 }
 
 mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_error *err) {
-  static const char *const keys[] = {"format", "name", "version", "mesh", "core", "noc", "dram", "overrides", NULL};
+  static const char *const keys[] = {"format", "name",      "version", "mesh", "core",
+                                     "noc",    "dram",      "overrides", "energy", NULL};
   const char *name = NULL;
   chip_core base = {0};
   *out = NULL;
@@ -205,8 +277,9 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
   if (st == MP_OK) st = read_header(root, file, err);
   if (st == MP_OK) st = jsonio_get_str(&top, root, "name", JSONIO_REQUIRED, &name, NULL);
   if (st == MP_OK) st = read_mesh(root, file, &c->width, &c->height, err);
-  if (st == MP_OK) st = read_core(root, file, &base, err);
+  if (st == MP_OK) st = read_core(root, file, c, &base, err);
   if (st == MP_OK) st = read_noc(root, file, c, err);
+  if (st == MP_OK) st = read_energy(root, file, c, err);
   if (st != MP_OK) goto cleanup;
 
   c->name = strdup(name);
@@ -232,6 +305,7 @@ mp_status chip_from_json(const cJSON *root, const char *file, chip **out, mp_err
     c->heterogeneous =
         a->flops != b->flops || a->sram_bytes != b->sram_bytes || a->transfer_factor != b->transfer_factor;
   }
+  c->typical = typical_of(c);
   st = compute_hash(c, err);
 
 cleanup:
@@ -366,7 +440,10 @@ static double most_common(const chip *c, int field) {
   return best;
 }
 
-chip_core chip_typical_core(const chip *c) {
+chip_core chip_typical_core(const chip *c) { return c->typical; }
+
+/* The typical core, once per chip (chip_from_json). */
+static chip_core typical_of(const chip *c) {
   chip_core t = {.x = -1, .y = -1};
   t.flops = most_common(c, FIELD_FLOPS);
   t.sram_bytes = (uint64_t)most_common(c, FIELD_SRAM);
@@ -418,6 +495,29 @@ static int add_core_figures(cJSON *o, const chip_core *k, const chip_core *t) {
   return 1;
 }
 
+/* The core model's keys that are given (none on a chip without one, so its hash is unchanged). */
+static int add_arch(cJSON *o, const chip_arch *a) {
+  if (a->clock_hz > 0 && !cJSON_AddNumberToObject(o, "clock_hz", a->clock_hz)) return 0;
+  if (a->matrix_rows > 0) {
+    cJSON *m = cJSON_AddObjectToObject(o, "matrix");
+    if (!m || !cJSON_AddNumberToObject(m, "rows", a->matrix_rows) || !cJSON_AddNumberToObject(m, "cols", a->matrix_cols))
+      return 0;
+  }
+  if (a->vector_lanes > 0 && !cJSON_AddNumberToObject(o, "vector_lanes", a->vector_lanes)) return 0;
+  if (a->sram_bandwidth > 0 && !cJSON_AddNumberToObject(o, "sram_bandwidth", a->sram_bandwidth)) return 0;
+  return 1;
+}
+
+static int add_energy(cJSON *root, const chip_energy *e) {
+  cJSON *o = cJSON_AddObjectToObject(root, "energy");
+  return o && cJSON_AddNumberToObject(o, "mac_pj", e->mac_pj) &&
+         cJSON_AddNumberToObject(o, "vector_op_pj", e->vector_op_pj) &&
+         cJSON_AddNumberToObject(o, "sram_pj_per_byte", e->sram_pj_per_byte) &&
+         cJSON_AddNumberToObject(o, "noc_pj_per_byte_hop", e->noc_pj_per_byte_hop) &&
+         cJSON_AddNumberToObject(o, "dram_pj_per_byte", e->dram_pj_per_byte) &&
+         cJSON_AddNumberToObject(o, "static_w_per_core", e->static_w_per_core);
+}
+
 cJSON *chip_to_json(const chip *c) {
   chip_core t = chip_typical_core(c);
   cJSON *root = cJSON_CreateObject(), *o, *a;
@@ -430,6 +530,7 @@ cJSON *chip_to_json(const chip *c) {
   TRY(cJSON_AddNumberToObject(o, "height", c->height));
   TRY(o = cJSON_AddObjectToObject(root, "core"));
   TRY(add_core_figures(o, &t, NULL));
+  TRY(add_arch(o, &c->arch));
   TRY(o = cJSON_AddObjectToObject(root, "noc"));
   TRY(cJSON_AddNumberToObject(o, "bandwidth", c->noc_bandwidth));
   TRY(cJSON_AddNumberToObject(o, "latency", c->noc_latency));
@@ -446,6 +547,7 @@ cJSON *chip_to_json(const chip *c) {
       }
     }
   }
+  if (c->has_energy) TRY(add_energy(root, &c->energy));
   a = NULL;
   for (int id = 0; id < c->n_cores; id++) {
     const chip_core *k = &c->cores[id];

@@ -26,6 +26,10 @@
 #define CHIP_MAX_BANDWIDTH 1e15 /* ... to a petabyte/s, below the simulator's internal 1e18 B/s links */
 #define CHIP_MAX_LATENCY 1.0    /* seconds per hop (0 is allowed) */
 #define CHIP_MAX_TRANSFER_FACTOR 1000.0
+#define CHIP_MIN_CLOCK_HZ 1e3  /* the core model's clock: a kilohertz ... */
+#define CHIP_MAX_CLOCK_HZ 1e12 /* ... to a terahertz */
+#define CHIP_MAX_PJ 1e9        /* picojoules of one operation or byte (a millijoule) */
+#define CHIP_MAX_STATIC_W 1e6  /* watts of one core's static power (a megawatt) */
 
 typedef struct chip_core {
   int x, y;               /* mesh position */
@@ -33,6 +37,26 @@ typedef struct chip_core {
   uint64_t sram_bytes;    /* on-chip memory */
   double transfer_factor; /* gamma >= 1: a device that reaches the NoC through a host sends slower */
 } chip_core;
+
+/* The core model (platforms/README.md, "Core model"; opcost.h): the chip file's core.clock_hz,
+ * core.matrix {rows, cols}, core.vector_lanes and core.sram_bandwidth, each 0 when absent.  It is
+ * chip-wide: an override's flops scales that core's whole model (its clock), the shape stays. */
+typedef struct chip_arch {
+  double clock_hz;            /* cycles per second; > 0 when matrix or vector_lanes is given */
+  int matrix_rows, matrix_cols; /* a MAC array: rows x cols multiply-accumulates per cycle */
+  int vector_lanes;           /* element operations per cycle for the work off the array */
+  double sram_bandwidth;      /* bytes/s between a core and its SRAM */
+} chip_arch;
+
+/* Energy figures (the chip file's "energy"; energy.h), each 0 when absent. */
+typedef struct chip_energy {
+  double mac_pj;              /* one multiply-accumulate */
+  double vector_op_pj;        /* one flop of the work off the MAC array */
+  double sram_pj_per_byte;    /* one byte read from or written to a core's SRAM */
+  double noc_pj_per_byte_hop; /* one byte over one NoC link */
+  double dram_pj_per_byte;    /* one byte read from or written to DRAM */
+  double static_w_per_core;   /* leakage and clock tree of one core, watts, all the time */
+} chip_energy;
 
 typedef struct chip_dram {
   int x, y; /* mesh position of the port */
@@ -50,6 +74,11 @@ typedef struct chip {
   int n_dram;
   chip_dram *dram;
   int heterogeneous; /* 1 when overrides make cores differ */
+  chip_arch arch;     /* the core model; all 0 when the chip has none (every op at peak flops) */
+  int has_arch;       /* 1 when any of its keys is given */
+  chip_energy energy; /* all 0 when the chip has no "energy" */
+  int has_energy;
+  chip_core typical;  /* chip_typical_core, computed once */
   uint64_t hash;     /* FNV-1a of the canonical serialisation */
 } chip;
 
@@ -94,7 +123,7 @@ void chip_link_name(const chip *c, int link, char *buf, size_t n);
 int chip_route(const chip *c, int from, int to, void (*visit)(void *ctx, int link), void *ctx);
 
 /* The figures most cores share: each field is its most common value over the cores, ties to the
- * value of the lowest core id (x and y are -1).  The canonical file writes it as "core", and the
+ * value of the lowest core id (x and y are -1); O(1), computed when the chip is built.  The canonical file writes it as "core", and the
  * cores that differ from it as "overrides"; so the canonical form depends only on the cores. */
 chip_core chip_typical_core(const chip *c);
 

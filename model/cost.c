@@ -1,6 +1,6 @@
 /* cost: the analytical model of a pipeline plan.  See cost.h and partitioner/README.md.
  *
- * Sums of flops and bytes are taken in uint64 and converted once, so a stage's figures do not
+ * Sums of flops, works and bytes are taken in uint64 and converted once, so a stage's figures do not
  * depend on the order in which its layers were added (the optimum's DP adds them incrementally and
  * must reproduce cost_model_stage bit for bit).  A group's speed, transfer factor and SRAM come
  * from chip_group_of, as in the simulator.  The plan terms are summed in the order of split.h's
@@ -17,8 +17,8 @@
 #include "split.h"
 
 
-double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth) {
-  return flops / speed + ((double)(n_cores - 1) / (double)n_cores) * (gather_bytes / bandwidth);
+double cost_compute_s(double work, double speed, double gather_bytes, int n_cores, double bandwidth) {
+  return work / speed + ((double)(n_cores - 1) / (double)n_cores) * (gather_bytes / bandwidth);
 }
 
 double cost_send_s(double send_bytes, double gamma, double bandwidth) { return gamma * (send_bytes / bandwidth); }
@@ -40,7 +40,7 @@ const char *cost_binding_name(cost_binding b) {
 
 const char *cost_stage_limiter(const cost_stage *s) {
   if (s->send_s > s->compute_s + s->dram_s) return "send";
-  double work = s->flops / s->speed, gather = s->compute_s - work;
+  double work = s->work / s->speed, gather = s->compute_s - work;
   if (s->dram_s > work && s->dram_s >= gather) return "dram";
   return gather > work ? "gather" : "compute";
 }
@@ -68,12 +68,20 @@ mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_err
     return err_nomem(err);
   }
   for (int k = 0; k < c->n_cores; k++) m->port_of[k] = chip_nearest_dram(c, k);
+  if (g) {
+    mp_status st = opcost_new(g, c, &m->oc, err);
+    if (st != MP_OK) {
+      cost_model_free(m);
+      return st;
+    }
+  }
   *out = m;
   return MP_OK;
 }
 
 void cost_model_free(cost_model *m) {
   if (!m) return;
+  opcost_free(m->oc);
   free(m->port_of);
   free(m->scratch);
   free(m->touched);
@@ -96,6 +104,10 @@ void cost_model_free(cost_model *m) {
   free(m->memo.keys);
   free(m->memo.counts);
   free(m);
+}
+
+double cost_model_layer_work(cost_model *m, int layer, int n_cores) {
+  return (double)opcost_work(m->oc, layer, n_cores);
 }
 
 /* ---- link loads -------------------------------------------------------------------------------- */
@@ -123,7 +135,7 @@ int cost_load_route(const chip *c, double *load, int from, int to, double bytes,
  * On a chip whose cores are alike every core streams the same e bytes, and the time is computed as
  * e x max over links of (cores routed over it / bandwidth), the form optimal.c tabulates by position.
  * Returns the bytes in *bytes. */
-static double stream_s(cost_model *m, const cost_stage *s, int up, double *bytes) {
+static double stream_s(cost_model *m, cost_stage *s, int up, double *bytes) {
   const chip *c = m->c;
   int n = 0, hops = 0, alike = !c->heterogeneous;
   double each = 0;
@@ -139,6 +151,7 @@ static double stream_s(cost_model *m, const cost_stage *s, int up, double *bytes
                : cost_load_route(c, m->scratch, port, k, w, m->touched, &n);
     if (h > hops) hops = h;
     *bytes += b;
+    s->dram_byte_hops += b * h;
     each = b;
   }
   double worst = 0;
@@ -163,28 +176,30 @@ void cost_stage_complete(cost_model *m, cost_stage *s) {
   s->speed = grp.speed;
   s->gamma = grp.gamma;
   s->sram_bytes = (double)grp.sram_bytes;
-  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, s->n_cores, c->noc_bandwidth);
+  s->compute_s = cost_compute_s(s->work, s->speed, s->gather_bytes, s->n_cores, c->noc_bandwidth);
   s->send_s = cost_send_s(s->send_bytes, s->gamma, c->noc_bandwidth);
   s->mem_bytes = cost_mem_bytes(s->weight_bytes, s->max_act_bytes, s->n_cores);
   s->fits = s->mem_bytes <= s->sram_bytes;
-  s->dram_in_bytes = s->dram_out_bytes = s->dram_in_s = s->dram_out_s = 0;
+  s->dram_in_bytes = s->dram_out_bytes = s->dram_in_s = s->dram_out_s = s->dram_byte_hops = 0;
   if (!s->fits && c->n_dram > 0) {
     s->dram_in_s = stream_s(m, s, 0, &s->dram_in_bytes);
     s->dram_out_s = stream_s(m, s, 1, &s->dram_out_bytes);
   }
   s->dram_s = s->dram_in_s + s->dram_out_s;
   s->n_segments = s->n_transfers = s->send_hops = 0;
-  s->sent_bytes = 0;
+  s->sent_bytes = s->send_byte_hops = 0;
   stage_times(s);
 }
 
 void cost_model_stage(cost_model *m, int first_layer, int n_layers, int first_core, int n_cores, cost_stage *out) {
   const graph *g = m->g;
   int last = first_layer + n_layers - 1;
-  uint64_t flops = 0, weights = 0, gather = 0, max_act = 0, send = 0;
+  uint64_t flops = 0, weights = 0, gather = 0, max_act = 0, send = 0, macs = 0, traffic = 0;
   for (int j = first_layer; j <= last; j++) {
     const graph_op *op = &g->ops[j];
     flops += op->flops;
+    macs += op->macs;
+    traffic += opcost_op_traffic(op);
     weights += op->weight_bytes;
     gather += op->out_bytes;
     if (op->out_bytes > max_act) max_act = op->out_bytes;
@@ -199,6 +214,9 @@ void cost_model_stage(cost_model *m, int first_layer, int n_layers, int first_co
   out->first_core = first_core;
   out->n_cores = n_cores;
   out->flops = (double)flops;
+  out->work = (double)opcost_range(m->oc, first_layer, n_layers, n_cores);
+  out->macs = (double)macs;
+  out->sram_traffic = (double)traffic;
   out->weight_bytes = (double)weights;
   out->gather_bytes = (double)gather;
   out->max_act_bytes = (double)max_act;
@@ -212,10 +230,10 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
   int c_n = s->n_cores, last = s->first_core + c_n - 1;
   double B = c->noc_bandwidth, lat = c->noc_latency;
   s->n_segments = c_n > 1 ? n_segments : 0;
-  s->compute_s = cost_compute_s(s->flops, s->speed, s->gather_bytes, c_n, B) + (double)s->n_segments * lat;
+  s->compute_s = cost_compute_s(s->work, s->speed, s->gather_bytes, c_n, B) + (double)s->n_segments * lat;
   s->send_s = 0;
   s->n_transfers = n_sends;
-  s->sent_bytes = 0;
+  s->sent_bytes = s->send_byte_hops = 0;
   s->send_hops = 0;
   for (int i = 0; i < n_sends; i++) {
     if (!(sends[i].bytes > 0)) continue;
@@ -223,6 +241,7 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
     s->send_s += cost_send_s(sends[i].bytes, s->gamma, B) + (double)hops * lat;
     s->sent_bytes += sends[i].bytes;
     s->send_hops += hops;
+    s->send_byte_hops += sends[i].bytes * hops;
   }
   stage_times(s);
   if (!link_bytes) return;
@@ -478,6 +497,17 @@ mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_resul
                  : b->dram_s > b->compute_s           ? COST_BIND_DRAM
                                                       : COST_BIND_COMPUTE;
   }
+  energy_parts total = {0, 0, 0, 0, 0};
+  double flops = 0;
+  int batch = graph_batch(g);
+  for (int i = 0; i < r->n_stages; i++) {
+    energy_parts e;
+    energy_of_stage(c, &r->stages[i], r->period_s, &e);
+    r->stages[i].energy_j = energy_sum(&e) / batch;
+    energy_add(&total, &e);
+    flops += r->stages[i].flops;
+  }
+  energy_summarise(&total, r->period_s, batch, flops, &r->energy);
 cleanup:
   free(xfer);
   free(off);
@@ -509,7 +539,7 @@ void cost_lower_bound(const graph *g, const chip *c, cost_bound *out) {
   int n = c->n_cores;
   double *top = malloc((size_t)n * sizeof *top); /* top[k]: speed of the k+1 fastest cores */
   double total_flops = 0;
-  for (int j = 0; j < g->n_ops; j++) total_flops += (double)g->ops[j].flops;
+  for (int j = 0; j < g->n_ops; j++) total_flops += (double)opcost_op_floor(c, &g->ops[j]);
   double total_speed = 0;
   for (int i = 0; i < n; i++) total_speed += c->cores[i].flops;
   out->flops_s = total_flops / total_speed;
@@ -520,14 +550,14 @@ void cost_lower_bound(const graph *g, const chip *c, cost_bound *out) {
   }
   for (int j = 0; j < g->n_ops; j++) {
     double best = INFINITY;
-    double f = (double)g->ops[j].flops, a = (double)g->ops[j].out_bytes;
+    double a = (double)g->ops[j].out_bytes;
     if (top) {
       for (int k = 1; k <= n; k++) {
-        double t = cost_compute_s(f, top[k - 1], a, k, c->noc_bandwidth);
+        double t = cost_compute_s((double)opcost_op_work(c, &g->ops[j], k), top[k - 1], a, k, c->noc_bandwidth);
         if (t < best) best = t;
       }
     } else { /* out of memory for the sort: the bound with every core's speed, no all-gather (weaker) */
-      best = f / total_speed;
+      best = (double)opcost_op_floor(c, &g->ops[j]) / total_speed;
     }
     if (out->layer < 0 || best > out->layer_s) {
       out->layer_s = best;
@@ -540,7 +570,7 @@ void cost_lower_bound(const graph *g, const chip *c, cost_bound *out) {
 
 /* ---- JSON ---------------------------------------------------------------------------------------- */
 
-static cJSON *stage_to_json(const cost_stage *s) {
+static cJSON *stage_to_json(const cost_stage *s, int has_energy) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   const struct {
@@ -552,6 +582,7 @@ static cJSON *stage_to_json(const cost_stage *s) {
       {"first_core", s->first_core},
       {"n_cores", s->n_cores},
       {"flops", s->flops},
+      {"work", s->work},
       {"weight_bytes", s->weight_bytes},
       {"gather_bytes", s->gather_bytes},
       {"max_act_bytes", s->max_act_bytes},
@@ -571,6 +602,7 @@ static cJSON *stage_to_json(const cost_stage *s) {
   };
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
     if (!cJSON_AddNumberToObject(o, nums[i].key, nums[i].v)) goto fail;
+  if (has_energy && !cJSON_AddNumberToObject(o, "energy_j", s->energy_j)) goto fail;
   if (!cJSON_AddBoolToObject(o, "fits", s->fits) || !cJSON_AddStringToObject(o, "limiter", cost_stage_limiter(s)))
     goto fail;
   return o;
@@ -591,12 +623,13 @@ cJSON *cost_result_to_json(const cost_result *r, const chip *c) {
       !cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s) ||
       !(r->busiest_link >= 0 ? cJSON_AddStringToObject(o, "busiest_link", link)
                              : cJSON_AddNullToObject(o, "busiest_link")) ||
-      !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio)) {
+      !cJSON_AddBoolToObject(o, "feasible", r->feasible) || !cJSON_AddNumberToObject(o, "mem_ratio", r->mem_ratio) ||
+      (c->has_energy && !energy_summary_to_json(o, &r->energy))) {
     cJSON_Delete(o);
     return NULL;
   }
   for (int i = 0; i < r->n_stages; i++) {
-    cJSON *s = stage_to_json(&r->stages[i]);
+    cJSON *s = stage_to_json(&r->stages[i], c->has_energy);
     if (!s || !cJSON_AddItemToArray(arr, s)) {
       cJSON_Delete(s);
       cJSON_Delete(o);

@@ -3,7 +3,7 @@
  *
  * A stage holds layers l..r on a contiguous group G of c cores (snake order), cores a .. a+c-1.
  * Stage-local terms (they depend on the stage's layers and cores only):
- *   compute = F / speed(G) + ((c-1)/c) A / B     work split evenly; each segment's outputs all-gathered
+ *   compute = F(c) / speed(G) + ((c-1)/c) A / B  work split evenly; each segment's outputs all-gathered
  *                                                along G's snake chain
  *   mem     = W / c + Y                          per core: its share of the weights and the largest
  *                                                activation (the all-gather leaves all of it on every core)
@@ -26,7 +26,8 @@
  *              (i+1)/c of A, the reverse link the rest), the sends and the DRAM reads and writes on their
  *              routes
  *   period   = max(max_i t_i, max_k load_k / bandwidth_k)
- * F = flops, W = weight bytes, A = output bytes of the layers, Y = the largest layer output, speed(G)
+ * F(c) = the layers' work on c cores (opcost.h: their flops without a core model, else each op's share
+ * timed on the core's MAC array, vector lanes and SRAM, as flops at peak), W = weight bytes, A = output bytes of the layers, Y = the largest layer output, speed(G)
  * the sum of G's flop rates, gamma(G) its largest transfer factor, B the NoC link bandwidth.  The
  * simulator runs exactly this work (sim/sim_program.c), so without contention its steady period is
  * this period.  partitioner/README.md derives the model and its relation to the simulator.
@@ -39,6 +40,7 @@
 #include <cjson/cJSON.h>
 
 #include "chip.h"
+#include "energy.h"
 #include "err.h"
 #include "graph.h"
 #include "plan.h"
@@ -48,7 +50,10 @@ typedef struct cost_stage {
   int first_layer, n_layers;
   int first_core, n_cores;
   /* sums over its layers */
-  double flops;         /* F */
+  double flops;         /* their flops */
+  double work;          /* F(c): their work on its n_cores (opcost.h), flops at peak; = flops without a core model */
+  double macs;          /* their multiply-accumulates (energy.h) */
+  double sram_traffic;  /* bytes they read and write in SRAM: inputs, weights, outputs (energy.h) */
   double weight_bytes;  /* W */
   double gather_bytes;  /* A: the layers' output bytes */
   double max_act_bytes; /* Y */
@@ -67,7 +72,11 @@ typedef struct cost_stage {
   int n_transfers;   /* Sends: (tensor, destination group) pairs */
   double sent_bytes; /* bytes of those transfers, before gamma */
   int send_hops;     /* hops of those transfers, summed */
+  double send_byte_hops; /* bytes x hops of those transfers (energy.h) */
+  double dram_byte_hops; /* bytes x hops of its DRAM streams between port and core (energy.h) */
   double contended_s; /* its time under contention at the plan's period (cost_contended) */
+  double energy_j;    /* joules per sample: its dynamic energy and its cores' static energy over the plan's
+                         period (energy.h; cost_evaluate) */
 } cost_stage;
 
 /* What sets the period (cost_result.binding). */
@@ -83,7 +92,7 @@ typedef enum cost_binding {
 const char *cost_binding_name(cost_binding b);
 
 /* What sets a stage's time: "send" when its Sends take longer than the rest, else the largest of
- * "compute" (its work, F / speed), "gather" (its all-gathers) and "dram" (its streams). */
+ * "compute" (its work, F(c) / speed), "gather" (its all-gathers) and "dram" (its streams). */
 const char *cost_stage_limiter(const cost_stage *s);
 
 /* A whole plan's figures.  Owned by the caller (cost_result_free). */
@@ -101,21 +110,23 @@ typedef struct cost_result {
   double mem_ratio;     /* largest mem_bytes / sram_bytes over the stages (<= 1 when feasible) */
   int n_links;
   double *link_bytes; /* owned: bytes per micro-batch on every link (chip_n_links entries) */
+  energy_summary energy; /* at period_s (energy.h); all 0 on a chip without energy figures */
 } cost_result;
 
 /* Lower bounds on the period of any plan (whatever its memory). */
 typedef struct cost_bound {
-  double flops_s; /* total flops / total flop rate of the chip */
+  double flops_s; /* total work / total flop rate of the chip, each op's work unpadded (opcost.h: its
+                     largest term with the MACs at the array's peak; its flops without a core model) */
   double layer_s; /* the costliest single layer on its best core group: max over layers j of the
-                     min over group sizes c of F_j / (c fastest cores' speed) + ((c-1)/c) a_j / B */
+                     min over group sizes c of F_j(c) / (c fastest cores' speed) + ((c-1)/c) a_j / B */
   int layer;      /* that layer */
   double bound_s; /* max(flops_s, layer_s) */
 } cost_bound;
 
 /* The model's formulas, one function each, so that every partitioner computes bit-identical figures:
- * compute = flops / speed + ((n_cores - 1) / n_cores) * (gather_bytes / bandwidth);
+ * compute = work / speed + ((n_cores - 1) / n_cores) * (gather_bytes / bandwidth);
  * send = gamma * (send_bytes / bandwidth); mem = weight_bytes / n_cores + max_act_bytes. */
-double cost_compute_s(double flops, double speed, double gather_bytes, int n_cores, double bandwidth);
+double cost_compute_s(double work, double speed, double gather_bytes, int n_cores, double bandwidth);
 double cost_send_s(double send_bytes, double gamma, double bandwidth);
 double cost_mem_bytes(double weight_bytes, double max_act_bytes, int n_cores);
 
@@ -126,18 +137,21 @@ void cost_core_dram(const cost_stage *s, double sram, double *in, double *out);
 typedef struct cost_model cost_model;
 
 /* Prepares g on c (both borrowed, must outlive the model; g may be NULL when only cost_stage_complete
- * is wanted).  *out is owned (cost_model_free). */
+ * is wanted).  *out is owned (cost_model_free).  It times ops on c's core model (opcost.h). */
 mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_error *err);
 
 /* Frees m; cost_model_free(NULL) is a no-op. */
 void cost_model_free(cost_model *m);
+
+/* The work of layer l on n_cores (opcost.h): what a stage's F(c) sums.  The model needs its graph. */
+double cost_model_layer_work(cost_model *m, int layer, int n_cores);
 
 /* Stage-local figures of layers [first_layer, first_layer + n_layers) on cores
  * [first_core, first_core + n_cores); the ranges must lie inside the graph and chip and be non-empty.
  * O(n_layers + tensors they write + n_cores x route length when the stage streams). */
 void cost_model_stage(cost_model *m, int first_layer, int n_layers, int first_core, int n_cores, cost_stage *out);
 
-/* Fills the stage-local rest of s from its ranges and its sums (flops, weight, gather, max_act and
+/* Fills the stage-local rest of s from its ranges and its sums (flops, work, weight, gather, max_act and
  * send bytes): the group's figures, memory, DRAM streams and times.  How cost_model_stage ends, and
  * how a stage known only by its sums (a recorded trace's) is costed. */
 void cost_stage_complete(cost_model *m, cost_stage *s);
@@ -185,8 +199,9 @@ void cost_result_free(cost_result *r);
 void cost_lower_bound(const graph *g, const chip *c, cost_bound *out);
 
 /* JSON of a result: period_s, binding, bottleneck_s, bottleneck_stage, link_bound_s, busiest_link
- * (its name), feasible, mem_ratio, and per stage its ranges and figures.  c (borrowed) names the
- * link.  Owned by the caller; NULL if out of memory. */
+ * (its name), feasible, mem_ratio, and per stage its ranges and figures; when c has energy figures also
+ * the energy summary (energy_summary_to_json) and per stage energy_j.  c (borrowed) names the link.
+ * Owned by the caller; NULL if out of memory. */
 cJSON *cost_result_to_json(const cost_result *r, const chip *c);
 
 /* JSON of a bound: flops_s, layer_s, layer, bound_s.  Owned; NULL if out of memory. */

@@ -204,7 +204,7 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     if (x) x->self = i;
     /* the busy side: all-gathers, then the streams */
     side_busy(m, s, &n_side);
-    a->fixed = s->flops / s->speed + (double)s->n_segments * c->noc_latency;
+    a->fixed = s->work / s->speed + (double)s->n_segments * c->noc_latency;
     a->gather[0] = m->n_terms;
     for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
       int at = s->first_core + k;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cost.h"
+#include "opcost.h"
 
 /* Segment counts by stage range: open addressing on (first << 32 | n). */
 typedef struct seg_memo {
@@ -21,6 +22,7 @@ typedef struct seg_memo {
 struct cost_model {
   const graph *g;
   const chip *c;
+  opcost *oc;           /* the ops' works on the chip's core model; NULL without a graph */
   int n_links;
   int *port_of;         /* per core: its nearest DRAM port, -1 on a chip without */
   double *scratch;      /* per link: one stream's loads (left zeroed) */

@@ -32,6 +32,7 @@ typedef struct raw_op {
   int *input_tensor;    /* resolved raw tensor indices */
   int first_output;     /* index of its first raw tensor */
   uint64_t macs, flops, weight_bytes;
+  graph_dims dims;
 } raw_op;
 
 typedef struct loader {
@@ -42,7 +43,8 @@ typedef struct loader {
 } loader;
 
 static const char *const root_keys[] = {"format", "version", "name", "inputs", "ops", "source", NULL};
-static const char *const op_keys[] = {"name", "type", "inputs", "outputs", "macs", "flops", "weight_bytes", NULL};
+static const char *const op_keys[] = {"name", "type", "inputs", "outputs", "macs", "flops", "weight_bytes", "dims", NULL};
+static const char *const dims_keys[] = {"g", "m", "n", "k", NULL};
 static const char *const tensor_keys[] = {"name", "bytes", NULL};
 
 static void loader_clear(loader *ld) {
@@ -62,6 +64,32 @@ static mp_status read_tensor(const cJSON *t, const char *file, const char *where
   if (st == MP_OK) st = jsonio_get_str(&rd, t, "name", JSONIO_REQUIRED, &out->name, NULL);
   if (st == MP_OK) st = jsonio_get_u64(&rd, t, "bytes", JSONIO_REQUIRED, &out->bytes, NULL);
   return st;
+}
+
+/* "dims" of an op, optional: g, m, n, k each >= 1, their product its macs. */
+static mp_status read_dims(const char *file, const char *named, const cJSON *o, raw_op *op, mp_error *err) {
+  const cJSON *d = NULL;
+  int present = 0;
+  char where[200];
+  snprintf(where, sizeof where, "%s.dims", named);
+  jsonio_reader rd = {file, named, err}, in = {file, where, err};
+  mp_status st = jsonio_get_object(&rd, o, "dims", JSONIO_OPTIONAL, &d, &present);
+  if (st != MP_OK || !present) return st;
+  st = jsonio_known_keys(&in, d, dims_keys);
+  uint64_t *v[] = {&op->dims.g, &op->dims.m, &op->dims.n, &op->dims.k};
+  for (int i = 0; i < 4 && st == MP_OK; i++) {
+    st = jsonio_get_u64(&in, d, dims_keys[i], JSONIO_REQUIRED, v[i], NULL);
+    if (st == MP_OK && *v[i] == 0) return err_at(err, MP_INPUT, file, where, "%s must be at least 1", dims_keys[i]);
+  }
+  if (st != MP_OK) return st;
+  uint64_t p = op->dims.g;
+  int over = __builtin_mul_overflow(p, op->dims.m, &p) || __builtin_mul_overflow(p, op->dims.n, &p) ||
+             __builtin_mul_overflow(p, op->dims.k, &p);
+  if (over || p != op->macs)
+    return err_at(err, MP_INPUT, file, where, "g x m x n x k = %llu x %llu x %llu x %llu must equal macs (%llu)",
+                  (unsigned long long)op->dims.g, (unsigned long long)op->dims.m, (unsigned long long)op->dims.n,
+                  (unsigned long long)op->dims.k, (unsigned long long)op->macs);
+  return MP_OK;
 }
 
 static mp_status read_op(loader *ld, const cJSON *o, int i, mp_error *err) {
@@ -86,6 +114,7 @@ static mp_status read_op(loader *ld, const cJSON *o, int i, mp_error *err) {
   if (op->flops / 2 < op->macs)
     return err_at(err, MP_INPUT, file, named, "flops (%llu) must be at least 2 x macs (%llu)",
                   (unsigned long long)op->flops, (unsigned long long)op->macs);
+  if ((st = read_dims(file, named, o, op, err)) != MP_OK) return st;
   op->n_inputs = cJSON_GetArraySize(ins);
   op->inputs = calloc((size_t)op->n_inputs + 1, sizeof *op->inputs);
   op->input_tensor = calloc((size_t)op->n_inputs + 1, sizeof *op->input_tensor);
@@ -463,10 +492,16 @@ static mp_status build(const loader *ld, const int *order, const cJSON *root, gr
     op->macs = r->macs;
     op->flops = r->flops;
     op->weight_bytes = r->weight_bytes;
+    op->dims = r->dims;
     op->file_index = order[l];
-    for (int k = 0; k < r->n_inputs; k++) op->inputs[k] = new_tensor[r->input_tensor[k]];
     int overflow = add_overflows(&macs, r->macs) | add_overflows(&flops, r->flops) |
                    add_overflows(&weights, r->weight_bytes);
+    for (int k = 0; k < r->n_inputs; k++) {
+      op->inputs[k] = new_tensor[r->input_tensor[k]];
+      int dup = 0;
+      for (int q = 0; q < k; q++) dup |= op->inputs[q] == op->inputs[k];
+      if (!dup) overflow |= add_overflows(&op->in_bytes, g->tensors[op->inputs[k]].bytes);
+    }
     for (int k = 0; k < r->n_outputs; k++) {
       int t = new_tensor[r->first_output + k];
       op->outputs[k] = t;
@@ -548,7 +583,8 @@ cleanup:
   return st;
 }
 
-mp_status graph_with_flops(const graph *g, const uint64_t *flops, graph **out, mp_error *err) {
+mp_status graph_with_flops(const graph *g, const uint64_t *flops, const unsigned char *measured, graph **out,
+                           mp_error *err) {
   *out = NULL;
   cJSON *doc = graph_to_json(g);
   if (!doc) return err_nomem(err);
@@ -556,7 +592,10 @@ mp_status graph_with_flops(const graph *g, const uint64_t *flops, graph **out, m
   mp_status st = graph_from_json(doc, g->file, &copy, err);
   cJSON_Delete(doc);
   if (st != MP_OK) return st;
-  for (int l = 0; l < copy->n_ops; l++) copy->ops[l].flops = flops[l];
+  for (int l = 0; l < copy->n_ops; l++) {
+    copy->ops[l].flops = flops[l];
+    copy->ops[l].measured = !measured || measured[l];
+  }
   st = compute_hash(copy, err);
   if (st != MP_OK) {
     graph_free(copy);
@@ -615,6 +654,12 @@ cJSON *graph_to_json(const graph *g) {
         !jsonio_add_u64(o, "macs", op->macs) || !jsonio_add_u64(o, "flops", op->flops) ||
         !jsonio_add_u64(o, "weight_bytes", op->weight_bytes))
       goto fail;
+    if (op->dims.g > 0) {
+      cJSON *d = cJSON_AddObjectToObject(o, "dims");
+      if (!d || !jsonio_add_u64(d, "g", op->dims.g) || !jsonio_add_u64(d, "m", op->dims.m) ||
+          !jsonio_add_u64(d, "n", op->dims.n) || !jsonio_add_u64(d, "k", op->dims.k))
+        goto fail;
+    }
     for (int k = 0; k < op->n_inputs; k++) {
       cJSON *s = cJSON_CreateString(g->tensors[op->inputs[k]].name);
       if (!s || !cJSON_AddItemToArray(oi, s)) goto fail;

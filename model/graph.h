@@ -27,6 +27,14 @@ typedef struct graph_tensor {
   int last_consumer; /* largest consumer, or -1 when no layer reads it (a graph output) */
 } graph_tensor;
 
+/* The products an op's multiply-accumulates form (the importer's "dims"; traces/README.md): g
+ * independent products of an m x k matrix by a k x n one (a convolution: g groups, m output positions, n
+ * output channels per group, k = input channels per group x kernel), so macs = g m n k.  All 0 when the
+ * file gives none (an op without MACs, or a graph written before dims were recorded). */
+typedef struct graph_dims {
+  uint64_t g, m, n, k;
+} graph_dims;
+
 typedef struct graph_op {
   char *name;
   char *type;
@@ -38,6 +46,9 @@ typedef struct graph_op {
   uint64_t flops;        /* all floating-point work, >= 2 * macs */
   uint64_t weight_bytes; /* parameters this op reads */
   uint64_t out_bytes;    /* sum of the bytes of its outputs (a_j of the cost model) */
+  uint64_t in_bytes;     /* sum of the bytes of the distinct tensors it reads */
+  graph_dims dims;       /* its products' shape, or all 0 */
+  int measured;          /* 1 when flops is a measured time's work (graph_with_flops), not the op's arithmetic */
   int file_index;        /* position in the file's "ops" array */
 } graph_op;
 
@@ -75,9 +86,12 @@ cJSON *graph_to_json(const graph *g);
 mp_status graph_write(const graph *g, const char *path, mp_error *err);
 
 /* A copy of g (borrowed) whose layer l does flops[l] of work (g->n_ops entries), whatever its MACs:
- * how measured op times reach every user of the graph (optimes_apply).  Its hash is that of the copy's
- * serialisation, so it differs from g's when a figure differs.  *out is owned by the caller. */
-mp_status graph_with_flops(const graph *g, const uint64_t *flops, graph **out, mp_error *err);
+ * how measured op times reach every user of the graph (optimes_apply).  The layers with measured[l]
+ * set (every layer when measured is NULL) are marked measured, so the core model (opcost.h) leaves
+ * their time at flops / peak.  Its hash is that of the copy's serialisation, so it differs from g's when
+ * a figure differs.  *out is owned by the caller. */
+mp_status graph_with_flops(const graph *g, const uint64_t *flops, const unsigned char *measured, graph **out,
+                           mp_error *err);
 
 /* Samples one run of the graph processes: "batch" of its "source" (the ONNX importer's --batch), 1 when
  * absent.  A pipeline's throughput in samples/s is graph_batch / period (one micro-batch per run). */

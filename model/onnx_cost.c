@@ -29,8 +29,9 @@ static uint64_t elems(acc *a, const onnx_shape *s) {
 }
 
 mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t *macs, uint64_t *flops,
-                       mp_error *err) {
+                       graph_dims *dims, mp_error *err) {
   acc a = {0};
+  graph_dims d = {0, 0, 0, 0};
   uint64_t m = 0, f = 0, out = v->n_out > 0 ? elems(&a, &v->out[0]) : 0;
   const char *t = v->node->op_type;
   mp_status st = MP_OK;
@@ -53,6 +54,13 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
        each input into Cout/group x kernel outputs */
     m = mul(&a, op->cls == ONNX_OP_CONV ? out : elems(&a, &v->in[0]->shape), per);
     f = add(&a, mul(&a, m, 2), onnx_input(v, 2) ? out : 0);
+    /* as products: a convolution is, per group, (positions x Cin/group x kernel) by (Cin/group x kernel x
+       Cout/group); a transposed one (input positions x Cin/group) by (Cin/group x Cout/group x kernel) */
+    uint64_t groups = (uint64_t)onnx_attr_int(v->node, "group", 1), c0 = (uint64_t)w->d[0];
+    if (op->cls == ONNX_OP_CONV && v->n_out > 0 && v->out[0].rank >= 2 && groups >= 1 && c0 % groups == 0)
+      d = (graph_dims){groups, out / c0, c0 / groups, per};
+    else if (op->cls == ONNX_OP_CONVT && v->in[0]->shape.rank >= 2 && groups >= 1 && c0 % groups == 0)
+      d = (graph_dims){groups, elems(&a, &v->in[0]->shape) / c0, per, c0 / groups};
     break;
   }
   case ONNX_OP_GEMM: {
@@ -61,6 +69,7 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
     uint64_t mn = mul(&a, (uint64_t)mm, (uint64_t)nn);
     m = mul(&a, mn, (uint64_t)kk);
     f = mul(&a, m, 2);
+    d = (graph_dims){1, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk};
     if (onnx_attr_float(v->node, "alpha", 1.0f) != 1.0f) f = add(&a, f, mn);
     if (onnx_input(v, 2)) {
       f = add(&a, f, mn);
@@ -74,6 +83,15 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
     if ((st = onnx_matmul_dims(v, &y, &k, err)) != MP_OK) return st;
     m = mul(&a, elems(&a, &y), (uint64_t)k);
     f = mul(&a, m, 2);
+    /* y is [batch..., M, N], without M when A is a vector and without N when B is */
+    int a1 = v->in[0]->shape.rank == 1, b1 = v->in[1]->shape.rank == 1, r = y.rank;
+    d = (graph_dims){1, 1, 1, (uint64_t)k};
+    if (!b1) d.n = (uint64_t)y.d[--r];
+    if (!a1) d.m = (uint64_t)y.d[--r];
+    for (int i = 0; i < r; i++) d.g = mul(&a, d.g, (uint64_t)y.d[i]);
+    /* an operand shared by the whole batch (a weight) makes the batch one longer product */
+    if (v->in[1]->shape.rank <= 2) d = (graph_dims){1, mul(&a, d.g, d.m), d.n, d.k};
+    else if (v->in[0]->shape.rank <= 2) d = (graph_dims){1, d.m, mul(&a, d.g, d.n), d.k};
     break;
   }
   case ONNX_OP_BN: f = mul(&a, out, 2); break;
@@ -116,6 +134,8 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
                    : op->cls == ONNX_OP_GRU ? 24 + 6 * bias
                                             : 5 + 2 * bias;
     f = add(&a, mul(&a, m, 2), mul(&a, mul(&a, steps, (uint64_t)r.h), per));
+    /* every step of every direction, one product of the batch's (input, hidden) rows by the gates' weights */
+    d = (graph_dims){mul(&a, (uint64_t)r.d, (uint64_t)r.t), (uint64_t)r.b, (uint64_t)(gates * r.h), (uint64_t)(r.i + r.h)};
     break;
   }
   default: /* data movement, constants, unknown operators: no arithmetic */
@@ -124,5 +144,9 @@ mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t
   if (a.overflow) return onnx_node_fail(v, err, "its cost overflows 64 bits");
   *macs = m;
   *flops = f;
+  uint64_t p = 0;
+  int bad = d.g == 0 || __builtin_mul_overflow(d.g, d.m, &p) || __builtin_mul_overflow(p, d.n, &p) ||
+            __builtin_mul_overflow(p, d.k, &p) || p != m;
+  *dims = bad ? (graph_dims){0, 0, 0, 0} : d; /* dims only when they account for the MACs exactly */
   return MP_OK;
 }

@@ -36,6 +36,8 @@ mp_status onnx_fuse(onnx_importer *im, mp_error *err) {
       snprintf(ft, len, "%s+%s", pt, l->type);
       free(p->fused_type);
       p->fused_type = ft;
+      if (p->dims.g == 0 && p->macs == 0) p->dims = l->dims; /* the fused layer's products are its one product's */
+      else if (l->macs > 0) p->dims = (graph_dims){0, 0, 0, 0}; /* two products: no single shape */
       p->macs += l->macs;
       p->flops += l->flops;
       p->wbytes += l->wbytes;
@@ -142,6 +144,15 @@ mp_status onnx_document(onnx_importer *im, const onnx_options *o, uint64_t hash,
         !jsonio_add_u64(op, "macs", macs) || !jsonio_add_u64(op, "flops", flops) ||
         !jsonio_add_u64(op, "weight_bytes", wbytes))
       goto nomem;
+    if (l->dims.g > 0) { /* the batch rides in the products' batch (g) when there is one, else in m */
+      graph_dims d = l->dims;
+      int in_g = strcmp(l->type, "MatMul") == 0 && d.g > 1;
+      cJSON *dj = cJSON_AddObjectToObject(op, "dims");
+      if ((st = scaled(im, in_g ? d.g : d.m, k, "dims", l->name, in_g ? &d.g : &d.m, err)) != MP_OK) goto fail;
+      if (!dj || !jsonio_add_u64(dj, "g", d.g) || !jsonio_add_u64(dj, "m", d.m) || !jsonio_add_u64(dj, "n", d.n) ||
+          !jsonio_add_u64(dj, "k", d.k))
+        goto nomem;
+    }
     for (int j = 0; j < l->n_in; j++) {
       cJSON *s = cJSON_CreateString(im->t[l->in[j]].name);
       if (!s || !cJSON_AddItemToArray(ins, s)) {

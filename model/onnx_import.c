@@ -476,7 +476,7 @@ static mp_status process_node(onnx_importer *im, int idx, mp_error *err) {
   l->node = idx;
   l->type = nd->op_type;
   l->merged_into = -1;
-  mp_status st = onnx_op_cost(op, &v, &l->macs, &l->flops, err);
+  mp_status st = onnx_op_cost(op, &v, &l->macs, &l->flops, &l->dims, err);
   if (st != MP_OK) return st;
   if (!op && (st = note_unknown(im, nd->op_type, err)) != MP_OK) return st;
   for (int i = 0; i < v.n_in; i++) {
@@ -486,10 +486,13 @@ static mp_status process_node(onnx_importer *im, int idx, mp_error *err) {
     if (t->kind == ONNX_T_ACT) {
       if (onnx_layer_add_input(l, k) != MP_OK) return err_nomem(err);
     } else if (!t->weight_counted) {
+      /* at inference a BatchNormalization is a per-channel scale and shift: its running mean and variance
+         fold into them, so they are neither weights nor parameters */
+      int bn_stat = cls == ONNX_OP_BN && (i == 3 || i == 4);
+      if (bn_stat) continue;
       im->t[k].weight_counted = 1;
       l->wbytes += onnx_tensor_bytes(im, t);
-      int bn_stat = cls == ONNX_OP_BN && (i == 3 || i == 4);
-      if (t->kind == ONNX_T_INIT && is_float(t->elem_type) && !bn_stat) im->rep.params += onnx_shape_elems(&t->shape);
+      if (t->kind == ONNX_T_INIT && is_float(t->elem_type)) im->rep.params += onnx_shape_elems(&t->shape);
     }
   }
   l->out = calloc((size_t)v.n_out + 1, sizeof *l->out);

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "graph.h"
 #include "onnx.pb-c.h"
 #include "onnx_import.h"
 
@@ -104,9 +105,10 @@ const onnx_op_info *onnx_op_lookup(const char *type);
  * inferred is MP_INPUT naming the node. */
 mp_status onnx_op_infer(const onnx_op_info *op, onnx_node_view *v, mp_error *err);
 
-/* The work of one node at the file's batch size, from its input and output shapes. */
+/* The work of one node at the file's batch size, from its input and output shapes, and the shape of the
+ * products its MACs form (graph.h's dims; all 0 when it has none). */
 mp_status onnx_op_cost(const onnx_op_info *op, const onnx_node_view *v, uint64_t *macs, uint64_t *flops,
-                       mp_error *err);
+                       graph_dims *dims, mp_error *err);
 
 /* MP_INPUT with "FILE: node 'NAME' (TYPE): what" for the node of v; returns MP_INPUT. */
 mp_status onnx_node_fail(const onnx_node_view *v, mp_error *err, const char *fmt, ...)
@@ -187,6 +189,7 @@ typedef struct onnx_layer {
   int *out;
   int out_owned; /* out is this layer's allocation */
   uint64_t macs, flops, wbytes;
+  graph_dims dims; /* of its products (onnx_op_cost), all 0 when none */
   int merged_into; /* -1, or the layer this one was fused into */
 } onnx_layer;
 

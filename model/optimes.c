@@ -255,16 +255,24 @@ mp_status optimes_apply(const optimes *t, const graph *g, double core_flops, gra
   if (t->graph_hash != g->hash || t->n_layers != g->n_ops)
     return err_at(err, MP_INPUT, t->file, NULL, "the op times were loaded for another graph than '%s'", g->name);
   uint64_t *flops = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof *flops);
-  if (!flops) return err_nomem(err);
+  unsigned char *measured = calloc((size_t)g->n_ops + 1, 1);
+  if (!flops || !measured) {
+    free(flops);
+    free(measured);
+    return err_nomem(err);
+  }
   for (int l = 0; l < g->n_ops; l++) {
     double f = optimes_flops(t, g, core_flops, l);
     if (!(f < 1.8e19))
-      return free(flops), err_at(err, MP_INPUT, t->file, NULL, "the time of op '%s' is too large (%g s)", g->ops[l].name,
-                                 t->seconds[l]);
-    flops[l] = t->seconds[l] >= 0 ? (uint64_t)llround(f) : g->ops[l].flops;
+      return free(flops), free(measured),
+             err_at(err, MP_INPUT, t->file, NULL, "the time of op '%s' is too large (%g s)", g->ops[l].name,
+                    t->seconds[l]);
+    measured[l] = t->seconds[l] >= 0;
+    flops[l] = measured[l] ? (uint64_t)llround(f) : g->ops[l].flops;
   }
-  mp_status st = graph_with_flops(g, flops, out, err);
+  mp_status st = graph_with_flops(g, flops, measured, out, err);
   free(flops);
+  free(measured);
   return st;
 }
 

@@ -55,6 +55,8 @@ void train_stage_local(cost_model *m, const train_range *r, int first_layer, int
                      .first_core = first_core,
                      .n_cores = n_cores,
                      .flops = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
+                     /* training work is at peak: a core model's per-op times (opcost.h) cover forwards only */
+                     .work = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
                      .weight_bytes = (double)r->static_bytes,
                      .gather_bytes = (double)(r->fwd_gather + r->bwd_gather),
                      .max_act_bytes = (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,

@@ -3,7 +3,8 @@
  * Placement: walk the layers in topological order and put each on the core where it would finish
  * earliest (ties to the lowest core id): it starts when the core is free and every input has
  * arrived — an input made on another core arrives gamma_src * bytes / B + hops * latency after its
- * producer finished — and runs flops / core speed.  This is one sample's schedule (latency-minded),
+ * producer finished — and runs its work on one core / core speed (opcost.h: its flops, unless the
+ * chip's core model times it).  This is one sample's schedule (latency-minded),
  * which is what TensorFlow's placer simulates.
  *
  * Deriving a plan: a placement need not be contiguous, so the stages are the maximal runs of
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 
 #include "method_int.h"
+#include "opcost.h"
 
 mp_status method_greedy(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                         mp_error *err) {
@@ -31,7 +33,7 @@ mp_status method_greedy(const graph *g, const chip *c, const method_options *o, 
   }
   for (int j = 0; j < L; j++) {
     const graph_op *op = &g->ops[j];
-    double best = INFINITY;
+    double best = INFINITY, work = (double)opcost_op_work(c, op, 1);
     int at = 0;
     for (int p = 0; p < C; p++) {
       double ready = avail[p];
@@ -44,7 +46,7 @@ mp_status method_greedy(const graph *g, const chip *c, const method_options *o, 
           arrive += c->cores[q].transfer_factor * (double)t->bytes / c->noc_bandwidth + chip_hops(c, q, p) * c->noc_latency;
         if (arrive > ready) ready = arrive;
       }
-      double end = ready + (double)op->flops / c->cores[p].flops;
+      double end = ready + work / c->cores[p].flops;
       if (end < best) {
         best = end;
         at = p;
@@ -69,7 +71,7 @@ mp_status method_greedy(const graph *g, const chip *c, const method_options *o, 
       n++;
     }
     layers[n - 1]++;
-    weight[n - 1] += (double)g->ops[j].flops;
+    weight[n - 1] += (double)opcost_op_work(c, &g->ops[j], 1);
   }
   int runs = n;
   while (n > C) { /* merge the lightest adjacent pair */

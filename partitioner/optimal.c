@@ -35,8 +35,8 @@
  * Claim 2: feasibility is monotone in T and the optimum is one of the values t(l,r,c), so the search
  *   bisects on T, lowering the upper end to the actual value of each plan it recovers, and finally
  *   bisects over the sorted candidate values strictly between the ends.
- * Claim 3 (pruning): for fixed l, compute and memory only grow with r, so once the least compute of
- *   l..r exceeds T, every longer stage does too: the scan over r stops.
+ * Claim 3 (pruning): for fixed l, compute and memory only grow with r (for every count c), so once the
+ *   least compute of l..r over the counts exceeds T, every longer stage's does too: the scan over r stops.
  * Cost per threshold: O(pairs (l,r) visited * (C/64 * log C + counts below c_fit)); the DRAM table is
  * O(C^2 * route length) once (bench/optimal_speed.c).
  *
@@ -52,202 +52,10 @@
 
 #include "cost.h"
 #include "method_int.h"
+#include "opcost.h"
 #include "optimal_int.h"
 #include "optimal_train.h"
 
-enum { LOW, HIGH };
-
-/* A stage's sums, exact (uint64) and converted once, as cost_model_stage takes them. */
-typedef struct figs {
-  uint64_t flops, gather, weights, max_act, send, send_high;
-  int n_layers, n_high; /* layers; Sends of the HIGH relaxation (a consumer layer each) */
-} figs;
-
-typedef struct opt {
-  const graph *g;
-  const chip *c;
-  int kind; /* LOW or HIGH */
-  int L, C, words;
-  double f, S, gamma, B, lat;
-  int max_hops; /* the longest XY route on the mesh */
-  /* DRAM streams of c consecutive cores, each streaming the same bytes: per count, the least and
-   * largest (over the positions) of max over links of cores / bandwidth, reads and writes, and the
-   * longest route's hops; index c in 1..C */
-  double *in_lo, *in_hi, *out_lo, *out_hi;
-  int *hops_in, *hops_out;
-  uint64_t *reach;           /* (L + 1) * words: R(r) */
-  uint64_t *tmp;             /* words */
-  int *up;                   /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
-  int *runs;                 /* scratch: S(l,r) as [a, b] pairs, at most C + 1 of them */
-  long checks;
-  int strict; /* a chip without DRAM ports: only counts whose share fits SRAM (memory first) */
-} opt;
-
-/* ---- a stage's time in one relaxation -------------------------------------------------------------- */
-
-static double mem_at(const figs *s, int c) { return cost_mem_bytes((double)s->weights, (double)s->max_act, c); }
-
-static double compute_at(const opt *o, const figs *s, int c) {
-  double t = cost_compute_s((double)s->flops, (double)c * o->f, (double)s->gather, c, o->B);
-  /* the upper relaxation's latency for every count, one core included: compute_range needs the time
-   * non-increasing in c, and a bound above the one-core stage (which has no hop) keeps it an upper bound */
-  return o->kind == HIGH ? t + (double)s->n_layers * o->lat : t;
-}
-
-static double send_of(const opt *o, const figs *s) {
-  if (o->kind == LOW) return cost_send_s((double)s->send, o->gamma, o->B);
-  return cost_send_s((double)s->send_high, o->gamma, o->B) + (double)s->n_high * (double)o->max_hops * o->lat;
-}
-
-/* The DRAM term of count c (0 when c cores hold the stage). */
-static double dram_at(const opt *o, const figs *s, int c) {
-  if (!o->in_lo) return 0;
-  double e = mem_at(s, c) - o->S;
-  if (!(e > 0)) return 0;
-  double w = (double)s->weights / (double)c, out = e > w ? e - w : 0;
-  if (o->kind == LOW) return e * o->in_lo[c] + out * o->out_lo[c];
-  double t = e * o->in_hi[c] + (double)o->hops_in[c] * o->lat;
-  if (out > 0) t += out * o->out_hi[c] + (double)o->hops_out[c] * o->lat;
-  return t;
-}
-
-static double time_at(const opt *o, const figs *s, int c) {
-  double busy = compute_at(o, s, c) + dram_at(o, s, c), send = send_of(o, s);
-  return busy > send ? busy : send;
-}
-
-/* Least c in [lo, hi] where pred holds (false..true as c grows), or hi + 1: the closed-form guess and a
- * few neighbours first (almost always right or one off), then bisection of what is left. */
-typedef struct pred {
-  const opt *o;
-  const figs *s;
-  int kind; /* FITS, COMPUTE_WITHIN, COMPUTE_OVER */
-  double T;
-} pred;
-enum { FITS, COMPUTE_WITHIN, COMPUTE_OVER };
-
-static int holds(const pred *p, int c) {
-  switch (p->kind) {
-  case FITS: return mem_at(p->s, c) <= p->o->S;
-  case COMPUTE_WITHIN: return compute_at(p->o, p->s, c) <= p->T;
-  default: return compute_at(p->o, p->s, c) > p->T;
-  }
-}
-
-static int first_true(const pred *p, double guess, int lo, int hi) {
-  int L = lo, H = hi + 1;
-  int g = !(guess >= lo) ? lo : guess > hi ? hi : (int)ceil(guess); /* !(>=) also catches NaN */
-  if (holds(p, g)) {
-    H = g;
-    for (int k = 0; k < 3 && H > L; k++) {
-      if (!holds(p, H - 1)) {
-        L = H;
-        break;
-      }
-      H--;
-    }
-  } else {
-    L = g + 1;
-    for (int k = 0; k < 3 && L < H; k++) {
-      if (holds(p, L)) {
-        H = L;
-        break;
-      }
-      L++;
-    }
-  }
-  while (L < H) {
-    int m = L + (H - L) / 2;
-    if (holds(p, m))
-      H = m;
-    else
-      L = m + 1;
-  }
-  return L;
-}
-
-/* The counts [cl, ch] (within 1..C) whose compute is within T, both ends found on the exact formula;
- * 0 when none. */
-static int compute_range(const opt *o, const figs *s, double T, int *cl, int *ch) {
-  int C = o->C;
-  double c1 = compute_at(o, s, 1), cC = compute_at(o, s, C);
-  if ((c1 < cC ? c1 : cC) > T) return 0;
-  double ab = (double)s->gather / o->B, d = (double)s->flops / o->f - ab; /* compute ~ ab + d / c */
-  *cl = 1;
-  *ch = C;
-  if (c1 >= cC) { /* falls with c */
-    pred q = {o, s, COMPUTE_WITHIN, T};
-    *cl = first_true(&q, d / (T - ab), 1, C);
-  } else { /* rises with c */
-    pred q = {o, s, COMPUTE_OVER, T};
-    *ch = first_true(&q, -d / (ab - T), 1, C) - 1;
-  }
-  return *cl <= *ch;
-}
-
-/* S(l,r) at T within room cores, as runs [a, b] in o->runs; returns the number of runs, or -1 when
- * neither this stage nor any longer one with the same first layer can be within T (claim 3). */
-static int stage_counts(opt *o, const figs *s, double T, int room) {
-  int cl, ch, n = 0;
-  if (!compute_range(o, s, T, &cl, &ch)) return -1;
-  if (room < 1 || send_of(o, s) > T) return 0;
-  if (ch > room) ch = room;
-  pred p = {o, s, FITS, T};
-  double W = (double)s->weights, Y = (double)s->max_act;
-  int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
-  /* overflow: the DRAM term decides, count by count (the Sends are within T: only the busy side is left) */
-  for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
-    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) {
-      if (n > 0 && o->runs[2 * n - 1] == c - 1)
-        o->runs[2 * n - 1] = c;
-      else {
-        o->runs[2 * n] = o->runs[2 * n + 1] = c;
-        n++;
-      }
-    }
-  int a = cfit > cl ? cfit : cl;
-  if (a <= ch) {
-    if (n > 0 && o->runs[2 * n - 1] == a - 1)
-      o->runs[2 * n - 1] = ch;
-    else {
-      o->runs[2 * n] = a;
-      o->runs[2 * n + 1] = ch;
-      n++;
-    }
-  }
-  return n;
-}
-
-/* ---- sums of stages ------------------------------------------------------------------------------ */
-
-/* Adds layer r to the right of the stage first..r-1.  Its outputs that a later layer reads are sent
- * (once in LOW, once per consumer layer in HIGH: all their consumers come after r), and each tensor of
- * the stage that r reads has one consumer fewer beyond the stage, and none once r is its last. */
-static void figs_add_right(const opt *o, figs *s, int first, int r) {
-  const graph *g = o->g;
-  const graph_op *op = &g->ops[r];
-  s->flops += op->flops;
-  s->gather += op->out_bytes;
-  s->weights += op->weight_bytes;
-  if (op->out_bytes > s->max_act) s->max_act = op->out_bytes;
-  s->n_layers++;
-  for (int k = 0; k < op->n_inputs; k++) {
-    int t = op->inputs[k], dup = 0;
-    for (int q = 0; q < k; q++) dup |= op->inputs[q] == t;
-    const graph_tensor *ten = &g->tensors[t];
-    if (dup || ten->producer < first) continue;
-    s->send_high -= ten->bytes;
-    s->n_high--;
-    if (ten->last_consumer == r) s->send -= ten->bytes;
-  }
-  for (int k = 0; k < op->n_outputs; k++) {
-    const graph_tensor *t = &g->tensors[op->outputs[k]];
-    if (t->last_consumer <= r) continue;
-    s->send += t->bytes;
-    s->send_high += (uint64_t)t->n_consumers * t->bytes;
-    s->n_high += t->n_consumers;
-  }
-}
 
 /* ---- the threshold DP ---------------------------------------------------------------------------- */
 
@@ -319,8 +127,8 @@ static int check(opt *o, double T) {
     int closed = count == C - m + 1;
     figs s = {0};
     for (int r = l; r < o->L; r++) {
-      figs_add_right(o, &s, l, r);
-      int n = stage_counts(o, &s, T, C - m);
+      optimal_figs_add(o, &s, l, r);
+      int n = optimal_stage_counts(o, &s, T, C - m);
       if (n < 0) break;
       if (n == 0) continue;
       if (closed) {
@@ -343,8 +151,8 @@ static int recover(opt *o, double T, int *layers, int *cores) {
     int found = 0;
     for (int l = r - 1; l >= 0 && !found; l--) {
       figs s = {0};
-      for (int j = l; j < r; j++) figs_add_right(o, &s, l, j);
-      int runs = stage_counts(o, &s, T, k);
+      for (int j = l; j < r; j++) optimal_figs_add(o, &s, l, j);
+      int runs = optimal_stage_counts(o, &s, T, k);
       if (runs < 0) break;
       const uint64_t *from = o->reach + (size_t)l * W;
       for (int q = 0; q < runs && !found; q++)
@@ -371,8 +179,8 @@ static double plan_value(opt *o, const int *layers, const int *cores, int n) {
   for (int i = 0; i < n; i++) {
     int l = r - layers[i];
     figs s = {0};
-    for (int j = l; j < r; j++) figs_add_right(o, &s, l, j);
-    double v = time_at(o, &s, cores[i]);
+    for (int j = l; j < r; j++) optimal_figs_add(o, &s, l, j);
+    double v = optimal_time_at(o, &s, cores[i]);
     if (v > worst) worst = v;
     r = l;
   }
@@ -392,12 +200,12 @@ static int candidates(opt *o, double lo, double hi, double *out) {
   for (int l = 0; l < o->L; l++) {
     figs s = {0};
     for (int r = l; r < o->L; r++) {
-      figs_add_right(o, &s, l, r);
-      int runs = stage_counts(o, &s, hi, o->C);
+      optimal_figs_add(o, &s, l, r);
+      int runs = optimal_stage_counts(o, &s, hi, o->C);
       if (runs < 0) break;
       for (int q = 0; q < runs; q++)
         for (int c = o->runs[2 * q]; c <= o->runs[2 * q + 1]; c++) {
-          double v = time_at(o, &s, c);
+          double v = optimal_time_at(o, &s, c);
           if (v > lo && v < hi) {
             if (n == MAX_CANDIDATES) return -1;
             out[n++] = v;
@@ -447,113 +255,6 @@ static double search(opt *o, double lo, double hi, int *layers, int *cores, int 
   check(o, result);
   *n = recover(o, result, layers, cores);
   return result;
-}
-
-/* ---- set-up ---------------------------------------------------------------------------------------- */
-
-typedef struct counting {
-  double *count;
-  double *worst; /* running max of count / bandwidth */
-  const chip *c;
-} counting;
-
-static void count_link(void *ctx, int link) {
-  counting *x = ctx;
-  double r = ++x->count[link] / chip_link_bandwidth(x->c, link);
-  if (r > *x->worst) *x->worst = r;
-}
-
-/* The DRAM tables of the relaxations: for every start k and count c, a group k..k+c-1 whose cores each
- * stream the same bytes; cores are added one at a time, so each table is O(C^2 * route length). */
-static mp_status dram_tables(opt *o, mp_error *err) {
-  const chip *c = o->c;
-  int C = o->C, nl = chip_n_links(c);
-  size_t n = (size_t)C + 1;
-  o->in_lo = malloc(n * sizeof *o->in_lo);
-  o->in_hi = calloc(n, sizeof *o->in_hi);
-  o->out_lo = malloc(n * sizeof *o->out_lo);
-  o->out_hi = calloc(n, sizeof *o->out_hi);
-  o->hops_in = calloc(n, sizeof *o->hops_in);
-  o->hops_out = calloc(n, sizeof *o->hops_out);
-  double *cin = calloc((size_t)nl, sizeof *cin), *cout = calloc((size_t)nl, sizeof *cout);
-  int *port = malloc((size_t)C * sizeof *port);
-  if (!o->in_lo || !o->in_hi || !o->out_lo || !o->out_hi || !o->hops_in || !o->hops_out || !cin || !cout || !port) {
-    free(cin);
-    free(cout);
-    free(port);
-    return err_nomem(err);
-  }
-  for (size_t i = 0; i < n; i++) o->in_lo[i] = o->out_lo[i] = INFINITY;
-  for (int k = 0; k < C; k++) port[k] = CHIP_PORT(chip_nearest_dram(c, k));
-  for (int k = 0; k < C; k++) {
-    double win = 0, wout = 0;
-    int hin = 0, hout = 0;
-    memset(cin, 0, (size_t)nl * sizeof *cin);
-    memset(cout, 0, (size_t)nl * sizeof *cout);
-    counting a = {cin, &win, c}, b = {cout, &wout, c};
-    for (int cnt = 1; k + cnt <= C; cnt++) {
-      int core = k + cnt - 1;
-      int h = chip_route(c, port[core], core, count_link, &a);
-      if (h > hin) hin = h;
-      h = chip_route(c, core, port[core], count_link, &b);
-      if (h > hout) hout = h;
-      if (win < o->in_lo[cnt]) o->in_lo[cnt] = win;
-      if (win > o->in_hi[cnt]) o->in_hi[cnt] = win;
-      if (wout < o->out_lo[cnt]) o->out_lo[cnt] = wout;
-      if (wout > o->out_hi[cnt]) o->out_hi[cnt] = wout;
-      if (hin > o->hops_in[cnt]) o->hops_in[cnt] = hin;
-      if (hout > o->hops_out[cnt]) o->hops_out[cnt] = hout;
-    }
-  }
-  free(cin);
-  free(cout);
-  free(port);
-  return MP_OK;
-}
-
-static void opt_free(opt *o) {
-  free(o->in_lo);
-  free(o->in_hi);
-  free(o->out_lo);
-  free(o->out_hi);
-  free(o->hops_in);
-  free(o->hops_out);
-  free(o->reach);
-  free(o->tmp);
-  free(o->up);
-  free(o->runs);
-}
-
-static mp_status opt_init(opt *o, const graph *g, const chip *c, mp_error *err) {
-  memset(o, 0, sizeof *o);
-  o->g = g;
-  o->c = c;
-  o->L = g->n_ops;
-  o->C = c->n_cores;
-  o->strict = c->n_dram == 0;
-  o->words = (o->C + 1 + 63) / 64;
-  o->f = c->cores[0].flops;
-  o->S = (double)c->cores[0].sram_bytes;
-  o->gamma = c->cores[0].transfer_factor;
-  o->B = c->noc_bandwidth;
-  o->lat = c->noc_latency;
-  o->max_hops = c->width + c->height - 2;
-  o->reach = malloc((size_t)(o->L + 1) * o->words * sizeof *o->reach);
-  o->tmp = malloc((size_t)o->words * sizeof *o->tmp);
-  o->up = malloc(((size_t)o->L + 1) * sizeof *o->up);
-  o->runs = malloc(2 * ((size_t)o->C + 2) * sizeof *o->runs);
-  if (!o->reach || !o->tmp || !o->up || !o->runs) {
-    opt_free(o);
-    return err_nomem(err);
-  }
-  if (c->n_dram > 0 && !c->heterogeneous) {
-    mp_status st = dram_tables(o, err);
-    if (st != MP_OK) {
-      opt_free(o);
-      return st;
-    }
-  }
-  return MP_OK;
 }
 
 /* Solves one relaxation: its optimum, and its plan (first stage first) in layers/cores, *n stages. */
@@ -641,7 +342,7 @@ cleanup:
 static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
                                mp_error *err) {
   opt o;
-  mp_status st = opt_init(&o, g, c, err);
+  mp_status st = optimal_opt_init(&o, g, c, err);
   if (st != MP_OK) return st;
   candidate cand[N_STARTS];
   memset(cand, 0, sizeof cand);
@@ -652,8 +353,8 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
   }
   double t_low = -1, t_high = -1;
   int n = 2;
-  if (st == MP_OK) t_low = solve_kind(&o, LOW, cand[0].layers, cand[0].cores, &cand[0].n);
-  if (st == MP_OK) t_high = solve_kind(&o, HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
+  if (st == MP_OK) t_low = solve_kind(&o, OPT_LOW, cand[0].layers, cand[0].cores, &cand[0].n);
+  if (st == MP_OK) t_high = solve_kind(&o, OPT_HIGH, cand[1].layers, cand[1].cores, &cand[1].n);
   if (st == MP_OK && (t_low < 0 || t_high < 0 || cand[0].n <= 0 || cand[1].n <= 0))
     st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
   if (st == MP_OK) st = optimal_method_starts(g, c, cand, &n, err);
@@ -665,7 +366,7 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
     free(cand[k].layers);
     free(cand[k].cores);
   }
-  opt_free(&o);
+  optimal_opt_free(&o);
   return st;
 }
 
@@ -674,7 +375,7 @@ static mp_status solve_positions(const graph *g, const chip *c, plan **out, opti
                                  mp_error *err) {
   int L = g->n_ops, C = c->n_cores;
   opt o;
-  mp_status ost = opt_init(&o, g, c, err); /* for the stages' sums */
+  mp_status ost = optimal_opt_init(&o, g, c, err); /* for the stages' sums */
   if (ost != MP_OK) return ost;
   size_t cells = (size_t)(L + 1) * (size_t)(C + 1);
   double *best = malloc(cells * sizeof *best);
@@ -702,7 +403,7 @@ again:
   for (int l = 0; l < L; l++) {
     figs s = {0};
     for (int r = l; r < L; r++) {
-      figs_add_right(&o, &s, l, r);
+      optimal_figs_add(&o, &s, l, r);
       for (int j = 0; j < C; j++) {
         double here = best[(size_t)l * (C + 1) + j];
         if (here == INFINITY) continue;
@@ -712,6 +413,7 @@ again:
                            .first_core = j,
                            .n_cores = k - j + 1,
                            .flops = (double)s.flops,
+                           .work = (double)opcost_range(o.oc, l, r - l + 1, k - j + 1),
                            .weight_bytes = (double)s.weights,
                            .gather_bytes = (double)s.gather,
                            .max_act_bytes = (double)s.max_act,
@@ -769,7 +471,7 @@ cleanup:
     free(cand[i].cores);
   }
   cost_model_free(m);
-  opt_free(&o);
+  optimal_opt_free(&o);
   return st;
 }
 

@@ -1,7 +1,10 @@
-/* optimal_int: what optimal.c and optimal_repair.c share (not part of the method interface).
+/* optimal_int: what optimal.c (the DPs and the result), optimal_stage.c (a stage's time in a relaxation)
+ * and optimal_repair.c (the starts and the local search) share; not part of the method interface.
  *
- * A candidate is a plan as stage arrays (layers and cores per stage, arrays owned by whoever made it,
- * with room for as many stages as the graph has layers) with its figures on the full model. */
+ * An opt is one graph on one uniform chip prepared for the relaxations (optimal_opt_init ...
+ * optimal_opt_free): its tables are owned, the graph and chip borrowed.  A candidate is a plan as stage
+ * arrays (layers and cores per stage, arrays owned by whoever made it, with room for as many stages as
+ * the graph has layers) with its figures on the full model. */
 #ifndef MESHPIPE_OPTIMAL_INT_H
 #define MESHPIPE_OPTIMAL_INT_H
 
@@ -9,6 +12,54 @@
 #include "cost.h"
 #include "err.h"
 #include "graph.h"
+#include "opcost.h"
+
+/* Which relaxation a stage is timed in (optimal.c). */
+enum { OPT_LOW, OPT_HIGH };
+
+/* A stage's sums, exact (uint64) and converted once, as cost_model_stage takes them. */
+typedef struct figs {
+  uint64_t flops, gather, weights, max_act, send, send_high;
+  int first, n_layers, n_high; /* its first layer and layers; Sends of the HIGH relaxation (a consumer layer each) */
+} figs;
+
+typedef struct opt {
+  const graph *g;
+  const chip *c;
+  opcost *oc; /* the ops' works; tabulated unless flat */
+  int flat;   /* no core model: a stage's work is its flops, and compute(c) = A/B + D/c */
+  int kind;   /* LOW or HIGH */
+  int L, C, words;
+  double f, S, gamma, B, lat;
+  int max_hops; /* the longest XY route on the mesh */
+  /* DRAM streams of c consecutive cores, each streaming the same bytes: per count, the least and
+   * largest (over the positions) of max over links of cores / bandwidth, reads and writes, and the
+   * longest route's hops; index c in 1..C */
+  double *in_lo, *in_hi, *out_lo, *out_hi;
+  int *hops_in, *hops_out;
+  uint64_t *reach;           /* (L + 1) * words: R(r) */
+  uint64_t *tmp;             /* words */
+  int *up;                   /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */
+  int *runs;                 /* scratch: S(l,r) as [a, b] pairs, at most C + 1 of them */
+  int *kruns, n_kruns;       /* scratch: the counts whose compute is within T, as [a, b] pairs (core model) */
+  long checks;
+  int strict; /* a chip without DRAM ports: only counts whose share fits SRAM (memory first) */
+} opt;
+
+/* Prepares o for g on c (both borrowed): the ops' works (tabulated on a core model), the DRAM tables
+ * of a uniform chip with ports, the DP's bitsets.  optimal_opt_free frees what it holds. */
+mp_status optimal_opt_init(opt *o, const graph *g, const chip *c, mp_error *err);
+void optimal_opt_free(opt *o);
+
+/* Adds layer r to the right of the stage first..r-1 (its sums in s). */
+void optimal_figs_add(const opt *o, figs *s, int first, int r);
+
+/* The stage's time on c cores in o's relaxation (o->kind). */
+double optimal_time_at(const opt *o, const figs *s, int c);
+
+/* S(l,r) at T within room cores, as runs [a, b] in o->runs; returns the number of runs, or -1 when
+ * neither this stage nor any longer one with the same first layer can be within T (claim 3). */
+int optimal_stage_counts(opt *o, const figs *s, double T, int room);
 
 /* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage times over
  * the period (the tie-break: lower means the near-slowest stages have more slack). */

@@ -5,7 +5,8 @@
  * larger); a device with no layer takes 0 s (in the final plan its core joins the next group).
  *
  * Phase 1 (initial split).  Device d's target is the cumulative flops share
- *     E_d = F_total * (s_0 + ... + s_d) / (s_0 + ... + s_{C-1})       (s = flop rates).
+ *     E_d = F_total * (s_0 + ... + s_d) / (s_0 + ... + s_{C-1})       (s = flop rates),
+ * a layer's "flops" being its work on one core (opcost.h: its flops, unless a core model times it).
  * Starting where device d-1 stopped, the boundary layer j is the first whose cumulative flops reach
  * E_d.  Two candidates: A keeps j on device d, B gives it to device d+1.  split_compare judges them
  * by the vector of times of devices 0..d followed by the ideal time of the rest (the flops left over
@@ -55,7 +56,7 @@ static void initial_split(const graph *g, const chip *c, cost_model *m, double t
                           double *vb) {
   int L = g->n_ops, C = c->n_cores;
   double f_total = 0, s_total = 0;
-  for (int j = 0; j < L; j++) f_total += (double)g->ops[j].flops;
+  for (int j = 0; j < L; j++) f_total += cost_model_layer_work(m, j, 1);
   for (int d = 0; d < C; d++) s_total += c->cores[d].flops;
   double s_done = 0, f_done = 0; /* speed of devices 0..d, flops of the layers given out */
   int start = 0;
@@ -68,20 +69,20 @@ static void initial_split(const graph *g, const chip *c, cost_model *m, double t
       continue;
     }
     int j = start;
-    double cum = f_done + (double)g->ops[j].flops;
+    double cum = f_done + cost_model_layer_work(m, j, 1);
     while (cum < target && j + 1 < L) {
       j++;
-      cum += (double)g->ops[j].flops;
+      cum += cost_model_layer_work(m, j, 1);
     }
     int n_a = j - start + 1, n_b = j - start;
     double rest_speed = s_total - s_done;
     va[d] = device_time(m, start, n_a, d);
     vb[d] = device_time(m, start, n_b, d);
     va[d + 1] = (f_total - cum) / rest_speed;
-    vb[d + 1] = (f_total - (cum - (double)g->ops[j].flops)) / rest_speed;
+    vb[d + 1] = (f_total - (cum - cost_model_layer_work(m, j, 1))) / rest_speed;
     int keep = split_compare(va, vb, d + 2, tau);
     count[d] = keep ? n_a : n_b;
-    f_done = keep ? cum : cum - (double)g->ops[j].flops;
+    f_done = keep ? cum : cum - cost_model_layer_work(m, j, 1);
     start += count[d];
     /* Both vectors carry the decided times of devices 0..d from here on. */
     va[d] = vb[d] = keep ? va[d] : vb[d];

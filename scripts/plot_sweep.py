@@ -10,6 +10,10 @@ writes DIR/NAME_<x>.png    the simulated throughput (samples/s; --y picks anothe
                            axes, one panel per value of --panels (default: graph) and, when other
                            keys vary too, one row of panels per combination of their values (--where
                            KEY=VALUE keeps only the rows of that value);
+       DIR/NAME_power.png  (a sweep of a chip with energy figures) throughput against average power,
+                           one panel per graph, every case a point coloured by its core count, the front
+                           (no case draws as little power and gives more throughput) as a step line,
+                           its cases ringed in black (not with --no-pareto);
        DIR/NAME_pareto.png throughput against total SRAM, one panel per graph, every case a point
                            coloured by its NoC link bandwidth (hollow when the plan does not fit SRAM
                            and streams from DRAM), each bandwidth's own front (no case of that
@@ -17,7 +21,8 @@ writes DIR/NAME_<x>.png    the simulated throughput (samples/s; --y picks anothe
                            cases no other case beats on SRAM, NoC bandwidth and throughput at once
                            (the front over all three) ringed in black (not with --no-pareto).
 KEY is any column: a --vary key (mesh, core.sram_bytes, noc.bandwidth, ...), graph, method, batch,
-cores, total_sram_bytes, noc_bandwidth, stages.  Values sort as numbers ("WxH" meshes by cores).
+cores, total_sram_bytes, noc_bandwidth, stages, and with energy figures energy_j_per_sample,
+power_w, samples_per_j, tops_per_w.  Values sort as numbers ("WxH" meshes by cores).
 Prints what it drew, one line per file.  Uses Debian's python3-matplotlib (run it with
 /usr/bin/python3); no display needed.
 """
@@ -36,7 +41,10 @@ FIXED = ["graph", "batch", "method", "feasible", "stages", "model_period_s", "sa
          "busiest_link", "busiest_link_utilisation", "total_sram_bytes", "noc_bandwidth", "cores", "solve_s"]
 NUMERIC = ["batch", "stages", "model_period_s", "samples_per_s", "latency_s", "busiest_link_utilisation",
            "total_sram_bytes", "noc_bandwidth", "cores", "solve_s"]
-LABELS = {"samples_per_s": "simulated throughput (samples/s)", "model_period_s": "model period (s per micro-batch)",
+ENERGY = ["energy_j_per_sample", "power_w", "samples_per_j", "tops_per_w"]  # with a chip's energy figures
+LABELS = {"energy_j_per_sample": "energy per sample (J)", "power_w": "average power (W)",
+          "samples_per_j": "samples per joule", "tops_per_w": "effective TOPS/W",
+          "samples_per_s": "simulated throughput (samples/s)", "model_period_s": "model period (s per micro-batch)",
           "latency_s": "latency of one micro-batch (s)", "total_sram_bytes": "total on-chip SRAM (bytes)",
           "noc_bandwidth": "NoC link bandwidth (bytes/s)", "cores": "cores", "mesh": "mesh (cores)"}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -62,9 +70,10 @@ def read_rows(path):
             fail(f"{path}: not a meshpipe sweep CSV of this version (header {header[:4]}...; expected the columns "
                  f"case, the --vary keys, {', '.join(FIXED)})")
         axes = header[1:header.index("graph")]
+        numeric = NUMERIC + [col for col in ENERGY if col in header]
         rows = []
         for r in reader:
-            for col in NUMERIC:
+            for col in numeric:
                 r[col] = float(r[col])
             r["feasible"] = r["feasible"] == "1"
             rows.append(r)
@@ -259,6 +268,50 @@ def plot_pareto(rows, out):
           f"SRAM, NoC bandwidth and throughput")
 
 
+def plot_power(rows, out):
+    graphs = ordered(r["graph"] for r in rows)
+    cores = ordered(r["cores"] for r in rows)
+    methods = ordered(r["method"] for r in rows)
+    cmap = plt.get_cmap("viridis")
+    colour = {c: cmap(0.15 + 0.7 * i / max(1, len(cores) - 1)) for i, c in enumerate(cores)}
+    width = 5.6 * len(graphs) + 2.0
+    fig, panels = plt.subplots(1, len(graphs), figsize=(width, 4.6), squeeze=False)
+    on_front = 0
+    for ax, g in zip(panels[0], graphs):
+        mine = [r for r in rows if r["graph"] == g]
+        for r in mine:
+            c = colour[r["cores"]]
+            ax.scatter([r["power_w"]], [r["samples_per_s"]], s=34,
+                       marker=MARKERS[methods.index(r["method"]) % len(MARKERS)],
+                       facecolors=c if r["feasible"] else "none", edgecolors=c, alpha=0.9)
+        front = pareto([(r["power_w"], r["samples_per_s"]) for r in mine])
+        on_front += len(front)
+        ax.plot([p[0] for p in front], [p[1] for p in front], "-", color="black", linewidth=1.2,
+                drawstyle="steps-post", zorder=1)
+        ax.scatter([p[0] for p in front], [p[1] for p in front], s=150, facecolors="none", edgecolors="black",
+                   linewidths=1.4, zorder=3)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel(LABELS["power_w"])
+        ax.set_ylabel(LABELS["samples_per_s"])
+        ax.set_title(f"{g}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+    handles = [plt.Line2D([], [], color=colour[c], marker="o", linestyle="none", label=f"{c:g} cores") for c in cores]
+    handles += [plt.Line2D([], [], color="grey", marker=MARKERS[i % len(MARKERS)], linestyle="none", label=m)
+                for i, m in enumerate(methods)]
+    handles += [plt.Line2D([], [], color="grey", marker="o", markerfacecolor="none", linestyle="none",
+                           label="does not fit SRAM"),
+                plt.Line2D([], [], color="black", marker="o", markerfacecolor="none", markersize=11, linestyle="-",
+                           label="front: no case\nwith less power and\nmore throughput")]
+    fig.legend(handles=handles, loc="center right", fontsize=8, frameon=False)
+    fig.suptitle("throughput against average power", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1 - 1.9 / width, 0.96))
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"plot_sweep: {out}: {len(rows)} cases, {len(cores)} core counts, {on_front} on the throughput-power front")
+
+
 def main():
     ap = argparse.ArgumentParser(description="Plot a meshpipe sweep CSV to PNG files.")
     ap.add_argument("csv")
@@ -268,10 +321,13 @@ def main():
     ap.add_argument("--lines", help="one line per value of this column (default: method)")
     ap.add_argument("--panels", help="one panel per value of this column (default: graph)")
     ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help="keep only these rows")
-    ap.add_argument("--y", default="samples_per_s", choices=NUMERIC, help="the y axis (default: samples_per_s)")
+    ap.add_argument("--y", default="samples_per_s", choices=NUMERIC + ENERGY,
+                    help="the y axis (default: samples_per_s)")
     ap.add_argument("--no-pareto", action="store_true", help="do not draw NAME_pareto.png")
     args = ap.parse_args()
     axes, rows = read_rows(args.csv)
+    if args.y not in rows[0]:
+        fail(f"--y {args.y}: the sweep has no such column (its chip has no energy figures)")
     for w in args.where:
         key, eq, value = w.partition("=")
         if not eq or key not in rows[0]:
@@ -284,6 +340,8 @@ def main():
     plot_lines(axes, rows, args, os.path.join(args.outdir, f"{args.prefix}_{x.replace('.', '_')}.png"))
     if not args.no_pareto:
         plot_pareto(rows, os.path.join(args.outdir, f"{args.prefix}_pareto.png"))
+        if "power_w" in rows[0]:
+            plot_power(rows, os.path.join(args.outdir, f"{args.prefix}_power.png"))
 
 
 if __name__ == "__main__":

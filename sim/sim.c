@@ -202,6 +202,33 @@ static int link_cmp(const void *a, const void *b, void *ctx) {
 void sim_result_set_batch(sim_result *r, int batch) {
   r->batch = batch;
   r->samples_per_s = r->period_s > 0 ? round12(batch / r->period_s) : 0;
+  energy_summarise(&r->energy_microbatch, r->period_s, batch, r->flops_microbatch, &r->energy);
+  for (int i = 0; i < r->n_stages; i++) r->stages[i].energy_j = r->stages[i].energy_microbatch_j / batch;
+}
+
+/* What group gr spends per micro-batch (energy.h), from what the job runs: its segments' arithmetic and
+ * SRAM bytes, its all-gathers along its chain ((c-1) A byte-hops), its Sends (bytes x hops of each), its
+ * DRAM streams (bytes, and bytes x hops between the port's core and each core), and its cores' static
+ * energy over the period. */
+static void group_energy(const chip *c, const jgroup *gr, double period, energy_parts *out, double *flops) {
+  double macs = 0, ops = 0, traffic = 0, hops = 0, dram = 0;
+  for (int k = 0; k < gr->n_segs; k++) {
+    const seg *x = &gr->segs[k];
+    macs += x->macs;
+    ops += x->ops;
+    traffic += x->traffic;
+    hops += (gr->n_cores - 1) * x->gather;
+  }
+  for (int k = 0; k < gr->n_sends; k++)
+    if (gr->sends[k].raw_bytes > 0) hops += gr->sends[k].raw_bytes * chip_hops(c, gr->last_core, gr->sends[k].dst_core);
+  for (int k = 0; gr->dram_in && k < gr->n_cores; k++) {
+    double b = gr->dram_in[k] + gr->dram_out[k];
+    dram += b;
+    hops += b * chip_hops(c, gr->first_core + k, c->dram[gr->dram_port[k]].core);
+  }
+  energy_dynamic(&c->energy, macs, ops - 2 * macs, traffic, hops, dram, out);
+  out->leak = c->energy.static_w_per_core * gr->n_cores * period;
+  *flops += ops;
 }
 
 mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
@@ -230,7 +257,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
   res->latency_s = round12(run->fill_s);
   res->period_s = round12(run->period_s);
   res->microbatches_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
-  sim_result_set_batch(res, 1);
+  res->has_energy = c->has_energy;
   double period = run->period_s;
   res->feasible = 1;
   double best = -1;
@@ -261,7 +288,12 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
       res->bottleneck_stage = gi;
     }
     res->activities += gr->acts;
+    energy_parts e;
+    group_energy(c, gr, res->period_s, &e, &res->flops_microbatch);
+    st->energy_microbatch_j = energy_sum(&e);
+    energy_add(&res->energy_microbatch, &e);
   }
+  sim_result_set_batch(res, 1);
   fill_cores(c, res);
   /* link traffic per micro-batch on the XY routes, as the model accounts it (cost_stage_plan) */
   int nl = chip_n_links(c), worst_l = -1;
@@ -506,6 +538,7 @@ cJSON *sim_result_to_json(const sim_result *r) {
       !cJSON_AddStringToObject(o, "plan_hash", fileio_hash_hex(r->plan_hash, hex)) ||
       !cJSON_AddStringToObject(o, "chip_hash", fileio_hash_hex(r->chip_hash, hex)))
     goto fail;
+  if (r->has_energy && !energy_summary_to_json(o, &r->energy)) goto fail;
   if (r->op_times_overridden > 0 && !cJSON_AddNumberToObject(o, "op_times_overridden", r->op_times_overridden))
     goto fail;
   cJSON *stages = cJSON_AddArrayToObject(o, "stages");
@@ -522,7 +555,8 @@ cJSON *sim_result_to_json(const sim_result *r) {
         !cJSON_AddNumberToObject(x, "analytical_t_s", st->analytical_t_s) ||
         !jsonio_add_u64(x, "sram_bytes", st->sram_bytes) || !jsonio_add_u64(x, "dram_bytes", st->dram_bytes) ||
         !cJSON_AddBoolToObject(x, "fits", st->fits) || !cJSON_AddNumberToObject(x, "sends", st->n_sends) ||
-        !cJSON_AddNumberToObject(x, "recvs", st->n_recvs))
+        !cJSON_AddNumberToObject(x, "recvs", st->n_recvs) ||
+        (r->has_energy && !cJSON_AddNumberToObject(x, "energy_j", st->energy_j)))
       goto fail;
   }
   cJSON *cores = cJSON_AddArrayToObject(o, "cores");

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "chip.h"
+#include "energy.h"
 #include "err.h"
 #include "graph.h"
 #include "optimes.h"
@@ -90,6 +91,9 @@ typedef struct sim_stage_result {
   uint64_t dram_bytes;   /* bytes read from and written to DRAM per micro-batch (0 when the group fits) */
   int fits;              /* s_i <= SRAM of every core of the group */
   int n_sends, n_recvs;  /* Send / Recv nodes of its subgraph */
+  double energy_j;       /* joules per sample: what its segments, all-gathers, Sends and DRAM streams spend
+                            and its cores' static energy over the simulated period (energy.h) */
+  double energy_microbatch_j; /* the same per micro-batch */
 } sim_stage_result;
 
 typedef struct sim_core_result {
@@ -138,6 +142,11 @@ typedef struct sim_result {
   int op_times_overridden;        /* ops whose compute came from measured times (sim_options.op_times, or
                                      set by the caller that simulated optimes_apply's graph) */
   uint64_t graph_hash, plan_hash, chip_hash;
+  energy_parts energy_microbatch; /* joules per micro-batch by kind, over every stage */
+  double flops_microbatch;        /* the arithmetic of one micro-batch (for TOPS/W) */
+  energy_summary energy;          /* per sample, at the simulated period (sim_result_set_batch); all 0 on a
+                                     chip without energy figures */
+  int has_energy;                 /* the chip has energy figures (chip.has_energy): the JSON shows them */
   int n_stages;
   sim_stage_result *stages; /* owned */
   int n_cores;
@@ -166,13 +175,16 @@ mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, m
 /* Same with an explicit number of micro-batches: >= 1 for a fixed run, 0 for steady state. */
 mp_status sim_evaluate_m(sim *s, const graph *g, const plan *p, int microbatches, sim_result *res, mp_error *err);
 
-/* Sets r's batch and its samples_per_s = batch x microbatches_per_s (sim_evaluate and sim_replay do). */
+/* Sets r's batch, its samples_per_s = batch x microbatches_per_s and its energy per sample (sim_evaluate
+ * and sim_replay do). */
 void sim_result_set_batch(sim_result *r, int batch);
 
 /* Frees what a result owns and zeroes it; r may be NULL. */
 void sim_result_clear(sim_result *r);
 
-/* The `simulate --json` object, owned by the caller; NULL if out of memory. */
+/* The `simulate --json` object (with energy_j_per_sample, power_w, samples_per_j, tops_per_w, energy by
+ * kind, and per stage energy_j when the chip has energy figures), owned by the caller; NULL if out of
+ * memory. */
 cJSON *sim_result_to_json(const sim_result *r);
 
 void sim_get_stats(const sim *s, sim_stats *out);

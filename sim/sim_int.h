@@ -77,6 +77,8 @@ typedef struct seg {
   double raw_flops;        /* F: the layers' work on the whole group (as recorded in traces) */
   const char *name;        /* its first op (borrowed from the graph or trace) */
   double gather;           /* A: output bytes of its layers, all-gathered */
+  double macs, ops;        /* its layers' MACs and flops (the arithmetic done: energy.h) */
+  double traffic;          /* the bytes its layers move through SRAM (opcost_op_traffic) */
   int n_needs, *needs;     /* recvs of the group it waits for */
   int n_deps, *deps;       /* earlier segments of the group whose outputs it reads */
   int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */

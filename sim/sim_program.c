@@ -4,7 +4,8 @@
  * From a plan.  The plan is rewritten with Send/Recv nodes (split.h).  Each group's layers are cut into
  * segments: runs of consecutive layers that wait for the same received tensors (directly or through
  * earlier layers of the group), cut after a layer whose output is sent, so within a segment nothing
- * waits.  A segment runs as one execution of its total flops at the group's total speed (on the
+ * waits.  A segment runs as one execution of its layers' work (opcost.h: their flops, or on a chip with a
+ * core model each op's share timed on it, as flops at peak) at the group's total speed (on the
  * group's first core, scaled by that core's share) followed by one all-gather of the total output
  * bytes A of its layers (a ptask over the group's cores along the snake chain: link k->k+1 carries
  * (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A), none in a one-core group;
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opcost.h"
 #include "sim_int.h"
 #include "split.h"
 
@@ -249,8 +251,12 @@ static mp_status build(const sim *s, const graph *g, const split *sp, cost_model
         cur->needs[cur->n_needs++] = r;
       }
       seg_of[l] = (int)(cur - gr->segs);
-      cur->raw_flops += ot ? optimes_flops(ot, g, core_flops, l) : (double)op->flops;
+      cur->raw_flops += ot && ot->seconds[l] >= 0 ? optimes_flops(ot, g, core_flops, l)
+                                                  : cost_model_layer_work(cm, l, sg->n_cores);
       cur->gather += (double)op->out_bytes;
+      cur->macs += (double)op->macs;
+      cur->ops += (double)op->flops;
+      cur->traffic += (double)opcost_op_traffic(op);
       while (next_send < sg->n_sends && sg->sends[next_send].layer == l) next_send++;
       cur->n_posts = next_send - cur->first_post;
     }
@@ -331,6 +337,7 @@ static void trace_model(cost_model *cm, const trace_group *tg, cost_stage *cs) {
                      .first_core = tg->cores[0],
                      .n_cores = tg->n_cores,
                      .flops = tg->flops,
+                     .work = tg->flops, /* a trace records the work its chip's core model gave */
                      .weight_bytes = tg->weight_bytes,
                      .gather_bytes = tg->gather_bytes,
                      .max_act_bytes = tg->max_act_bytes,
@@ -445,6 +452,11 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
         break; /* what the recording chip streamed: the replay chip's streams follow from the model */
       case TRACE_COMPUTE:
         cur = &gr->segs[gr->n_segs++];
+        if (gr->n_segs == 1) { /* the group's energy counts, recorded per group: with its first segment */
+          cur->macs = tg->macs;
+          cur->ops = tg->ops;
+          cur->traffic = tg->traffic;
+        }
         cur->raw_flops = a->flops;
         cur->flops = a->flops * share;
         cur->gather = a->bytes;

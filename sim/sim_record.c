@@ -42,7 +42,7 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
     const cost_stage *cs = &gr->model;
     trace_group fig = {.first_layer = cs->first_layer,
                        .n_layers = cs->n_layers,
-                       .flops = cs->flops,
+                       .flops = cs->work, /* the work on this chip's core model: what a replay runs */
                        .gather_bytes = cs->gather_bytes,
                        .send_bytes = cs->send_bytes,
                        .weight_bytes = cs->weight_bytes,
@@ -51,6 +51,11 @@ mp_status sim_record(sim *s, const graph *g, const plan *p, int M, trace **out, 
                        .n_sends = gr->n_sends,
                        .n_recvs = gr->n_recvs};
     fig.dram_bytes = (uint64_t)llround(cs->dram_in_bytes + cs->dram_out_bytes);
+    for (int k = 0; k < gr->n_segs; k++) { /* the arithmetic and SRAM bytes its energy is made of */
+      fig.macs += gr->segs[k].macs;
+      fig.ops += gr->segs[k].ops;
+      fig.traffic += gr->segs[k].traffic;
+    }
     int *cores = malloc((size_t)gr->n_cores * sizeof *cores);
     if (!cores) {
       st = err_nomem(err);

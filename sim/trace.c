@@ -444,9 +444,9 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
     put_cores(&b, G->cores, G->n_cores);
     strbuf_printf(&b,
         " layers %d %d flops %.17g gather %.17g send %.17g weights %.17g maxact %.17g sram %" PRIu64 " dram %" PRIu64
-        " sends %d recvs %d\n",
+        " sends %d recvs %d macs %.17g ops %.17g traffic %.17g\n",
         G->first_layer, G->n_layers, G->flops, G->gather_bytes, G->send_bytes, G->weight_bytes, G->max_act_bytes,
-        G->sram_bytes, G->dram_bytes, G->n_sends, G->n_recvs);
+        G->sram_bytes, G->dram_bytes, G->n_sends, G->n_recvs, G->macs, G->ops, G->traffic);
   }
   strbuf_printf(&b, "actions %ld\n", trace_count_actions(t));
   for (int g = 0; g < t->n_groups; g++) {

@@ -58,7 +58,10 @@ typedef struct trace_group {
   int *cores; /* owned; recorded traces hold consecutive ids */
   int first_layer, n_layers;
   /* The stage's figures in the analytical model (model/cost.h): */
-  double flops, gather_bytes, send_bytes, weight_bytes, max_act_bytes;
+  double flops, gather_bytes, send_bytes, weight_bytes, max_act_bytes; /* flops: the work its chip's core
+                                                                          model gave (opcost.h) */
+  double macs, ops, traffic; /* its layers' MACs, flops (the arithmetic done) and SRAM bytes, for energy.h
+                                (0 in a trace recorded before they were) */
   uint64_t sram_bytes; /* bytes each core of the group holds */
   uint64_t dram_bytes; /* weight bytes streamed per micro-batch */
   int n_sends, n_recvs;

@@ -192,8 +192,8 @@ static mp_status expect(reader *r, const char *keyword, int n, const char *shape
     if ((st = expect(&r, keyword, n, shape, err)) != MP_OK) goto cleanup;                                          \
   } while (0)
 
-static const char *const group_keys[] = {"layers", "flops", "gather", "send",  "weights",
-                                         "maxact", "sram",  "dram",   "sends", "recvs"};
+static const char *const group_keys[] = {"layers", "flops", "gather", "send",  "weights", "maxact", "sram",
+                                         "dram",   "sends", "recvs",  "macs",  "ops",     "traffic"};
 
 mp_status trace_parse(const char *file, const char *text, size_t len, trace **out, mp_error *err) {
   *out = NULL;
@@ -303,9 +303,16 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   }
   for (int k = 0; k < n_cores; k++) owner[k] = -1;
   for (int g = 0; g < n_groups; g++) {
-    LINE("group", 24,
-         "group INDEX cFIRST-LAST layers L N flops F gather A send X weights W maxact Y sram S dram D "
-         "sends NS recvs NR");
+    /* the energy counts (macs, ops, traffic) at the end are optional: traces recorded before them lack them */
+    if (!next_line(&r, err, &st)) {
+      if (st == MP_OK) st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'group'");
+      goto cleanup;
+    }
+    if ((st = expect(&r, "group", r.n_tok == 30 ? 30 : 24,
+                     "group INDEX cFIRST-LAST layers L N flops F gather A send X weights W maxact Y sram S dram D "
+                     "sends NS recvs NR [macs M ops O traffic T]",
+                     err)) != MP_OK)
+      goto cleanup;
     NEED(parse_long(r.tok[1], g, g, &v), "expected group %d here", g);
     long lo, hi;
     NEED(parse_cores(r.tok[2], &lo, &hi), "expected the group's cores as cFIRST or cFIRST-LAST, found '%s'",
@@ -316,7 +323,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     trace_group fig = {0};
     long l0 = 0, nl = 0, ns = 0, nr = 0;
     double *reals[] = {&fig.flops, &fig.gather_bytes, &fig.send_bytes, &fig.weight_bytes, &fig.max_act_bytes};
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < (r.n_tok == 30 ? 13 : 10); k++) {
       int at = k == 0 ? 3 : 2 * k + 4;
       NEED(strcmp(r.tok[at], group_keys[k]) == 0, "expected '%s' as field %d, found '%s'", group_keys[k], at + 1,
            r.tok[at]);
@@ -330,6 +337,10 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
          "'sram' and 'dram' must be whole numbers of bytes");
     NEED(parse_long(r.tok[21], 0, INT_MAX, &ns) && parse_long(r.tok[23], 0, INT_MAX, &nr),
          "'sends' and 'recvs' must be whole numbers >= 0");
+    double *extra[] = {&fig.macs, &fig.ops, &fig.traffic};
+    for (int k = 0; r.n_tok == 30 && k < 3; k++)
+      NEED(parse_real(r.tok[25 + 2 * k], extra[k]), "'%s' must be a number from 0 to 2^64, found '%s'", group_keys[10 + k],
+           r.tok[25 + 2 * k]);
     fig.first_layer = (int)l0;
     fig.n_layers = (int)nl;
     fig.n_sends = (int)ns;

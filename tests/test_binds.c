@@ -12,7 +12,7 @@ static cost_stage stage(double flops, double gather_s, double dram_s, double sen
   memset(&s, 0, sizeof s);
   s.n_cores = 2;
   s.speed = 1e12;
-  s.flops = flops;
+  s.flops = s.work = flops; /* no core model: the work is the flops */
   s.compute_s = flops / 1e12 + gather_s;
   s.dram_s = dram_s;
   s.send_s = send_s;

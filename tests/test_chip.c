@@ -68,6 +68,45 @@ static void a_good_chip_should_load_with_the_figures_of_the_file(void) {
   chip_free(c);
 }
 
+static void a_core_model_and_energy_should_load_and_give_the_array_peak(void) {
+  chip *c = NULL;
+  mp_error err;
+  const char *text = "{" HEAD MESH
+                     "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 32, \"cols\": 16}, "
+                     "\"vector_lanes\": 64, \"sram_bandwidth\": 2.56e11}, " NOC
+                     ", \"energy\": {\"mac_pj\": 0.25, \"noc_pj_per_byte_hop\": 3.2, \"static_w_per_core\": 0.05}}";
+  CU_ASSERT_EQUAL_FATAL(chip_from_text(text, &c, &err), MP_OK);
+  CU_ASSERT(c->has_arch && c->has_energy);
+  CU_ASSERT_EQUAL(c->cores[5].flops, 2.0 * 32 * 16 * 1e9); /* the array's peak */
+  CU_ASSERT(c->arch.matrix_rows == 32 && c->arch.matrix_cols == 16 && c->arch.vector_lanes == 64);
+  CU_ASSERT_EQUAL(c->arch.sram_bandwidth, 2.56e11);
+  CU_ASSERT_EQUAL(c->energy.mac_pj, 0.25);
+  CU_ASSERT_EQUAL(c->energy.vector_op_pj, 0); /* absent: 0 */
+  CU_ASSERT_EQUAL(c->energy.static_w_per_core, 0.05);
+  /* the canonical form keeps them, and reads back to the same chip */
+  cJSON *j = chip_to_json(c);
+  chip *back = NULL;
+  CU_ASSERT_EQUAL_FATAL(chip_from_json(j, "back.json", &back, &err), MP_OK);
+  CU_ASSERT_EQUAL(back->hash, c->hash);
+  CU_ASSERT_EQUAL(back->arch.clock_hz, 1e9);
+  cJSON_Delete(j);
+  chip_free(back);
+  /* a flops beside the array that agrees is accepted; a chip without the keys keeps its old hash */
+  chip *d = NULL, *plain = NULL;
+  CU_ASSERT_EQUAL(chip_from_text("{" HEAD MESH "\"core\": {\"flops\": 1.024e12, \"sram_bytes\": 1024, \"clock_hz\": 1e9, "
+                                 "\"matrix\": {\"rows\": 32, \"cols\": 16}}, " NOC "}",
+                                 &d, &err),
+                  MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_from_text(GOOD, &plain, &err), MP_OK);
+  CU_ASSERT(!plain->has_arch && !plain->has_energy);
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(j = chip_to_json(plain), "energy"));
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "core")), 2); /* flops and sram_bytes only */
+  cJSON_Delete(j);
+  chip_free(d);
+  chip_free(plain);
+  chip_free(c);
+}
+
 static void a_zero_latency_and_no_dram_should_be_accepted(void) {
   chip *c = NULL;
   mp_error err;
@@ -221,6 +260,36 @@ static const struct {
      "bad.json: overrides[0].transfer_factor: must be <= 1000 (got 1001)"},
     {"{" HEAD MESH CORE NOC OVER("[5]") "}", "bad.json: overrides[0]: expected an object"},
     {"{" HEAD MESH CORE NOC OVER("{\"core\": 1}") "}", "bad.json: overrides: expected an array"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024}, " NOC "}", "bad.json: core.flops: missing (required without core.matrix)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"matrix\": {\"rows\": 8, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.matrix: needs core.clock_hz"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"vector_lanes\": 8}, " NOC "}",
+     "bad.json: core.vector_lanes: needs core.clock_hz"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.flops: 1e+12 disagrees with the MAC array's peak 2 x 8 x 8 x 1e+09 Hz = 1.28e+11 flop/s"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 0, \"cols\": 8}}, " NOC "}",
+     "bad.json: core.matrix.rows: must be between 1 and 65536 (got 0)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8}}, " NOC "}",
+     "bad.json: core.matrix.cols: missing (required)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e9, \"matrix\": {\"rows\": 8, \"cols\": 8, \"depth\": 2}}, " NOC "}",
+     "bad.json: core.matrix.depth: unknown key"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 0}, " NOC "}",
+     "bad.json: core.clock_hz: must be >= 1000 (got 0)"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"sram_bandwidth\": -1}, " NOC "}",
+     "bad.json: core.sram_bandwidth: must be >= 1 (got -1)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_pj\": -0.1}}", "bad.json: energy.mac_pj: must be >= 0 (got -0.1)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"mac_nj\": 0.1}}", "bad.json: energy.mac_nj: unknown key"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": 3}", "bad.json: energy: expected an object"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"clock_hz\": 1e13}, " NOC "}",
+     "bad.json: core.clock_hz: must be <= 1e+12 (got 1e+13)"},
+    {"{" HEAD MESH "\"core\": {\"sram_bytes\": 1024, \"clock_hz\": 1e3, \"matrix\": {\"rows\": 16, \"cols\": 16}}, " NOC "}",
+     "bad.json: core.clock_hz: the MAC array's peak 2 x 16 x 16 x 1000 Hz = 512000 flop/s is outside 1e+06 to 1e+18"},
+    {"{" HEAD MESH "\"core\": {\"flops\": 1e12, \"sram_bytes\": 1024, \"sram_bandwidth\": 1e16}, " NOC "}",
+     "bad.json: core.sram_bandwidth: must be <= 1e+15 (got 1e+16)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"dram_pj_per_byte\": 1e300}}",
+     "bad.json: energy.dram_pj_per_byte: must be <= 1e+09 (got 1e+300)"},
+    {"{" HEAD MESH CORE NOC ", \"energy\": {\"static_w_per_core\": 2e6}}",
+     "bad.json: energy.static_w_per_core: must be <= 1e+06 (got 2e+06)"},
 };
 
 static void every_bad_chip_should_be_rejected_with_a_one_line_message_naming_the_place(void) {
@@ -384,7 +453,7 @@ static int same_chip(const chip *a, const chip *b) {
   return 1;
 }
 
-static const char *const bundled[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32", "hetero3"};
+static const char *const bundled[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32", "hetero3", "mesh8x8_fp16"};
 
 static void chip_to_json_should_round_trip_every_bundled_platform_through_text(void) {
   for (size_t i = 0; i < sizeof bundled / sizeof bundled[0]; i++) {
@@ -509,6 +578,30 @@ static void the_bundled_platforms_should_have_the_documented_shapes(void) {
   chip_free(h);
 }
 
+/* mesh8x8_fp16 differs from mesh8x8 only by its core model and energy figures, at the same peak, so
+ * the README's before/after compares per-op efficiency alone. */
+static void the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak(void) {
+  chip *a = NULL, *b = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8.json"), &a, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8_fp16.json"), &b, &err), MP_OK);
+  CU_ASSERT(!a->has_arch && !a->has_energy && b->has_arch && b->has_energy);
+  CU_ASSERT(a->width == b->width && a->height == b->height && a->noc_bandwidth == b->noc_bandwidth &&
+            a->noc_latency == b->noc_latency && a->dram_bandwidth == b->dram_bandwidth && a->n_dram == b->n_dram);
+  for (int p = 0; p < a->n_dram && p < b->n_dram; p++) CU_ASSERT_EQUAL(a->dram[p].core, b->dram[p].core);
+  for (int k = 0; k < a->n_cores; k++)
+    CU_ASSERT(a->cores[k].flops == b->cores[k].flops && a->cores[k].sram_bytes == b->cores[k].sram_bytes &&
+              a->cores[k].transfer_factor == b->cores[k].transfer_factor);
+  CU_ASSERT_EQUAL(b->cores[0].flops, 1e12); /* 2 x 32 x 16 x 976.5625 MHz, exactly */
+  CU_ASSERT(b->arch.vector_lanes > 0 && b->arch.sram_bandwidth > 0);
+  const chip_energy *e = &b->energy;
+  CU_ASSERT(e->mac_pj > 0 && e->vector_op_pj > 0 && e->sram_pj_per_byte > 0 && e->noc_pj_per_byte_hop > 0 &&
+            e->dram_pj_per_byte > 0 && e->static_w_per_core > 0);
+  CU_ASSERT(a->hash != b->hash);
+  chip_free(a);
+  chip_free(b);
+}
+
 static void meshpipe_chip_should_print_the_summary_or_the_error(void) {
   char *out = NULL, *errout = NULL;
   CU_ASSERT_EQUAL(testutil_meshpipe("chip platforms/hetero3.json", &out, &errout), 0);
@@ -569,6 +662,10 @@ static void meshpipe_chip_should_print_the_summary_or_the_error(void) {
 
 static CU_TestInfo tests[] = {
     {"a_good_chip_should_load_with_the_figures_of_the_file", a_good_chip_should_load_with_the_figures_of_the_file},
+    {"the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak",
+     the_fp16_8x8_should_be_the_8x8_with_a_core_model_and_energy_at_the_same_peak},
+    {"a_core_model_and_energy_should_load_and_give_the_array_peak",
+     a_core_model_and_energy_should_load_and_give_the_array_peak},
     {"a_zero_latency_and_no_dram_should_be_accepted", a_zero_latency_and_no_dram_should_be_accepted},
     {"overrides_should_change_only_their_core", overrides_should_change_only_their_core},
     {"a_group_should_sum_speeds_and_take_the_largest_factor_and_smallest_sram",

@@ -48,7 +48,7 @@ static const char *str(const cJSON *o, const char *key) {
 static int close_to(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)); }
 
 /* Paths that outlive testutil's rotating buffers. */
-static char R18[1024], TINY[1024], R50[1024], C4[1024], C8[1024];
+static char R18[1024], TINY[1024], R50[1024], C4[1024], C8[1024], C8E[1024];
 
 static void paths(void) {
   snprintf(R18, sizeof R18, "%s", testutil_model("resnet18.onnx"));
@@ -56,6 +56,7 @@ static void paths(void) {
   snprintf(R50, sizeof R50, "%s", testutil_src("traces/resnet50.json"));
   snprintf(C4, sizeof C4, "%s", testutil_src("platforms/mesh4x4.json"));
   snprintf(C8, sizeof C8, "%s", testutil_src("platforms/mesh8x8.json"));
+  snprintf(C8E, sizeof C8E, "%s", testutil_src("platforms/mesh8x8_fp16.json"));
 }
 
 /* At --batch 8 a micro-batch is 8 samples: every throughput is 8 x micro-batches/s and says so. */
@@ -289,6 +290,64 @@ static void measured_op_times_should_reach_every_search_and_the_model_figures(vo
   cJSON_Delete(timed);
 }
 
+/* On a chip with energy figures simulate and compare report joules, and agree on the same plan; on a
+ * chip without them neither prints nor writes any. */
+static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy_figures(void) {
+  char plan[1024];
+  snprintf(plan, sizeof plan, "%s", testutil_temp_path("energy.plan.json"));
+  CU_ASSERT_EQUAL_FATAL(mp("partition -q -g '%s' -c '%s' -o '%s'", TINY, C8E, plan), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/J, ") && strstr(out, "TOPS/W (simulated; model "));
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --json", TINY, C8E, plan), 0);
+  cJSON *sim = cJSON_Parse(out);
+  double j = num(sim, "energy_j_per_sample");
+  CU_ASSERT(j > 0);
+  CU_ASSERT(close_to(num(sim, "power_w"), j * num(sim, "samples_per_s"), 1e-9));
+  const cJSON *e = cJSON_GetObjectItem(sim, "energy"), *stages = cJSON_GetObjectItem(sim, "stages");
+  double kinds = num(e, "compute_j") + num(e, "sram_j") + num(e, "noc_j") + num(e, "dram_j") + num(e, "static_j");
+  CU_ASSERT(close_to(kinds, j, 1e-12));
+  double sum = 0;
+  for (int i = 0; i < cJSON_GetArraySize(stages); i++) sum += num(cJSON_GetArrayItem(stages, i), "energy_j");
+  CU_ASSERT(close_to(sum, j, 1e-12));
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s'", TINY, C8E, plan), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/J"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "TOPS/W effective"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "energy/sample"));
+  CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal,even --json", TINY, C8E), 0);
+  cJSON *cmp = cJSON_Parse(out);
+  const cJSON *opt = cJSON_GetArrayItem(cJSON_GetObjectItem(cmp, "methods"), 0);
+  CU_ASSERT_STRING_EQUAL(str(opt, "method"), "optimal");
+  CU_ASSERT(close_to(num(opt, "simulated_energy_j_per_sample"), j, 1e-9)); /* the same plan, the same run */
+  CU_ASSERT(close_to(num(opt, "simulated_samples_per_j"), 1 / j, 1e-9));
+  CU_ASSERT(num(opt, "simulated_power_w") > 0);
+  cJSON_Delete(cmp);
+  cJSON_Delete(sim);
+  CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal,even", TINY, C8E), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "samples/J"));
+  /* a trace records what the energy is made of: its replay on the same chip spends the same; a trace
+   * recorded before it did is replayed without compute and SRAM energy, and says so */
+  char trace[1024];
+  snprintf(trace, sizeof trace, "%s", testutil_temp_path("energy.trace"));
+  CU_ASSERT_EQUAL_FATAL(mp("record -g '%s' -c '%s' -p '%s' -o '%s'", TINY, C8E, plan, trace), 0);
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --json", trace, C8E), 0);
+  cJSON *rep = cJSON_Parse(out);
+  CU_ASSERT(close_to(num(rep, "energy_j_per_sample"), j, 1e-9));
+  CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(rep, "energy_counts_recorded")));
+  cJSON_Delete(rep);
+  CU_ASSERT_EQUAL_FATAL(
+      mp("replay '%s' -c '%s' --map snake:0", testutil_src("traces/tiny_resnet.mesh4x4.trace"), C8E), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "its energy leaves out compute and SRAM"));
+  /* without energy figures: nothing of it */
+  CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal --json", TINY, C4), 0);
+  cmp = cJSON_Parse(out);
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cmp, "methods"), 0),
+                                         "simulated_samples_per_j"));
+  cJSON_Delete(cmp);
+  CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal", TINY, C4), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "samples/J"));
+  CU_ASSERT_EQUAL_FATAL(mp("partition -q -g '%s' -c '%s'", TINY, C4), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "samples/J"));
+}
+
 /* What binds: per stage and per run, in partition's and compare's text and JSON.  VGG-16 on the 4x4 chip
  * fits nowhere: some stages wait for DRAM streams (sram). */
 static void partition_and_compare_should_say_what_binds_each_stage_and_the_run(void) {
@@ -418,7 +477,7 @@ static void training_should_run_end_to_end_from_partition_to_simulate(void) {
   size_t len = 0;
   mp_error e;
   CU_ASSERT_EQUAL_FATAL(fileio_read_all(csv, &text, &len, &e), MP_OK);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, ",solve_s,bubble,sram_peak_bytes\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, ",cores,bubble,sram_peak_bytes,solve_s\n"));
   int lines = 0;
   for (const char *q = text; *q; q++) lines += *q == '\n';
   CU_ASSERT_EQUAL(lines, 3);
@@ -454,6 +513,8 @@ static CU_TestInfo tests[] = {
      a_replay_on_a_chip_with_less_sram_should_charge_what_simulate_charges},
     {"measured_op_times_should_reach_every_search_and_the_model_figures",
      measured_op_times_should_reach_every_search_and_the_model_figures},
+    {"simulate_and_compare_should_report_energy_only_on_a_chip_with_energy_figures",
+     simulate_and_compare_should_report_energy_only_on_a_chip_with_energy_figures},
     {"partition_and_compare_should_say_what_binds_each_stage_and_the_run",
      partition_and_compare_should_say_what_binds_each_stage_and_the_run},
     {"training_should_run_end_to_end_from_partition_to_simulate",

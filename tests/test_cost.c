@@ -790,7 +790,7 @@ static void bindings_and_limiters_should_have_their_documented_names(void) {
   CU_ASSERT_STRING_EQUAL(cost_binding_name(COST_BIND_LINK), "link");
   CU_ASSERT_STRING_EQUAL(cost_binding_name(COST_BIND_PORT), "port");
   /* work F / speed = 1 s in each; the all-gathers are compute_s - 1 */
-  cost_stage s = {.flops = 1e9, .speed = 1e9};
+  cost_stage s = {.flops = 1e9, .work = 1e9, .speed = 1e9};
   s.compute_s = 1.2, s.dram_s = 0.5, s.send_s = 1.8; /* send 1.8 > 1.7: the Sends */
   CU_ASSERT_STRING_EQUAL(cost_stage_limiter(&s), "send");
   s.send_s = 1.7; /* not above the rest: work 1 > dram 0.5 > gather 0.2 */

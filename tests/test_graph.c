@@ -126,6 +126,31 @@ static void graph_write_should_leave_no_file_when_it_cannot_write(void) {
   graph_free(g);
 }
 
+/* dims are optional (a graph written before them loads, without), read back and written out, and an op
+ * knows the bytes it reads: each distinct input tensor once. */
+static void graph_load_should_keep_dims_and_count_the_bytes_an_op_reads(void) {
+  mp_error err;
+  graph *old = load_text(DOC(IN_X, "[" OP("a", "[\"x\",\"x\"]", "[" OUT("y") "]") "]"), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+  CU_ASSERT_EQUAL(old->ops[0].dims.g, 0);
+  CU_ASSERT_EQUAL(old->ops[0].in_bytes, old->tensors[0].bytes); /* x read twice, counted once */
+  graph *g = load_text(DOC(IN_X, "[{\"name\":\"a\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[" OUT("y") "],"
+                                  "\"macs\":24,\"flops\":48,\"weight_bytes\":0,\"dims\":{\"g\":2,\"m\":3,\"n\":1,\"k\":4}}]"),
+                       &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT(g->ops[0].dims.g == 2 && g->ops[0].dims.m == 3 && g->ops[0].dims.n == 1 && g->ops[0].dims.k == 4);
+  cJSON *doc = graph_to_json(g);
+  graph *back = NULL;
+  CU_ASSERT_EQUAL_FATAL(graph_from_json(doc, "back", &back, &err), MP_OK);
+  CU_ASSERT_EQUAL(back->hash, g->hash);
+  CU_ASSERT_EQUAL(back->ops[0].dims.k, 4);
+  CU_ASSERT_NOT_EQUAL(old->hash, g->hash);
+  cJSON_Delete(doc);
+  graph_free(back);
+  graph_free(g);
+  graph_free(old);
+}
+
 static void graph_find_should_return_indices_or_minus_one(void) {
   graph *g = NULL;
   mp_error err;
@@ -180,6 +205,10 @@ static const bad_case bad_cases[] = {
     {"duplicate graph input", DOC("[{\"name\":\"x\",\"bytes\":4},{\"name\":\"x\",\"bytes\":4}]", "[" OP("a", "[\"x\"]", "[" OUT("y") "]") "]"), "inputs[1]", "duplicate graph input"},
     {"input nobody produces", DOC(IN_X, "[" OP("a", "[\"x\",\"ghost\"]", "[" OUT("y") "]") "]"), "ops[0] 'a'.inputs[1]", "'ghost' is neither a graph input nor produced"},
     {"cycle of three", DOC(IN_X, "[" OP("a", "[\"x\",\"tc\"]", "[" OUT("ta") "]") "," OP("b", "[\"ta\"]", "[" OUT("tb") "]") "," OP("c", "[\"tb\"]", "[" OUT("tc") "]") "]"), NULL, "cycle: 'a' -> 'b' -> 'c' -> 'a'"},
+    {"dims that miss the macs", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":12,\"flops\":24,\"weight_bytes\":0,\"dims\":{\"g\":1,\"m\":2,\"n\":2,\"k\":2}}]"), "ops[0] 'a'.dims", "g x m x n x k = 1 x 2 x 2 x 2 must equal macs (12)"},
+    {"a zero dim", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":0,\"flops\":0,\"weight_bytes\":0,\"dims\":{\"g\":0,\"m\":2,\"n\":2,\"k\":2}}]"), "ops[0] 'a'.dims", "g must be at least 1"},
+    {"a dim missing", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":4,\"flops\":8,\"weight_bytes\":0,\"dims\":{\"g\":1,\"m\":2,\"n\":2}}]"), "ops[0] 'a'.dims.k", "missing"},
+    {"an unknown dim", DOC(IN_X, "[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[" OUT("y") "],\"macs\":4,\"flops\":8,\"weight_bytes\":0,\"dims\":{\"g\":1,\"m\":2,\"n\":2,\"k\":1,\"h\":1}}]"), "ops[0] 'a'.dims.h", "unknown key"},
     {"source not an object", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[" OP("a", "[]", "[" OUT("y") "]") "],\"source\":\"x\"}", "source", "expected an object"},
     {"source an array", "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":[],\"ops\":[" OP("a", "[]", "[" OUT("y") "]") "],\"source\":[1]}", "source", "expected an object"},
     {"op reading its own output", DOC(IN_X, "[" OP("a", "[\"x\"]", "[" OUT("ta") "]") "," OP("self", "[\"ta\",\"ts\"]", "[" OUT("ts") "]") "]"), "ops[1]", "cycle: 'self' -> 'self'"},
@@ -260,6 +289,8 @@ static void graph_from_json_should_accept_a_graph_without_inputs(void) {
 
 static CU_TestInfo tests[] = {
     {"graph_load_should_match_the_hand_count_of_tiny_resnet", graph_load_should_match_the_hand_count_of_tiny_resnet},
+    {"graph_load_should_keep_dims_and_count_the_bytes_an_op_reads",
+     graph_load_should_keep_dims_and_count_the_bytes_an_op_reads},
     {"graph_load_should_sort_ops_topologically_breaking_ties_by_file_order",
      graph_load_should_sort_ops_topologically_breaking_ties_by_file_order},
     {"graph_load_should_count_a_tensor_read_twice_by_one_op_once", graph_load_should_count_a_tensor_read_twice_by_one_op_once},

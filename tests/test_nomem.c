@@ -538,6 +538,23 @@ static void cost_model_should_fail_cleanly_at_every_allocation(void) {
   fixture_free(&f);
 }
 
+/* The same on the chip with energy figures: the result's JSON then carries the energy summary. */
+static void cost_result_with_energy_should_fail_cleanly_at_every_allocation(void) {
+  fixture f;
+  CU_ASSERT_FATAL(fixture_load(&f));
+  cJSON *e = cJSON_AddObjectToObject(f.chip_doc, "energy");
+  CU_ASSERT_FATAL(e && cJSON_AddNumberToObject(e, "mac_pj", 0.4) &&
+                  cJSON_AddNumberToObject(e, "static_w_per_core", 0.05));
+  chip *c = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(chip_from_json(f.chip_doc, CHIP_FILE, &c, &err), MP_OK);
+  CU_ASSERT_FATAL(c->has_energy);
+  chip_free(f.c);
+  f.c = c;
+  every_allocation("cost_evaluate + cost_result_to_json with energy", NULL, cost_evaluate_call, &f);
+  fixture_free(&f);
+}
+
 /* The lower bound does without memory: the flops bound is the same, the per-layer bound the weaker
  * one of every core's speed without the all-gather (it needs a sorted array of the core speeds). */
 static void cost_lower_bound_should_fall_back_to_a_weaker_bound_without_memory(void) {
@@ -1464,6 +1481,8 @@ int main(int argc, char **argv) {
       {"split_new_should_fail_cleanly_at_every_allocation", split_new_should_fail_cleanly_at_every_allocation},
       {"split_to_json_should_fail_cleanly_at_every_allocation", split_to_json_should_fail_cleanly_at_every_allocation},
       {"cost_model_should_fail_cleanly_at_every_allocation", cost_model_should_fail_cleanly_at_every_allocation},
+      {"cost_result_with_energy_should_fail_cleanly_at_every_allocation",
+       cost_result_with_energy_should_fail_cleanly_at_every_allocation},
       {"cost_lower_bound_should_fall_back_to_a_weaker_bound_without_memory",
        cost_lower_bound_should_fall_back_to_a_weaker_bound_without_memory},
       {"optimes_load_should_fail_cleanly_at_every_allocation", optimes_load_should_fail_cleanly_at_every_allocation},

@@ -457,7 +457,8 @@ static graph *import_hand(const mb *b, const char *dtype, int batch, int no_fuse
 /* ConvTranspose, group 2: X 1x4x3x3, W 4x2x3x3 (Cout/group = 2), stride 2, pads 1:
  * out = 2*(3-1) + 3 - 1 - 1 = 5 -> Y 1x4x5x5 (100 elements).  Each of the 36 input elements is
  * scattered to 2 output channels x 9 taps: MACs 36*18 = 648; flops 2*648 + 100 bias adds = 1396;
- * weights (72 + 4) * 4 B = 304 B at fp32. */
+ * weights (72 + 4) * 4 B = 304 B at fp32.  As products (dims): per group, the 9 input positions x 2 input
+ * channels by 2 input channels x (2 output channels x 9 taps): g 2, m 9, n 18, k 2. */
 static void onnx_import_should_cost_conv_transpose_by_hand_count(void) {
   mb b = mb_new();
   mb_input(&b, "X", DIMS(1, 4, 3, 3));
@@ -472,6 +473,7 @@ static void onnx_import_should_cost_conv_transpose_by_hand_count(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->ops[0].macs, 648);
   CU_ASSERT_EQUAL(g->ops[0].flops, 1396);
+  CU_ASSERT(g->ops[0].dims.g == 2 && g->ops[0].dims.m == 9 && g->ops[0].dims.n == 18 && g->ops[0].dims.k == 2);
   CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 304);
   CU_ASSERT_EQUAL(g->ops[0].out_bytes, 100 * 4);
   graph_free(g);
@@ -480,7 +482,8 @@ static void onnx_import_should_cost_conv_transpose_by_hand_count(void) {
 }
 
 /* Conv, group 2, stride 2, pads 1, dilation 2, bias: X 1x4x9x9, W 6x2x3x3.  Effective kernel
- * (3-1)*2+1 = 5, out = (9+2-5)/2 + 1 = 4 -> Y 1x6x4x4 (96).  MACs 96 * 2*9 = 1728; flops 3456 + 96. */
+ * (3-1)*2+1 = 5, out = (9+2-5)/2 + 1 = 4 -> Y 1x6x4x4 (96).  MACs 96 * 2*9 = 1728; flops 3456 + 96.
+ * Products: per group, 16 positions x (2 channels x 9 taps) by 3 output channels: g 2, m 16, n 3, k 18. */
 static void onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count(void) {
   mb b = mb_new();
   mb_input(&b, "X", DIMS(1, 4, 9, 9));
@@ -495,6 +498,7 @@ static void onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count(void) {
   graph *g = import_hand(&b, "fp16", 0, 0, &rep);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->ops[0].macs, 1728);
+  CU_ASSERT(g->ops[0].dims.g == 2 && g->ops[0].dims.m == 16 && g->ops[0].dims.n == 3 && g->ops[0].dims.k == 18);
   CU_ASSERT_EQUAL(g->ops[0].flops, 3552);
   CU_ASSERT_EQUAL(g->ops[0].out_bytes, 96 * 2);
   CU_ASSERT_EQUAL(g->ops[0].weight_bytes, (108 + 6) * 2);
@@ -506,7 +510,8 @@ static void onnx_import_should_cost_a_grouped_dilated_conv_by_hand_count(void) {
 /* LSTM, forward, T=5, batch 1, input 10, hidden 20, with bias:
  * MACs = 5 steps * 1 * 4*20 gates * (10 + 20) = 12,000.  Elementwise per step and hidden unit:
  * 4 gate sums + 8 bias adds + 3 sigmoids * 6 + 2 tanh * 4 + 3 for the cell + 1 for o*tanh(c) = 42,
- * so flops = 24,000 + 5*20*42 = 28,200.  Weights W 80x10 + R 80x20 + B 160 = 2,560 floats. */
+ * so flops = 24,000 + 5*20*42 = 28,200.  Weights W 80x10 + R 80x20 + B 160 = 2,560 floats.  Products: one per
+ * step, batch 1 x (10 + 20) by the 80 gate rows: g 5, m 1, n 80, k 30. */
 static void onnx_import_should_cost_lstm_by_hand_count(void) {
   mb b = mb_new();
   mb_input(&b, "X", DIMS(5, 1, 10));
@@ -519,6 +524,7 @@ static void onnx_import_should_cost_lstm_by_hand_count(void) {
   graph *g = import_hand(&b, "fp32", 0, 0, &rep);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->ops[0].macs, 12000);
+  CU_ASSERT(g->ops[0].dims.g == 5 && g->ops[0].dims.m == 1 && g->ops[0].dims.n == 80 && g->ops[0].dims.k == 30);
   CU_ASSERT_EQUAL(g->ops[0].flops, 28200);
   CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 2560 * 4);
   CU_ASSERT_EQUAL(rep.params, 2560);
@@ -532,7 +538,7 @@ static void onnx_import_should_cost_lstm_by_hand_count(void) {
 /* GRU, bidirectional, T=5, batch 2, input 10, hidden 20, no bias:
  * MACs = 2 directions * 5 * 2 * 3*20 * (10 + 20) = 36,000.  Elementwise per step and unit:
  * 3 gate sums + 1 for r*h + 2 sigmoids * 6 + 1 tanh * 4 + 4 for (1-z)*h~ + z*h = 24, so
- * flops = 72,000 + 2*5*2*20*24 = 81,600. */
+ * flops = 72,000 + 2*5*2*20*24 = 81,600.  Products: g 2*5, m 2, n 60, k 30. */
 static void onnx_import_should_cost_gru_by_hand_count(void) {
   mb b = mb_new();
   mb_input(&b, "X", DIMS(5, 2, 10));
@@ -545,6 +551,7 @@ static void onnx_import_should_cost_gru_by_hand_count(void) {
   graph *g = import_hand(&b, "fp32", 0, 0, &rep);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->ops[0].macs, 36000);
+  CU_ASSERT(g->ops[0].dims.g == 10 && g->ops[0].dims.m == 2 && g->ops[0].dims.n == 60 && g->ops[0].dims.k == 30);
   CU_ASSERT_EQUAL(g->ops[0].flops, 81600);
   CU_ASSERT_EQUAL(g->ops[0].out_bytes, 5 * 2 * 2 * 20 * 4); /* Y 5x2x2x20 */
   graph_free(g);
@@ -553,7 +560,9 @@ static void onnx_import_should_cost_gru_by_hand_count(void) {
 }
 
 /* Gemm A 3x5, B 4x5 transposed, C 4, beta 0.5: MACs 3*4*5 = 60; flops 120 + 12 (C) + 12 (beta).
- * MatMul [2,1,3,4] x [5,4,6] broadcasts to [2,5,3,6] (180 outputs) * K 4 = 720 MACs. */
+ * MatMul [2,1,3,4] x [5,4,6] broadcasts to [2,5,3,6] (180 outputs) * K 4 = 720 MACs.  Products: Gemm g 1,
+ * m 3, n 4, k 5; MatMul, both operands batched, g 10, m 3, n 6, k 4; MatMul by a shared [4,6] weight, the
+ * batch folds into one longer product: g 1, m 2*3, n 6, k 4. */
 static void onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count(void) {
   mb b = mb_new();
   mb_input(&b, "A", DIMS(3, 5));
@@ -565,6 +574,8 @@ static void onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count(void
   attr_int(n, "transB", 1);
   attr_float(n, "beta", 0.5f);
   mb_node(&b, "MatMul", "mm", "P,Q", "Z");
+  mb_init(&b, "V", DIMS(4, 6));
+  mb_node(&b, "MatMul", "mw", "P,V", "Z2");
   onnx_report rep;
   graph *g = import_hand(&b, "fp32", 0, 0, &rep);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -577,6 +588,11 @@ static void onnx_import_should_cost_gemm_and_broadcast_matmul_by_hand_count(void
   CU_ASSERT_EQUAL(mm->macs, 720);
   CU_ASSERT_EQUAL(mm->flops, 1440);
   CU_ASSERT_EQUAL(mm->out_bytes, 180 * 4);
+  const graph_op *mw = op_named(g, "mw");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mw);
+  CU_ASSERT(fc->dims.g == 1 && fc->dims.m == 3 && fc->dims.n == 4 && fc->dims.k == 5);
+  CU_ASSERT(mm->dims.g == 10 && mm->dims.m == 3 && mm->dims.n == 6 && mm->dims.k == 4);
+  CU_ASSERT(mw->dims.g == 1 && mw->dims.m == 6 && mw->dims.n == 6 && mw->dims.k == 4);
   graph_free(g);
   onnx_report_free(&rep);
   afree();
@@ -688,7 +704,9 @@ static void onnx_import_should_infer_shapes_and_costs_of_single_operators(void) 
 
 /* conv (X 1x3x8x8, W 4x3x3x3, pads 1, no bias) -> BatchNormalization -> Relu.
  * conv: 256 outputs * 27 = 6,912 MACs, 13,824 flops; BN 2 * 256; Relu 256: 14,592 flops fused.
- * Weights at fp16: (108 + 4*4) * 2 = 248 B; params 108 + 8 (BN mean/var are not params). */
+ * Weights at fp16: (108 + 2*4) * 2 = 232 B: at inference BN is a per-channel scale and shift, its mean and
+ * variance fold into them, so they are neither weights nor params (params 108 + 8).  Products: m 64
+ * positions, n 4 channels, k 27. */
 static mb conv_bn_relu(void) {
   mb b = mb_new();
   mb_input(&b, "X", DIMS(1, 3, 8, 8));
@@ -714,7 +732,8 @@ static void onnx_import_should_fuse_conv_bn_relu_into_one_layer(void) {
   CU_ASSERT_STRING_EQUAL(g->ops[0].type, "Conv+BatchNormalization+Relu");
   CU_ASSERT_EQUAL(g->ops[0].macs, 6912);
   CU_ASSERT_EQUAL(g->ops[0].flops, 14592);
-  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 248);
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 232);
+  CU_ASSERT(g->ops[0].dims.g == 1 && g->ops[0].dims.m == 64 && g->ops[0].dims.n == 4 && g->ops[0].dims.k == 27);
   CU_ASSERT_STRING_EQUAL(g->tensors[g->ops[0].outputs[0]].name, "Y");
   CU_ASSERT_EQUAL(rep.params, 116);
   CU_ASSERT_EQUAL(rep.fused, 2);
@@ -726,6 +745,8 @@ static void onnx_import_should_fuse_conv_bn_relu_into_one_layer(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->n_ops, 3);
   CU_ASSERT_EQUAL(op_named(g, "bn")->flops, 512);
+  CU_ASSERT_EQUAL(op_named(g, "bn")->weight_bytes, 2 * 4 * 2); /* unfused: 2 parameters per channel, not 4 */
+  CU_ASSERT_EQUAL(op_named(g, "bn")->dims.g, 0);
   CU_ASSERT_EQUAL(op_named(g, "relu")->flops, 256);
   CU_ASSERT_EQUAL(rep.fused, 0);
   graph_free(g);
@@ -764,7 +785,8 @@ static void onnx_import_should_scale_work_and_activations_with_the_batch(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_EQUAL(g->ops[0].macs, 4 * 6912);
   CU_ASSERT_EQUAL(g->ops[0].flops, 4 * 14592);
-  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 124 * 4); /* weights do not grow with the batch */
+  CU_ASSERT_EQUAL(g->ops[0].weight_bytes, 116 * 4); /* weights do not grow with the batch */
+  CU_ASSERT_EQUAL(g->ops[0].dims.m, 4 * 64);                /* the batch rides in the products' rows */
   CU_ASSERT_EQUAL(g->tensors[0].bytes, 4u * 3 * 64 * 4);
   CU_ASSERT_EQUAL(rep.batch, 4);
   CU_ASSERT_EQUAL(rep.model_batch, 1);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chip.h"
+#include "cost.h"
 #include "fileio.h"
 #include "graph.h"
 #include "jsonio.h"
@@ -255,6 +256,119 @@ static void sim_period_should_equal_the_analytical_bottleneck_without_latency(vo
     }
     cJSON_Delete(res);
   }
+}
+
+/* The chain with its products (dims), on a line of 4 cores with a 16 x 16 MAC array at 1 GHz. */
+static const char chain_dims_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"chain\",\"inputs\":[{\"name\":\"x\",\"bytes\":64}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":40000}],"
+    "\"macs\":1500000,\"flops\":3000000,\"weight_bytes\":1000,\"dims\":{\"g\":1,\"m\":100,\"n\":50,\"k\":300}},"
+    "{\"name\":\"L1\",\"type\":\"Conv\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"t1\",\"bytes\":10000}],"
+    "\"macs\":3500000,\"flops\":7000000,\"weight_bytes\":2000,\"dims\":{\"g\":1,\"m\":100,\"n\":70,\"k\":500}},"
+    "{\"name\":\"L2\",\"type\":\"Conv\",\"inputs\":[\"t1\"],\"outputs\":[{\"name\":\"t2\",\"bytes\":90000}],"
+    "\"macs\":1000000,\"flops\":2000000,\"weight_bytes\":3000,\"dims\":{\"g\":1,\"m\":100,\"n\":100,\"k\":100}},"
+    "{\"name\":\"L3\",\"type\":\"Gemm\",\"inputs\":[\"t2\"],\"outputs\":[{\"name\":\"y\",\"bytes\":16}],"
+    "\"macs\":2500000,\"flops\":5000000,\"weight_bytes\":4000,\"dims\":{\"g\":1,\"m\":50,\"n\":100,\"k\":500}}]}";
+static const char line4_array_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line4a\",\"mesh\":{\"width\":4,\"height\":1},"
+    "\"core\":{\"sram_bytes\":1048576,\"clock_hz\":1e9,\"matrix\":{\"rows\":16,\"cols\":16}},"
+    "\"noc\":{\"bandwidth\":1e10,\"latency\":0}}";
+
+/* Layers 0-1 on cores 0-1, layer 2 on core 2, layer 3 on core 3.  Array cycles by hand (tiles of the
+ * reduction k and the outputs n, rows m streamed, the tiles' columns and the rows split over the cores):
+ * L0 on 2 cores ceil(300/16) = 19 x (4 column tiles x 100 rows) / 2 = 3800; L1 32 x 5 x 50 = 8000 (5
+ * tiles by 50 rows each beats 3 tiles by 100); L2 on one 7 x 7 x 100 = 4900; L3 32 x 7 x 50 = 11200.
+ * Stage 0: 11.8 us + (1/2) 50000 B / 10 GB/s = 14.3 us, the bottleneck; stage 2 11.2 us.  The simulator
+ * runs that work, so its steady period is the model's. */
+static void sim_period_should_equal_the_core_model_bottleneck_by_hand(void) {
+  sim_case cs[1] = {{chain_dims_graph, {0, 2, 1, 1}, 4, 0}};
+  cJSON *res = eval_cases(line4_array_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  ASSERT_REL(num(stage(r, 0), "compute_s"), 11.8e-6 + 2.5e-6);
+  ASSERT_REL(num(stage(r, 1), "compute_s"), 4.9e-6);
+  ASSERT_REL(num(stage(r, 2), "compute_s"), 11.2e-6);
+  ASSERT_REL(num(r, "period_s"), 14.3e-6);
+  ASSERT_REL(num(r, "model_period_s"), 14.3e-6);
+  cJSON_Delete(res);
+}
+
+/* ---- energy ------------------------------------------------------------------------------------- */
+
+/* Two stages on a line of 4 cores with energy figures: L0 (1e6 MACs, 1000 other flops) on cores 0-1,
+ * L1 (2e6 MACs) on cores 2-3, whose 1016 B of SRAM hold 500 B less than their share (1500 B of weights
+ * + 16 B), so each reads 500 B from the port at core 3 every micro-batch.  By hand, in pJ:
+ *   stage 0  compute 1e6 x 0.5 + 1000 x 0.25 = 500,250; SRAM (64 + 1000 + 40,000) x 0.125 = 5,133;
+ *            NoC (all-gather (2-1) x 40,000 + Send 40,000 x 1 hop) x 2 = 160,000
+ *   stage 1  compute 2e6 x 0.5 = 1,000,000; SRAM (40,000 + 3,000 + 16) x 0.125 = 5,377; NoC (all-gather
+ *            16 + DRAM 500 x 1 hop for core 2, 0 for core 3) x 2 = 1,032; DRAM 1,000 x 16 = 16,000
+ *   static   0.01 W x 4 cores x 4 us (the period: stage 0's Send, 40,000 B at 10 GB/s) = 160,000
+ * 1,847,792 pJ per sample; 0.461948 W; (2,001,000 + 4,000,000) flops / 1.847792e-6 J = 3.24765 TOPS/W. */
+static const char energy_graph[] =
+    "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"e\",\"inputs\":[{\"name\":\"x\",\"bytes\":64}],"
+    "\"ops\":["
+    "{\"name\":\"L0\",\"type\":\"Conv\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"t0\",\"bytes\":40000}],"
+    "\"macs\":1000000,\"flops\":2001000,\"weight_bytes\":1000},"
+    "{\"name\":\"L1\",\"type\":\"Gemm\",\"inputs\":[\"t0\"],\"outputs\":[{\"name\":\"y\",\"bytes\":16}],"
+    "\"macs\":2000000,\"flops\":4000000,\"weight_bytes\":3000}]}";
+#define LINE4E_CHIP                                                                                                    \
+  "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line4e\",\"mesh\":{\"width\":4,\"height\":1},"               \
+  "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":0},"                       \
+  "\"dram\":{\"bandwidth\":1e10,\"ports\":[[3,0]]},"                                                                   \
+  "\"overrides\":[{\"core\":2,\"sram_bytes\":1016},{\"core\":3,\"sram_bytes\":1016}]"
+static const char energy_free_chip[] = LINE4E_CHIP "}";
+static const char energy_chip[] =
+    LINE4E_CHIP ","
+    "\"energy\":{\"mac_pj\":0.5,\"vector_op_pj\":0.25,\"sram_pj_per_byte\":0.125,\"noc_pj_per_byte_hop\":2,"
+    "\"dram_pj_per_byte\":16,\"static_w_per_core\":0.01}}";
+
+static void energy_per_sample_should_equal_the_hand_sum_on_a_two_stage_chain(void) {
+  sim_case cs[1] = {{energy_graph, {0, 1, 0, 1}, 4, 0}};
+  cJSON *res = eval_cases(energy_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0), *e = cJSON_GetObjectItem(r, "energy");
+  ASSERT_REL(num(r, "period_s"), 4e-6);
+  ASSERT_REL(num(r, "energy_j_per_sample"), 1847792e-12);
+  ASSERT_REL(num(r, "power_w"), 1847792e-12 / 4e-6);
+  ASSERT_REL(num(r, "samples_per_j"), 1 / 1847792e-12);
+  ASSERT_REL(num(r, "tops_per_w"), 6001000 / 1847792e-12 / 1e12);
+  ASSERT_REL(num(e, "compute_j"), 1500250e-12);
+  ASSERT_REL(num(e, "sram_j"), 10510e-12);
+  ASSERT_REL(num(e, "noc_j"), 161032e-12);
+  ASSERT_REL(num(e, "dram_j"), 16000e-12);
+  ASSERT_REL(num(e, "static_j"), 160000e-12);
+  ASSERT_REL(num(stage(r, 0), "energy_j"), (500250 + 5133 + 160000 + 80000) * 1e-12);
+  ASSERT_REL(num(stage(r, 1), "energy_j"), (1000000 + 5377 + 1032 + 16000 + 80000) * 1e-12);
+  /* the analytical model spends the same */
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  cost_result *m = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(load_graph(energy_graph, &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(load_chip(energy_chip, &c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(plan_new(cs[0].arranged, 4, 2, &p, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_evaluate(g, c, p, &m, &err), MP_OK);
+  ASSERT_REL(m->energy.j_per_sample, 1847792e-12);
+  ASSERT_REL(m->stages[1].energy_j, (1000000 + 5377 + 1032 + 16000 + 80000) * 1e-12);
+  cost_result_free(m);
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+  cJSON_Delete(res);
+}
+
+static void a_chip_without_energy_figures_should_report_no_energy(void) {
+  sim_case cs[1] = {{energy_graph, {0, 1, 0, 1}, 4, 0}};
+  cJSON *res = eval_cases(energy_free_chip, cs, 1, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  ASSERT_REL(num(r, "period_s"), 4e-6); /* the same run */
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(r, "energy"));
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(r, "energy_j_per_sample"));
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(stage(r, 0), "energy_j"));
+  cJSON_Delete(res);
 }
 
 /* ---- contention and latency -------------------------------------------------------------------- */
@@ -1333,6 +1447,10 @@ static CU_TestInfo tests[] = {
      sim_steady_run_should_report_an_unsettled_period_at_its_cap},
     {"sim_steady_state_should_wait_out_a_slow_transient", sim_steady_state_should_wait_out_a_slow_transient},
     {"sim_chain_makespan_should_match_the_closed_form", sim_chain_makespan_should_match_the_closed_form},
+    {"sim_period_should_equal_the_core_model_bottleneck_by_hand", sim_period_should_equal_the_core_model_bottleneck_by_hand},
+    {"energy_per_sample_should_equal_the_hand_sum_on_a_two_stage_chain",
+     energy_per_sample_should_equal_the_hand_sum_on_a_two_stage_chain},
+    {"a_chip_without_energy_figures_should_report_no_energy", a_chip_without_energy_figures_should_report_no_energy},
     {"sim_period_should_equal_the_analytical_bottleneck_without_latency",
      sim_period_should_equal_the_analytical_bottleneck_without_latency},
     {"sim_two_transfers_on_one_link_should_take_twice_as_long",

@@ -4,6 +4,7 @@
  * MESHPIPE_TEST_LABELS: simgrid */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,6 +618,64 @@ static void run_case_should_agree_with_the_cost_model_and_bound_the_throughput(v
   CU_ASSERT_EQUAL(testutil_in_child(run_one_case, NULL), 0);
 }
 
+/* A sweep of tiny_resnet on mesh8x8_fp16 (a chip with energy figures) over two MAC energies. */
+static sweep *energy_sweep(mp_error *err) {
+  cJSON *base = load_json("platforms/mesh8x8_fp16.json");
+  sweep_axis axis;
+  graph *g = NULL;
+  sweep *s = NULL;
+  const char *methods[] = {"balanced"};
+  if (sweep_axis_parse("energy.mac_pj=0.4,0.8", &axis, err) == MP_OK) {
+    if (graph_load(testutil_src("traces/tiny_resnet.json"), &g, err) == MP_OK)
+      sweep_new(base, "mesh8x8_fp16.json", &axis, 1, &g, 1, methods, 1, NULL, NULL, &s, err);
+    else
+      sweep_axis_clear(&axis);
+  }
+  cJSON_Delete(base);
+  return s;
+}
+
+static int run_energy_cases(void *arg) {
+  (void)arg;
+  mp_error err;
+  sweep *s = energy_sweep(&err);
+  if (!s) return 10;
+  sweep_row row;
+  int bad = 0;
+  if (sweep_run_case(s, 0, &row, &err) != MP_OK) {
+    fprintf(stderr, "%s\n", err.msg);
+    sweep_free(s);
+    return 11;
+  }
+  /* the simulated energy, consistent with itself: W = J/sample x samples/s, samples/J = 1 / (J/sample) */
+  bad |= !(row.energy_j_per_sample > 0) << 0;
+  bad |= (fabs(row.power_w - row.energy_j_per_sample * row.samples_per_s) > 1e-9 * row.power_w) << 1;
+  bad |= (fabs(row.samples_per_j * row.energy_j_per_sample - 1) > 1e-12) << 2;
+  bad |= !(row.tops_per_w > 0) << 3;
+  char line[SWEEP_LINE_MAX], want[256];
+  snprintf(want, sizeof want, ",%.12g,%.12g,%.12g,%.12g,", row.energy_j_per_sample, row.power_w, row.samples_per_j,
+           row.tops_per_w);
+  bad |= (sweep_csv_row(s, 0, &row, line, sizeof line) < 0 || !strstr(line, want)) << 4;
+  if (bad) fprintf(stderr, "run_energy_cases: bad = %#x\n", bad);
+  sweep_free(s);
+  return bad ? 12 : 0;
+}
+
+static void a_sweep_of_a_chip_with_energy_figures_should_have_the_energy_columns(void) {
+  mp_error err;
+  sweep *s = energy_sweep(&err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  char header[SWEEP_LINE_MAX];
+  CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
+  CU_ASSERT_STRING_EQUAL(header,
+                         "case,energy.mac_pj,graph,batch,method,feasible,stages,model_period_s,samples_per_s,"
+                         "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,"
+                         "energy_j_per_sample,power_w,samples_per_j,tops_per_w,solve_s\n");
+  CU_ASSERT_EQUAL(s->variants[1].chip->energy.mac_pj, 0.8);
+  sweep_free(s);
+  CU_ASSERT_EQUAL(testutil_in_child(run_energy_cases, NULL), 0);
+}
+
 /* ---- meshpipe sweep, end to end --------------------------------------------------------------- */
 
 #define SWEEP_ARGS "sweep -q -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m optimal,even "
@@ -908,6 +967,41 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
            "p.pareto3([(1, 1, 1.0), (1, 2, 2.0), (2, 2, 1.5), (2, 1, 1.0)]); "
            "assert p.pareto([(1, 1.0), (1, 2.0), (2, 1.5)]) == [(1, 2.0)]' 2>'%s/e0'", dir);
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  /* A chip without energy figures gets no power plot; one with them a throughput-power front. */
+  snprintf(png, sizeof png, "%s/t_power.png", dir);
+  CU_ASSERT_EQUAL(access(png, F_OK), -1);
+  snprintf(cmd, sizeof cmd,
+           "sweep -q -g traces/tiny_resnet.json -c platforms/mesh8x8_fp16.json -m optimal --vary mesh=2x2,4x4 -o '%s'",
+           csv2);
+  unlink(csv2);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
+  free(out);
+  free(err);
+  /* rerun: its rows, energy columns and all, are recognised as done and kept as they are */
+  char *first = slurp(csv2);
+  CU_ASSERT_EQUAL(testutil_meshpipe(cmd, &out, &err), 0);
+  if (err && *err) fprintf(stderr, "\n  rerun: %s", err);
+  free(out);
+  free(err);
+  text = slurp(csv2);
+  CU_ASSERT(first && text && strcmp(first, text) == 0);
+  free(first);
+  free(text);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix e --y samples_per_j >'%s/o5'",
+           csv2, dir, dir);
+  CU_ASSERT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e_power.png", dir);
+  CU_ASSERT(is_png(png));
+  snprintf(png, sizeof png, "%s/o5", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "e_power.png: 2 cases, 2 core counts"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --y power_w 2>'%s/e4'", csv, dir, dir);
+  CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
+  snprintf(png, sizeof png, "%s/e4", dir);
+  text = slurp(png);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "--y power_w: the sweep has no such column"));
+  free(text);
   /* The heat map from 'meshpipe simulate --json' of a partitioned plan, as the README runs it. */
   snprintf(cmd, sizeof cmd, "partition -g traces/resnet50.json -c platforms/mesh8x8.json -m optimal -o '%s'", plan_path);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
@@ -975,6 +1069,8 @@ int main(int argc, char **argv) {
       {"pool_should_stop_and_reap_the_workers_when_done_fails", pool_should_stop_and_reap_the_workers_when_done_fails},
       {"run_case_should_agree_with_the_cost_model_and_bound_the_throughput",
        run_case_should_agree_with_the_cost_model_and_bound_the_throughput},
+    {"a_sweep_of_a_chip_with_energy_figures_should_have_the_energy_columns",
+     a_sweep_of_a_chip_with_energy_figures_should_have_the_energy_columns},
       {"sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun",
        sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun},
       {"sweep_command_should_reject_bad_usage_with_exit_2", sweep_command_should_reject_bad_usage_with_exit_2},

@@ -21,8 +21,10 @@ static const char good[] =
     "chip t4 00000000000000bb 2 2\n"
     "microbatches 2\n"
     "groups 2\n"
-    "group 0 c0-1 layers 0 2 flops 2000 gather 128 send 64 weights 100 maxact 64 sram 114 dram 0 sends 1 recvs 0\n"
-    "group 1 c2-3 layers 2 1 flops 500.5 gather 32 send 0 weights 10 maxact 32 sram 37 dram 5 sends 0 recvs 1\n"
+    "group 0 c0-1 layers 0 2 flops 2000 gather 128 send 64 weights 100 maxact 64 sram 114 dram 0 sends 1 recvs 0 "
+    "macs 900 ops 2000 traffic 400\n"
+    "group 1 c2-3 layers 2 1 flops 500.5 gather 32 send 0 weights 10 maxact 32 sram 37 dram 5 sends 0 recvs 1 "
+    "macs 0 ops 300 traffic 74\n"
     "actions 12\n"
     "c0-1 compute 1000 64 0 - a\n"
     "c0-1 compute 1000 64 0 0 b\n"
@@ -76,6 +78,16 @@ static void a_trace_should_read_back_to_the_same_text(void) {
   CU_ASSERT_STRING_EQUAL(t->names[t->groups[1].actions[2].name], "c%");
   CU_ASSERT_DOUBLE_EQUAL(t->groups[1].flops, 500.5, 0);
   CU_ASSERT_EQUAL(t->groups[1].dram_bytes, 5);
+  CU_ASSERT(t->groups[0].macs == 900 && t->groups[1].ops == 300 && t->groups[1].traffic == 74);
+  /* a trace recorded before the energy counts loads, with none */
+  char *old = strdup(good);
+  char *cut = strstr(old, " macs 900 ops 2000 traffic 400");
+  memmove(cut, cut + strlen(" macs 900 ops 2000 traffic 400"), strlen(cut + strlen(" macs 900 ops 2000 traffic 400")) + 1);
+  trace *o = NULL;
+  CU_ASSERT_EQUAL(trace_parse("old.trace", old, strlen(old), &o, &err), MP_OK);
+  CU_ASSERT(o && o->groups[0].macs == 0 && o->groups[0].flops == 2000);
+  trace_free(o);
+  free(old);
   char *text = NULL;
   CU_ASSERT_EQUAL_FATAL(trace_to_string(t, &text, NULL, &err), MP_OK);
   /* The writer's text is the input without the comment line. */
@@ -275,6 +287,11 @@ static const struct {
     {"c0-1 compute 1000 64 0 - a", "c0-1 compute 1e20 64 0 - a",
      "t.trace: line 12: the flops must be a number from 0 to 2^64, found '1e20'", 0},
     {"flops 2000", "flops 1e300", "t.trace: line 9: 'flops' must be a number from 0 to 2^64, found '1e300'", 0},
+    {"macs 900", "macs -1", "t.trace: line 9: 'macs' must be a number from 0 to 2^64, found '-1'", 0},
+    {"traffic 74", "traffic 1e300", "t.trace: line 10: 'traffic' must be a number from 0 to 2^64, found '1e300'", 0},
+    {"ops 2000 traffic 400", "ops 2000",
+     "t.trace: line 9: expected 'group INDEX cFIRST-LAST layers L N flops F gather A send X weights W maxact Y sram S "
+     "dram D sends NS recvs NR [macs M ops O traffic T]' (24 fields), found 28 fields", 0},
     {"c2-3 compute 500.5 32 1 - c%25\nend\n", "c2-3 compute 500.5 32 1 - c%25\nend\nc0-1 compute 1 1 0 - x\n",
      "t.trace: line 25: text after 'end'", 0},
 };
