@@ -138,7 +138,7 @@ static mp_status train_one(const char *name, const graph *g, const chip *c, cons
   out->method = name;
   mp_status st = method_run(name, g, c, o, &out->p, &out->rep, err);
   if (st == MP_OK) st = train_evaluate(t, c, out->p, &out->r, err);
-  if (st == MP_OK && engine) st = sim_train_evaluate(engine, g, out->p, o->train, &out->sr, err);
+  if (st == MP_OK && engine) st = sim_train_evaluate(engine, t, out->p, &out->sr, err);
   out->simulated = st == MP_OK && engine;
   return st;
 }

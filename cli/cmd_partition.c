@@ -198,7 +198,7 @@ static int partition_train(const char *method, const method_options *o, const gr
   err_clear(&err);
   int rc = 0;
   if (train_new(work, o->train, &t, &err) != MP_OK || train_evaluate(t, c, p, &r, &err) != MP_OK ||
-      (engine && sim_train_evaluate(engine, work, p, o->train, &sr, &err) != MP_OK) ||
+      (engine && sim_train_evaluate(engine, t, p, &sr, &err) != MP_OK) ||
       (output && plan_write(p, g, c, output, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;

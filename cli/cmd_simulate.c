@@ -55,11 +55,13 @@ static const char usage[] =
 static int simulate_train(const graph *g, const chip *c, const plan *p, const sim_options *so, const train_options *o,
                           int json) {
   sim *s = NULL;
+  train *t = NULL;
   sim_train_result r;
   mp_error err;
   err_clear(&err);
   int rc = 0;
-  if (sim_new(c, so, &s, &err) != MP_OK || sim_train_evaluate(s, g, p, o, &r, &err) != MP_OK) {
+  if (train_new(g, o, &t, &err) != MP_OK || sim_new(c, so, &s, &err) != MP_OK ||
+      sim_train_evaluate(s, t, p, &r, &err) != MP_OK) {
     rc = cli_fail(&err);
   } else if (json) {
     cJSON *root = sim_train_result_to_json(&r);
@@ -74,6 +76,7 @@ static int simulate_train(const graph *g, const chip *c, const plan *p, const si
     sim_train_result_clear(&r);
   }
   sim_free(s);
+  train_free(t);
   return rc;
 }
 

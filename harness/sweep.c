@@ -451,7 +451,7 @@ static mp_status run_one_trained(const graph *g, const chip *c, const char *meth
   if (st == MP_OK) st = train_new(g, mopt->train, &t, err);
   if (st == MP_OK) st = train_evaluate(t, c, p, &tr, err);
   if (st == MP_OK) st = sim_new(c, sopt, &sm, err);
-  if (st == MP_OK) st = sim_train_evaluate(sm, g, p, mopt->train, &res, err);
+  if (st == MP_OK) st = sim_train_evaluate(sm, t, p, &res, err);
   if (st != MP_OK) goto cleanup;
   row->feasible = tr->feasible;
   row->n_stages = p->n_stages;
@@ -472,7 +472,7 @@ static mp_status run_one_trained(const graph *g, const chip *c, const char *meth
       long n = 0;
       while (st == MP_OK && (n < 1 || now - t0 < speed_s / 3)) {
         sim_train_result again;
-        st = sim_train_evaluate(sm, g, p, mopt->train, &again, err);
+        st = sim_train_evaluate(sm, t, p, &again, err);
         sim_train_result_clear(&again);
         n++;
         now = proc_now_s();

@@ -92,12 +92,13 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_reward creward;
   rl_instance win;
   rl_train_config wcfg = cfg;
+  /* training: one trained graph for the model's and the simulator's rewards, M micro-batches a mini-batch */
+  if (o->train && (st = train_new(g, o->train, &trained, err)) != MP_OK) goto cleanup;
   if (cfg.episodes > 0) { /* warm-up on the analytical model: same moves, a thousand times cheaper */
     wcfg.episodes = rl_method_warmup_episodes(c->n_cores);
     wcfg.max_steps = 2 * cfg.max_steps; /* cheap moves: longer walks reach coordinated changes */
-    if (o->train) { /* training: the training model, M micro-batches a mini-batch */
-      st = train_new(g, o->train, &trained, err);
-      if (st == MP_OK) st = rl_reward_init_train_model(&creward, trained, c, g->n_ops, init->arranged, NULL, err);
+    if (o->train) {
+      st = rl_reward_init_train_model(&creward, trained, c, g->n_ops, init->arranged, NULL, err);
     } else {
       st = cost_model_new(g, c, &model, err);
       if (st == MP_OK) st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
@@ -115,7 +116,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st != MP_OK) goto cleanup;
   }
   rl_reward reward;
-  st = o->train ? rl_reward_init_train_sim(&reward, s, g, o->train, init->arranged, NULL, err)
+  st = o->train ? rl_reward_init_train_sim(&reward, s, trained, init->arranged, NULL, err)
                : rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
   if (st != MP_OK) goto cleanup;
   rl_instance in = {env, init->arranged, rl_reward_eval, &reward, key};
@@ -148,8 +149,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   method_note(rep,
               "REINFORCE%s%s from %s's plan: %ld episodes on the analytical model, then %ld on the simulator: %ld "
               "simulations (%.0f%% from the simulator's cache);",
-              pol ? " fine-tuning the given policy" : "", o->train ? " for training (mini-batch time over M)" : "", init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes,
-              evals,
+              pol ? " fine-tuning the given policy" : "", o->train ? " for training (mini-batch time over M)" : "",
+              init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes, evals,
               evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   if (warm)
     method_note(rep,

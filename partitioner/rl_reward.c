@@ -49,34 +49,38 @@ typedef struct figures {
   int feasible;
 } figures;
 
+/* The figures every backend derives alike from its per-stage times and memory ratios (buf: n of each,
+ * both consumed here): the largest memory ratio and the balance against ref (0 when ref <= 0). */
+static void stage_figures(figures *f, const double *buf, int n, double ref) {
+  f->mem_ratio = 0;
+  for (int i = 0; i < n; i++) f->mem_ratio = buf[n + i] > f->mem_ratio ? buf[n + i] : f->mem_ratio;
+  f->balance = ref > 0 ? rl_reward_balance(buf, buf + n, n, ref) : 0.0;
+}
+
+/* Per-stage scratch for stage_figures: 2n doubles (at least 2), or NULL. */
+static double *stage_buf(int n) { return malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof(double)); }
+
 /* Evaluates arranged on the model, the balance against ref (or 0 when ref <= 0). */
 static mp_status model_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
   plan *p = NULL;
   mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
   if (st != MP_OK) return st;
-  double *buf = malloc(2 * (size_t)p->n_stages * sizeof *buf);
-  if (!buf) {
-    plan_free(p);
-    return err_nomem(err);
-  }
+  double *buf = stage_buf(p->n_stages);
   int fits = 1;
-  double worst = cost_model_period(r->model, p, buf, buf + p->n_stages, &fits, NULL), mem_max = 0;
+  double worst = buf ? cost_model_period(r->model, p, buf, buf + p->n_stages, &fits, NULL) : -1;
   if (worst < 0) {
-    free(buf);
-    plan_free(p);
-    return err_nomem(err);
+    st = err_nomem(err);
+  } else {
+    f->period = worst;
+    f->link_util = 0.0;
+    f->feasible = fits;
+    stage_figures(f, buf, p->n_stages, ref);
+    if (!(f->period > 0) || !isfinite(f->period))
+      st = err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", f->period);
   }
-  for (int i = 0; i < p->n_stages; i++) mem_max = buf[p->n_stages + i] > mem_max ? buf[p->n_stages + i] : mem_max;
-  f->period = worst;
-  f->mem_ratio = mem_max;
-  f->link_util = 0.0;
-  f->feasible = fits;
-  f->balance = ref > 0 ? rl_reward_balance(buf, buf + p->n_stages, p->n_stages, ref) : 0.0;
   free(buf);
   plan_free(p);
-  if (!(f->period > 0) || !isfinite(f->period))
-    return err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", f->period);
-  return MP_OK;
+  return st;
 }
 
 /* Simulates arranged: the period, the memory and routing figures, and the balance figures (per-stage
@@ -94,28 +98,24 @@ static mp_status sim_figures(const rl_reward *r, const int *arranged, double ref
     st = err_set(err, MP_RUN, "rl: the simulator gave a period of %g s for a plan", res.period_s);
     goto cleanup;
   }
-  buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf);
-  if (!buf) {
+  if (!(buf = stage_buf(res.n_stages))) {
     st = err_nomem(err);
     goto cleanup;
   }
   const chip *c = sim_chip(r->sim);
-  double m = 0;
   for (int i = 0; i < res.n_stages; i++) {
     const sim_stage_result *sr = &res.stages[i];
     double busy = sr->compute_s + sr->dram_s > sr->comm_s ? sr->compute_s + sr->dram_s : sr->comm_s;
     buf[i] = busy; /* per micro-batch */
     uint64_t sram = chip_group_of(c, sr->first_core, sr->n_cores).sram_bytes;
     buf[res.n_stages + i] = sram > 0 ? (double)sr->sram_bytes / (double)sram : 0.0;
-    m = buf[res.n_stages + i] > m ? buf[res.n_stages + i] : m;
   }
   double u = 0;
   for (int l = 0; l < res.n_links; l++) u = res.links[l].utilisation > u ? res.links[l].utilisation : u;
   f->period = res.period_s;
-  f->mem_ratio = m;
   f->link_util = u;
   f->feasible = res.feasible;
-  f->balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
+  stage_figures(f, buf, res.n_stages, ref);
 cleanup:
   free(buf);
   sim_result_clear(&res);
@@ -131,21 +131,19 @@ static mp_status train_model_figures(const rl_reward *r, const int *arranged, do
   mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
   if (st == MP_OK) st = train_evaluate(r->train, r->chip, p, &res, err);
   if (st != MP_OK) goto cleanup;
-  if (!(buf = malloc(2 * (size_t)res->n_stages * sizeof *buf))) {
+  if (!(buf = stage_buf(res->n_stages))) {
     st = err_nomem(err);
     goto cleanup;
   }
-  f->mem_ratio = 0;
   for (int i = 0; i < res->n_stages; i++) {
     const train_stage *s = &res->stages[i];
     buf[i] = s->cs.time_s;
     buf[res->n_stages + i] = s->cs.mem_bytes / s->cs.sram_bytes;
-    if (buf[res->n_stages + i] > f->mem_ratio) f->mem_ratio = buf[res->n_stages + i];
   }
   f->period = res->minibatch_s / res->microbatches;
   f->link_util = 0.0;
   f->feasible = res->feasible;
-  f->balance = ref > 0 ? rl_reward_balance(buf, buf + res->n_stages, res->n_stages, ref) : 0.0;
+  stage_figures(f, buf, res->n_stages, ref);
   if (!(f->period > 0) || !isfinite(f->period))
     st = err_set(err, MP_RUN, "rl: the training model gave a mini-batch of %g s for a plan", res->minibatch_s);
 cleanup:
@@ -162,27 +160,25 @@ static mp_status train_sim_figures(const rl_reward *r, const int *arranged, doub
   memset(&res, 0, sizeof res);
   double *buf = NULL;
   mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
-  if (st == MP_OK) st = sim_train_evaluate(r->sim, r->g, p, r->train_opt, &res, err);
+  if (st == MP_OK) st = sim_train_evaluate(r->sim, r->train, p, &res, err);
   if (st != MP_OK) goto cleanup;
   if (!(res.minibatch_s > 0) || !isfinite(res.minibatch_s)) {
     st = err_set(err, MP_RUN, "rl: the simulator gave a mini-batch of %g s for a plan", res.minibatch_s);
     goto cleanup;
   }
-  if (!(buf = malloc(2 * (size_t)(res.n_stages > 0 ? res.n_stages : 1) * sizeof *buf))) {
+  if (!(buf = stage_buf(res.n_stages))) {
     st = err_nomem(err);
     goto cleanup;
   }
-  f->mem_ratio = 0;
   for (int i = 0; i < res.n_stages; i++) {
     const sim_train_stage *s = &res.stages[i];
     buf[i] = (s->fwd_s + s->bwd_s) / res.microbatches;
     buf[res.n_stages + i] = s->sram_capacity > 0 ? (double)s->sram_peak_bytes / (double)s->sram_capacity : 0.0;
-    if (buf[res.n_stages + i] > f->mem_ratio) f->mem_ratio = buf[res.n_stages + i];
   }
   f->period = res.minibatch_s / res.microbatches;
   f->link_util = 0.0;
   f->feasible = res.feasible;
-  f->balance = ref > 0 ? rl_reward_balance(buf, buf + res.n_stages, res.n_stages, ref) : 0.0;
+  stage_figures(f, buf, res.n_stages, ref);
 cleanup:
   free(buf);
   sim_train_result_clear(&res);
@@ -232,15 +228,14 @@ mp_status rl_reward_init_model(rl_reward *r, cost_model *m, int n_cores, int n_l
   return init_common(r, 0, ref, w, err);
 }
 
-mp_status rl_reward_init_train_sim(rl_reward *r, sim *s, const graph *g, const train_options *o, const int *ref,
-                                   const rl_reward_weights *w, mp_error *err) {
+mp_status rl_reward_init_train_sim(rl_reward *r, sim *s, train *t, const int *ref, const rl_reward_weights *w,
+                                   mp_error *err) {
   memset(r, 0, sizeof *r);
   r->backend = RL_REWARD_TRAIN_SIM;
   r->sim = s;
-  r->g = g;
-  r->train_opt = o;
+  r->train = t;
   r->n_cores = sim_chip(s)->n_cores;
-  r->n_layers = g->n_ops;
+  r->n_layers = t->g->n_ops;
   return init_common(r, 1, ref, w, err);
 }
 
@@ -258,9 +253,9 @@ mp_status rl_reward_init_train_model(rl_reward *r, train *t, const chip *c, int 
 /* Rounds x to a multiple of 1e-6.  The simulator's figures of one plan differ in their last bits
  * (about 1e-11 relative) with the engine's clock, i.e. with how many evaluations ran before, so ranks
  * (each with an engine of its own) would see slightly different rewards for one plan and drift apart
- * bit by bit (a resumed run restores its checkpoint's clock instead: sim_restore).  Rewards are O(1) (periods relative to the initial plan's), so a grid
- * of 1e-6 keeps every real difference and makes a jitter-induced flip about a one-in-a-million
- * event per evaluation. */
+ * bit by bit (a resumed run restores its checkpoint's clock instead: sim_restore).  Rewards are O(1)
+ * (periods relative to the initial plan's), so a grid of 1e-6 keeps every real difference and makes a
+ * jitter-induced flip about a one-in-a-million event per evaluation. */
 static double snap(double x) { return round(x * 1e6) / 1e6; }
 
 /* The figure (samples/s) to 9 significant digits, for the same reason: so that the best plan's figure

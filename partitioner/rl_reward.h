@@ -17,7 +17,6 @@ struct sim;
 struct cost_model;
 struct chip;
 struct train;
-struct train_options;
 
 /* What a reward callback says about one plan. */
 typedef struct rl_eval {
@@ -61,12 +60,11 @@ typedef enum rl_reward_backend {
 /* A reward of one graph on one chip.  Pointers are borrowed and must outlive it. */
 typedef struct rl_reward {
   rl_reward_backend backend;
-  struct sim *sim;                /* RL_REWARD_SIM: the simulator, of the plan's chip */
-  const graph *g;                 /* RL_REWARD_SIM: the graph */
+  struct sim *sim;          /* RL_REWARD_SIM, RL_REWARD_TRAIN_SIM: the simulator, of the plan's chip */
+  const graph *g;           /* RL_REWARD_SIM: the graph */
   struct cost_model *model; /* RL_REWARD_MODEL: the model of the graph on the chip (its scratch is used) */
-  struct train *train;      /* RL_REWARD_TRAIN_MODEL: the trained graph (its memo is used) */
+  struct train *train;      /* RL_REWARD_TRAIN_*: the trained graph under its options (its memo is used) */
   const struct chip *chip;  /* RL_REWARD_TRAIN_MODEL: the chip */
-  const struct train_options *train_opt; /* RL_REWARD_TRAIN_SIM: the schedule, optimizer, M, recompute */
   int n_cores, n_layers;
   rl_reward_weights w;
   double ref_period_s; /* T_ref, set by the init */
@@ -82,9 +80,10 @@ mp_status rl_reward_init_sim(rl_reward *r, struct sim *s, const graph *g, const 
 mp_status rl_reward_init_model(rl_reward *r, struct cost_model *m, int n_cores, int n_layers, const int *ref,
                                const rl_reward_weights *w, mp_error *err);
 
-/* Training: as rl_reward_init_sim, each plan trained for one mini-batch under o (borrowed). */
-mp_status rl_reward_init_train_sim(rl_reward *r, struct sim *s, const graph *g, const struct train_options *o,
-                                   const int *ref, const rl_reward_weights *w, mp_error *err);
+/* Training: as rl_reward_init_sim, each plan of t's graph simulated for one mini-batch under t's options
+ * (t borrowed, built once for every plan). */
+mp_status rl_reward_init_train_sim(rl_reward *r, struct sim *s, struct train *t, const int *ref,
+                                   const rl_reward_weights *w, mp_error *err);
 
 /* Training: the model of t (borrowed; its graph of n_layers layers) on c (borrowed). */
 mp_status rl_reward_init_train_model(rl_reward *r, struct train *t, const struct chip *c, int n_layers, const int *ref,

@@ -46,8 +46,7 @@ typedef struct sim_cache_entry {
   sim_result res;
 } sim_cache_entry;
 
-/* 12 significant digits. */
-static double round12(double x) {
+double sim_round12(double x) {
   if (x == 0 || !isfinite(x)) return x;
   char buf[32];
   snprintf(buf, sizeof buf, "%.11e", x);
@@ -201,7 +200,7 @@ static int link_cmp(const void *a, const void *b, void *ctx) {
 
 void sim_result_set_batch(sim_result *r, int batch) {
   r->batch = batch;
-  r->samples_per_s = r->period_s > 0 ? round12(batch / r->period_s) : 0;
+  r->samples_per_s = r->period_s > 0 ? sim_round12(batch / r->period_s) : 0;
   energy_summarise(&r->energy_microbatch, r->period_s, batch, r->flops_microbatch, &r->energy);
   for (int i = 0; i < r->n_stages; i++) r->stages[i].energy_j = r->stages[i].energy_microbatch_j / batch;
 }
@@ -253,10 +252,10 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     sim_result_clear(res);
     return err_nomem(err);
   }
-  res->makespan_s = round12(run->makespan_s);
-  res->latency_s = round12(run->fill_s);
-  res->period_s = round12(run->period_s);
-  res->microbatches_per_s = res->period_s > 0 ? round12(1.0 / res->period_s) : 0;
+  res->makespan_s = sim_round12(run->makespan_s);
+  res->latency_s = sim_round12(run->fill_s);
+  res->period_s = sim_round12(run->period_s);
+  res->microbatches_per_s = res->period_s > 0 ? sim_round12(1.0 / res->period_s) : 0;
   res->has_energy = c->has_energy;
   double period = run->period_s;
   res->feasible = 1;
@@ -270,11 +269,11 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     st->n_layers = cs->n_layers;
     st->first_core = gr->first_core;
     st->n_cores = gr->n_cores;
-    st->compute_s = round12(gr->compute_s);
-    st->comm_s = round12(gr->comm_s);
-    st->dram_s = round12(gr->dram_s);
+    st->compute_s = sim_round12(gr->compute_s);
+    st->comm_s = sim_round12(gr->comm_s);
+    st->dram_s = sim_round12(gr->dram_s);
     double idle = res->period_s - st->compute_s - st->dram_s; /* of the rounded figures: 0 when busy throughout */
-    st->idle_s = idle > 0 ? round12(idle) : 0;
+    st->idle_s = idle > 0 ? sim_round12(idle) : 0;
     st->analytical_t_s = cs->time_s;
     st->sram_bytes = (uint64_t)ceil(cs->mem_bytes);
     st->fits = cs->fits;
@@ -326,7 +325,7 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err) {
     chip_link_name(c, l, lr->name, sizeof lr->name);
     lr->bytes = (uint64_t)llround(s->link_bytes[l]);
     double bw = chip_link_bandwidth(c, l);
-    lr->utilisation = period > 0 ? round12(s->link_bytes[l] / (bw * period)) : 0;
+    lr->utilisation = period > 0 ? sim_round12(s->link_bytes[l] / (bw * period)) : 0;
   }
   return MP_OK;
 }

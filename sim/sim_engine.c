@@ -69,7 +69,7 @@ static atomic_int engine_claimed; /* SimGrid starts once per process */
 
 /* ---- actors (engine thread) ------------------------------------------------------------------ */
 
-static void ptask2(sg_host_t from, sg_host_t to, double bytes) {
+void sim_ptask2(sg_host_t from, sg_host_t to, double bytes) {
   sg_host_t h[2] = {from, to};
   double flops[2] = {0, 0};
   double b[4] = {0, bytes, 0, 0};
@@ -82,28 +82,25 @@ typedef struct actor_arg {
   int g;
 } actor_arg;
 
-/* Index of core k of the group among the n hosts of h (added when new). */
-static int host_slot(sim *s, const jgroup *gr, sg_host_t *h, int *n, int k) {
+/* Index of core `core` among the n hosts of h (added when new). */
+static int host_slot(sim *s, sg_host_t *h, int *n, int core) {
   for (int i = 0; i < *n; i++)
-    if (h[i] == s->hosts[gr->first_core + k]) return i;
-  h[*n] = s->hosts[gr->first_core + k];
+    if (h[i] == s->hosts[core]) return i;
+  h[*n] = s->hosts[core];
   return (*n)++;
 }
 
-/* A segment's all-gather of `bytes` over the group's snake chain: link k->k+1 carries (k+1)/c of it and
- * k+1->k the rest.  The chain runs as ptasks of at most SIM_GATHER_BLOCK links each (a ptask's cost grows
- * with the square of its hosts), all started at once; the last to end ends the all-gather, so without
- * contention it lasts the busiest link's time, as in the model.  With fast_gather, one ptask over the
- * chain's two busiest links, (c-2)->(c-1) and 1->0. */
-static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
-  int c = gr->n_cores;
+size_t sim_gather_blocks(int n_cores) { return ((size_t)n_cores - 2) / SIM_GATHER_BLOCK + 1; }
+
+void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *scratch, sg_exec_t *execs) {
+  int c = n_cores;
   if (s->opt.fast_gather) { /* the two busiest links of the chain, (c-2)->(c-1) and 1->0, on their hosts only */
     double share = bytes * (double)(c - 1) / (double)c, b[16] = {0}, flops[4] = {0};
     sg_host_t h[4];
-    int n = 0, from = host_slot(s, gr, h, &n, c - 2), to = host_slot(s, gr, h, &n, c - 1);
+    int n = 0, from = host_slot(s, h, &n, first_core + c - 2), to = host_slot(s, h, &n, first_core + c - 1);
     b[from * 4 + to] += share;
-    from = host_slot(s, gr, h, &n, 1);
-    to = host_slot(s, gr, h, &n, 0);
+    from = host_slot(s, h, &n, first_core + 1);
+    to = host_slot(s, h, &n, first_core);
     b[from * 4 + to] += share;
     double m[16] = {0}; /* b is 4 wide: pack it to n wide */
     for (int i = 0; i < n; i++)
@@ -115,34 +112,32 @@ static void all_gather(sim *s, jgroup *gr, double bytes, double *matrix) {
   int n = 0;
   for (int k0 = 0; k0 + 1 < c; k0 += SIM_GATHER_BLOCK) {
     int k1 = k0 + SIM_GATHER_BLOCK < c - 1 ? k0 + SIM_GATHER_BLOCK : c - 1, h = k1 - k0 + 1; /* links k0..k1-1 */
-    double *m = matrix + (size_t)n * SIM_GATHER_SCRATCH;
+    double *m = scratch + (size_t)n * SIM_GATHER_SCRATCH;
     memset(m, 0, ((size_t)h * (size_t)h + (size_t)h) * sizeof *m);
     for (int k = k0; k < k1; k++) {
       m[(k - k0) * h + k - k0 + 1] = bytes * (double)(k + 1) / (double)c;
       m[(k - k0 + 1) * h + k - k0] = bytes * (double)(c - 1 - k) / (double)c;
     }
-    gr->gather_execs[n] = sg_actor_parallel_exec_init(h, s->hosts + gr->first_core + k0, m + (size_t)h * (size_t)h, m);
-    sg_exec_start(gr->gather_execs[n++]);
+    execs[n] = sg_actor_parallel_exec_init(h, s->hosts + first_core + k0, m + (size_t)h * (size_t)h, m);
+    sg_exec_start(execs[n++]);
   }
-  for (int i = 0; i < n; i++) sg_exec_wait(gr->gather_execs[i]);
+  for (int i = 0; i < n; i++) sg_exec_wait(execs[i]);
 }
 
-/* A group's DRAM reads (write 0: before a micro-batch's first segment) or writes (1: after its last):
- * every core's transfer at once, then the wait for the last (sim_program.c prepared the hosts and
- * matrices).  Returns the number of transfers. */
-static int stream(jgroup *gr, int write) {
+int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write) {
   int n = 0;
-  for (int k = 0; k < gr->n_cores; k++) {
-    double *x = gr->dram_matrix + 10 * (size_t)k;
-    if (!((write ? gr->dram_out[k] : gr->dram_in[k]) > 0)) continue;
-    gr->dram_execs[n] = sg_actor_parallel_exec_init(2, gr->dram_hosts + 2 * k, x + 8, x + 4 * write);
-    sg_exec_start(gr->dram_execs[n++]);
+  for (int k = 0; k < n_cores; k++) {
+    double *y = x + 10 * (size_t)k;
+    if (!(y[write ? 6 : 1] > 0)) continue;
+    execs[n] = sg_actor_parallel_exec_init(2, hosts + 2 * k, y + 8, y + 4 * write);
+    sg_exec_start(execs[n++]);
   }
-  for (int i = 0; i < n; i++) sg_exec_wait(gr->dram_execs[i]);
+  for (int i = 0; i < n; i++) sg_exec_wait(execs[i]);
   return n;
 }
 
 /* Timeline events (only when the job has a timeline; times relative to the job's start). */
+
 static void tl_add(job *j, const timeline_event *e) {
   if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
 }
@@ -312,7 +307,7 @@ static void group_actor(int argc, char **argv) {
     started(j, mb);
     if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
-      gr->acts += stream(gr, 0);
+      gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, 0);
       gr->mb_dram[mb] += simgrid_get_clock() - t;
       if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
@@ -323,7 +318,7 @@ static void group_actor(int argc, char **argv) {
     }
     double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && x->gather > 0) {
-      all_gather(s, gr, x->gather, gr->gather_matrix);
+      sim_all_gather(s, gr->first_core, gr->n_cores, x->gather, gr->gather_matrix, gr->gather_execs);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
@@ -335,7 +330,7 @@ static void group_actor(int argc, char **argv) {
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
     if (gr->left[mb] == 1 && gr->model.dram_out_bytes > 0) { /* its last segment: write the spill back */
-      gr->acts += stream(gr, 1);
+      gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, 1);
       double t2 = simgrid_get_clock();
       gr->mb_dram[mb] += t2 - t1;
       if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);
@@ -364,7 +359,7 @@ static void sender_actor(int argc, char **argv) {
     const jsend *sd = &gr->sends[it.send];
     double t = simgrid_get_clock();
     if (sd->bytes > 0) {
-      ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
+      sim_ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();

@@ -259,11 +259,37 @@ mp_status sim_engine_call(sim *s, void (*fn)(sim *, void *), void *ctx, mp_error
 /* Names of the NoC/DRAM links SimGrid routes from core a to core b (see sim_route_links). */
 int sim_engine_route(sim *s, int a, int b, char (*names)[48], int max);
 
-/* Stops the engine thread (if it was started) and waits for it. */
 /* Reads the idle engine's clock into *now after sleeping until `until` when that is later (until < 0:
  * just reads).  MP_RUN if the engine has stopped. */
 mp_status sim_engine_clock(sim *s, double until, double *now, mp_error *err);
 
+/* Stops the engine thread (if it was started) and waits for it. */
 void sim_engine_stop(sim *s);
+
+/* The activities every job's actors run (engine thread; sim_engine.c), so that inference and training
+ * jobs time a transfer, an all-gather and a DRAM stream alike. */
+
+/* One transfer of bytes from one host to another (a 2-host ptask), waited for. */
+void sim_ptask2(sg_host_t from, sg_host_t to, double bytes);
+
+/* The ptasks an all-gather over n cores runs at most: its scratch holds sim_gather_blocks(n) x
+ * SIM_GATHER_SCRATCH doubles and its exec list sim_gather_blocks(n) entries (n >= 2). */
+size_t sim_gather_blocks(int n_cores);
+
+/* An all-gather of `bytes` over the snake chain of cores first_core .. first_core + n_cores - 1 (n >= 2),
+ * waited for: link k->k+1 carries (k+1)/c of it and k+1->k the rest, as ptasks of at most
+ * SIM_GATHER_BLOCK links started at once (a ptask's cost grows with the square of its hosts), so without
+ * contention it lasts the busiest link's time, as in the model; with sim_options.fast_gather one ptask
+ * over the chain's two busiest links, (c-2)->(c-1) and 1->0.  scratch and execs as sim_gather_blocks. */
+void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *scratch, sg_exec_t *execs);
+
+/* Every core's DRAM read (write 0) or write (1) at once, then the wait for the last: core k's transfer is
+ * the 2-host ptask of hosts[2k] (its port) and hosts[2k + 1] (the core) with matrix x + 10k (x[10k + 1]
+ * bytes read, x[10k + 6] written, x[10k + 8..9] zero flops); cores with nothing to move are skipped.
+ * execs holds n_cores entries.  Returns the number of transfers. */
+int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write);
+
+/* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */
+double sim_round12(double x);
 
 #endif

@@ -176,7 +176,7 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
       gr->sends_left[m] = gr->n_sends;
     }
     if (gr->n_cores > 1) {
-      size_t blocks = ((size_t)gr->n_cores - 2) / SIM_GATHER_BLOCK + 1;
+      size_t blocks = sim_gather_blocks(gr->n_cores);
       gr->gather_matrix = malloc(blocks * SIM_GATHER_SCRATCH * sizeof *gr->gather_matrix);
       gr->gather_execs = malloc(blocks * sizeof *gr->gather_execs);
       if (!gr->gather_matrix || !gr->gather_execs) return -1;

@@ -58,8 +58,9 @@ typedef struct tgroup {
   int streams;             /* it does not fit: DRAM around every pass and the update */
   double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
   sg_host_t *dram_hosts;   /* per core: its port's host, its own */
-  sg_exec_t *execs;
-  double *gather;          /* n^2 + n */
+  sg_exec_t *execs;        /* the DRAM streams in flight (n) */
+  double *gather;          /* the all-gather's scratch (sim_gather_blocks x SIM_GATHER_SCRATCH) */
+  sg_exec_t *gather_execs; /* its ptasks in flight (sim_gather_blocks) */
   sg_sem_t ev, q;
   titem *queue;
   int q_head, q_tail;
@@ -101,6 +102,7 @@ static void job_free(tjob *j) {
     free(gr->dram_hosts);
     free(gr->execs);
     free(gr->gather);
+    free(gr->gather_execs);
     free(gr->queue);
     free(gr->b_end);
   }
@@ -183,7 +185,11 @@ static int build_group(const sim *s, const graph *g, const train *t, const split
     gr->segs[k].f_flops *= share;
     gr->segs[k].b_flops *= share;
   }
-  if (n > 1 && !(gr->gather = malloc(((size_t)n * (size_t)n + (size_t)n) * sizeof *gr->gather))) return -1;
+  if (n > 1) {
+    gr->gather = malloc(sim_gather_blocks(n) * SIM_GATHER_SCRATCH * sizeof *gr->gather);
+    gr->gather_execs = malloc(sim_gather_blocks(n) * sizeof *gr->gather_execs);
+    if (!gr->gather || !gr->gather_execs) return -1;
+  }
   if (cs->fits || c->n_dram == 0) return 0;
   gr->streams = 1;
   gr->pass_x = calloc(10 * (size_t)n, sizeof *gr->pass_x);
@@ -207,35 +213,6 @@ static int build_group(const sim *s, const graph *g, const train *t, const split
 
 /* ---- actors (engine thread) ------------------------------------------------------------------------ */
 
-static void all_gather(sim *s, tgroup *gr, double bytes) {
-  int c = gr->n_cores;
-  double *m = gr->gather;
-  memset(m, 0, ((size_t)c * (size_t)c + (size_t)c) * sizeof *m);
-  if (s->opt.fast_gather) {
-    m[(c - 2) * c + c - 1] = bytes * (double)(c - 1) / (double)c;
-    m[1 * c + 0] = bytes * (double)(c - 1) / (double)c;
-  } else {
-    for (int k = 0; k + 1 < c; k++) {
-      m[k * c + k + 1] = bytes * (double)(k + 1) / (double)c;
-      m[(k + 1) * c + k] = bytes * (double)(c - 1 - k) / (double)c;
-    }
-  }
-  sg_actor_parallel_execute(c, s->hosts + gr->first_core, m + (size_t)c * (size_t)c, m);
-}
-
-/* Every core's read (write 0) or write (1) of x at once, then the wait for the last. */
-static void stream(tgroup *gr, double *x, int write) {
-  int n = 0;
-  for (int k = 0; k < gr->n_cores; k++) {
-    double *y = x + 10 * (size_t)k;
-    if (!(y[write ? 6 : 1] > 0)) continue;
-    gr->execs[n] = sg_actor_parallel_exec_init(2, gr->dram_hosts + 2 * k, y + 8, y + 4 * write);
-    sg_exec_start(gr->execs[n++]);
-  }
-  for (int i = 0; i < n; i++) sg_exec_wait(gr->execs[i]);
-  gr->acts += n;
-}
-
 static void post(tgroup *gr, int backward, int idx, int mb) {
   gr->queue[gr->q_tail++] = (titem){backward, idx, mb};
   sg_sem_release(gr->q);
@@ -254,7 +231,7 @@ static int ready(const tgroup *gr, const tseg *x, int backward, int mb) {
 
 static void pass(sim *s, tgroup *gr, int backward, int mb) {
   double busy = 0, t = simgrid_get_clock();
-  if (gr->streams) stream(gr, gr->pass_x, 0);
+  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->pass_x, gr->dram_hosts, gr->execs, 0);
   double dram = simgrid_get_clock() - t;
   for (int q = 0; q < gr->n_segs; q++) {
     int k = backward ? gr->n_segs - 1 - q : q;
@@ -267,7 +244,7 @@ static void pass(sim *s, tgroup *gr, int backward, int mb) {
       gr->acts++;
     }
     if (gr->n_cores > 1 && bytes > 0) {
-      all_gather(s, gr, bytes);
+      sim_all_gather(s, gr->first_core, gr->n_cores, bytes, gr->gather, gr->gather_execs);
       gr->acts++;
     }
     busy += simgrid_get_clock() - t;
@@ -278,7 +255,7 @@ static void pass(sim *s, tgroup *gr, int backward, int mb) {
   }
   if (gr->streams) {
     t = simgrid_get_clock();
-    stream(gr, gr->pass_x, 1);
+    gr->acts += sim_dram_streams(gr->n_cores, gr->pass_x, gr->dram_hosts, gr->execs, 1);
     dram += simgrid_get_clock() - t;
   }
   gr->dram_s += dram;
@@ -302,12 +279,12 @@ static void group_actor(int argc, char **argv) {
     }
   }
   double t = simgrid_get_clock();
-  if (gr->streams) stream(gr, gr->upd_x, 0);
+  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->upd_x, gr->dram_hosts, gr->execs, 0);
   if (gr->update_flops > 0) {
     sg_actor_execute(gr->update_flops);
     gr->acts++;
   }
-  if (gr->streams) stream(gr, gr->upd_x, 1);
+  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->upd_x, gr->dram_hosts, gr->execs, 1);
   gr->end = simgrid_get_clock();
   gr->upd_s = gr->end - t;
   if (gr->n_fsends + gr->n_recvs > 0) post(gr, 0, -1, -1);
@@ -327,9 +304,7 @@ static void sender_actor(int argc, char **argv) {
     const txfer *x = it.backward ? &gr->bsends[it.idx] : &gr->fsends[it.idx];
     double t = simgrid_get_clock();
     if (x->bytes > 0) {
-      sg_host_t h[2] = {s->hosts[x->from], s->hosts[x->to]};
-      double flops[2] = {0, 0}, b[4] = {0, x->bytes, 0, 0};
-      sg_actor_parallel_execute(2, h, flops, b);
+      sim_ptask2(s->hosts[x->from], s->hosts[x->to], x->bytes);
       gr->acts++;
     }
     gr->comm_s += simgrid_get_clock() - t;
@@ -388,13 +363,6 @@ static void run_job(sim *s, void *ctx) {
 
 /* ---- results ----------------------------------------------------------------------------------------- */
 
-static double round12(double x) {
-  if (x == 0 || !isfinite(x)) return x;
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.11e", x);
-  return strtod(buf, NULL);
-}
-
 static mp_status fill(const sim *s, const tjob *j, const train *t, const train_result *model, const plan *p,
                       const graph *g, sim_train_result *res, mp_error *err) {
   const chip *c = s->chip;
@@ -419,11 +387,11 @@ static mp_status fill(const sim *s, const tjob *j, const train *t, const train_r
     for (int m = 0; m < M; m++)
       if (gr->b_end[m] - j->t0 > res->completions[m]) res->completions[m] = gr->b_end[m] - j->t0;
   }
-  res->minibatch_s = round12(end - j->t0);
-  res->fb_s = round12(fb - j->t0);
-  res->samples_per_s = res->minibatch_s > 0 ? round12((double)M * res->batch / res->minibatch_s) : 0;
-  for (int m = 0; m < M; m++) res->completions[m] = round12(res->completions[m]);
-  res->period_s = M > 1 ? round12((res->completions[M - 1] - res->completions[0]) / (M - 1)) : res->fb_s;
+  res->minibatch_s = sim_round12(end - j->t0);
+  res->fb_s = sim_round12(fb - j->t0);
+  res->samples_per_s = res->minibatch_s > 0 ? sim_round12((double)M * res->batch / res->minibatch_s) : 0;
+  for (int m = 0; m < M; m++) res->completions[m] = sim_round12(res->completions[m]);
+  res->period_s = M > 1 ? sim_round12((res->completions[M - 1] - res->completions[0]) / (M - 1)) : res->fb_s;
   res->model_minibatch_s = model->minibatch_s;
   res->model_period_s = model->period_s;
   res->model_bubble = model->bubble;
@@ -436,13 +404,13 @@ static mp_status fill(const sim *s, const tjob *j, const train *t, const train_r
     st->n_layers = ts->cs.n_layers;
     st->first_core = gr->first_core;
     st->n_cores = gr->n_cores;
-    st->fwd_s = round12(gr->fwd_s);
-    st->bwd_s = round12(gr->bwd_s);
-    st->update_s = round12(gr->upd_s);
-    st->dram_s = round12(gr->dram_s);
-    st->comm_s = round12(gr->comm_s);
+    st->fwd_s = sim_round12(gr->fwd_s);
+    st->bwd_s = sim_round12(gr->bwd_s);
+    st->update_s = sim_round12(gr->upd_s);
+    st->dram_s = sim_round12(gr->dram_s);
+    st->comm_s = sim_round12(gr->comm_s);
     double idle = res->minibatch_s - st->fwd_s - st->bwd_s - st->update_s;
-    st->idle_s = idle > 0 ? round12(idle) : 0;
+    st->idle_s = idle > 0 ? sim_round12(idle) : 0;
     st->model_fwd_s = ts->fwd_s;
     st->model_bwd_s = ts->bwd_s;
     st->held = gr->peak;
@@ -465,28 +433,26 @@ static mp_status fill(const sim *s, const tjob *j, const train *t, const train_r
     res->activities += gr->acts;
     work += gr->fwd_s + gr->bwd_s;
   }
-  res->bubble = res->fb_s > 0 ? round12(1 - work / (n * res->fb_s)) : 0;
+  res->bubble = res->fb_s > 0 ? sim_round12(1 - work / (n * res->fb_s)) : 0;
   if (res->bubble < 0) res->bubble = 0;
   return MP_OK;
 }
 
-mp_status sim_train_evaluate(sim *s, const graph *g, const plan *p, const train_options *o, sim_train_result *res,
-                             mp_error *err) {
+mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   const chip *c = s->chip;
+  const graph *g = t->g;
   if (p->n_cores != c->n_cores)
     return err_set(err, MP_INPUT, "sim: the plan is for %d cores but chip '%s' has %d", p->n_cores, c->name,
                    c->n_cores);
   if (p->n_layers != g->n_ops)
     return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
                    g->n_ops);
-  train *t = NULL;
   train_result *model = NULL;
   split *sp = NULL;
   int *recv_of = NULL;
   tjob j = {.s = s};
-  mp_status st = train_new(g, o, &t, err);
-  if (st == MP_OK) st = train_evaluate(t, c, p, &model, err);
+  mp_status st = train_evaluate(t, c, p, &model, err);
   if (st == MP_OK) st = split_new(g, p, &sp, err);
   if (st != MP_OK) goto cleanup;
   j.M = t->opt.microbatches;
@@ -516,7 +482,6 @@ cleanup:
   free(recv_of);
   split_free(sp);
   train_result_free(model);
-  train_free(t);
   return st;
 }
 

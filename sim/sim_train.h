@@ -70,11 +70,11 @@ typedef struct sim_train_result {
   double *completions;     /* owned: M entries, seconds from the start */
 } sim_train_result;
 
-/* Simulates one mini-batch of plan p of g (all borrowed) trained with o on the sim's chip (never cached,
- * never isolated).  res is caller-owned (sim_train_result_clear).  MP_INPUT if the plan does not fit the
- * graph or chip. */
-mp_status sim_train_evaluate(sim *s, const graph *g, const plan *p, const train_options *o, sim_train_result *res,
-                             mp_error *err);
+/* Simulates one mini-batch of plan p (borrowed) of t's graph trained under t's options on the sim's chip
+ * (never cached, never isolated).  t is borrowed and built once by the caller for every plan it
+ * simulates (its memo of planned ranges grows).  res is caller-owned (sim_train_result_clear).  MP_INPUT
+ * if the plan does not fit the graph or chip. */
+mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err);
 
 void sim_train_result_clear(sim_train_result *r);
 

@@ -51,16 +51,18 @@ static int child(void *arg) {
   for (int i = 0; i < cj->n; i++) {
     graph *g = NULL;
     plan *p = NULL;
+    train *t = NULL;
     sim_train_result r;
     if (parse(cj->cases[i].graph, "graph", &root) || graph_from_json(root, "graph", &g, &err) != MP_OK ||
         plan_new(cj->cases[i].arranged, cj->cases[i].n_cores, g->n_ops, &p, &err) != MP_OK ||
-        sim_train_evaluate(s, g, p, &cj->cases[i].o, &r, &err) != MP_OK) {
+        train_new(g, &cj->cases[i].o, &t, &err) != MP_OK || sim_train_evaluate(s, t, p, &r, &err) != MP_OK) {
       fprintf(stderr, "case %d: %s\n", i, err.msg);
       return 11;
     }
     cJSON_Delete(root);
     cJSON_AddItemToArray(all, sim_train_result_to_json(&r));
     sim_train_result_clear(&r);
+    train_free(t);
     plan_free(p);
     graph_free(g);
   }
