@@ -7,17 +7,20 @@
 #include "binds.h"
 #include "cli.h"
 
-static char *fmt_s(double s, char *buf, size_t n) {
+/* s in the largest unit that keeps it at least 1 (s, ms, us, ns), with `digits` significant digits. */
+static char *fmt_s_digits(double s, int digits, char *buf, size_t n) {
   if (s >= 1 || s == 0)
-    snprintf(buf, n, "%.6g s", s);
+    snprintf(buf, n, "%.*g s", digits, s);
   else if (s >= 1e-3)
-    snprintf(buf, n, "%.6g ms", s * 1e3);
+    snprintf(buf, n, "%.*g ms", digits, s * 1e3);
   else if (s >= 1e-6)
-    snprintf(buf, n, "%.6g us", s * 1e6);
+    snprintf(buf, n, "%.*g us", digits, s * 1e6);
   else
-    snprintf(buf, n, "%.6g ns", s * 1e9);
+    snprintf(buf, n, "%.*g ns", digits, s * 1e9);
   return buf;
 }
+
+static char *fmt_s(double s, char *buf, size_t n) { return fmt_s_digits(s, 6, buf, n); }
 
 int report_add_mesh_json(cJSON *o, const chip *c) {
   cJSON *m = cJSON_AddObjectToObject(o, "mesh"), *ports = NULL;
@@ -32,17 +35,7 @@ int report_add_mesh_json(cJSON *o, const chip *c) {
   return ok;
 }
 
-char *report_fmt_s(double s, char *buf, size_t n) {
-  if (s >= 1 || s == 0)
-    snprintf(buf, n, "%.4g s", s);
-  else if (s >= 1e-3)
-    snprintf(buf, n, "%.4g ms", s * 1e3);
-  else if (s >= 1e-6)
-    snprintf(buf, n, "%.4g us", s * 1e6);
-  else
-    snprintf(buf, n, "%.4g ns", s * 1e9);
-  return buf;
-}
+char *report_fmt_s(double s, char *buf, size_t n) { return fmt_s_digits(s, 4, buf, n); }
 
 char *report_binds(const cost_result *r, const chip *c, char *buf, size_t n) {
   binds_verdict v;
