@@ -59,10 +59,9 @@
 
 /* ---- the threshold DP ---------------------------------------------------------------------------- */
 
-/* dst |= union over d in [a, b] of (src << d), within bits 0..C. */
-static void or_shifted(opt *o, uint64_t *dst, const uint64_t *src, int a, int b) {
-  int W = o->words;
-  uint64_t *t = o->tmp;
+void optimal_or_shifted(uint64_t *dst, const uint64_t *src, int a, int b, int C, int words, uint64_t *tmp) {
+  int W = words;
+  uint64_t *t = tmp;
   memcpy(t, src, (size_t)W * sizeof *t);
   int width = b - a + 1, cov = 1;
   while (cov < width) {
@@ -81,11 +80,19 @@ static void or_shifted(opt *o, uint64_t *dst, const uint64_t *src, int a, int b)
     if (bs && i - ws - 1 >= 0) v |= t[i - ws - 1] >> (64 - bs);
     dst[i] |= v;
   }
-  int top = o->C + 1; /* bits beyond C are cores the chip does not have */
+  int top = C + 1; /* bits beyond C are cores the chip does not have */
   if (top % 64) dst[W - 1] &= (UINT64_C(1) << (top % 64)) - 1;
 }
 
-static int bit(const uint64_t *set, int k) { return (int)((set[k / 64] >> (k % 64)) & 1); }
+int optimal_runs_add(int *runs, int n, int a, int b) {
+  if (n > 0 && runs[2 * n - 1] >= a - 1) {
+    if (b > runs[2 * n - 1]) runs[2 * n - 1] = b;
+    return n;
+  }
+  runs[2 * n] = a;
+  runs[2 * n + 1] = b;
+  return n + 1;
+}
 
 static void set_range(const opt *o, uint64_t *set, int from) {
   for (int k = from; k <= o->C;) {
@@ -134,13 +141,13 @@ static int check(opt *o, double T) {
       if (closed) {
         if (m + o->runs[0] < o->up[r + 1]) o->up[r + 1] = m + o->runs[0];
       } else {
-        for (int k = 0; k < n; k++) or_shifted(o, o->reach + (size_t)(r + 1) * W, from, o->runs[2 * k], o->runs[2 * k + 1]);
+        for (int k = 0; k < n; k++) optimal_or_shifted(o->reach + (size_t)(r + 1) * W, from, o->runs[2 * k], o->runs[2 * k + 1], C, W, o->tmp);
       }
     }
   }
   uint64_t *last = o->reach + (size_t)o->L * W;
   if (o->up[o->L] <= C) set_range(o, last, o->up[o->L]);
-  return bit(last, C);
+  return optimal_bit(last, C);
 }
 
 /* After a successful check: the stages (last first) of one plan within T: the shortest last stage,
@@ -157,7 +164,7 @@ static int recover(opt *o, double T, int *layers, int *cores) {
       const uint64_t *from = o->reach + (size_t)l * W;
       for (int q = 0; q < runs && !found; q++)
         for (int c = o->runs[2 * q]; c <= o->runs[2 * q + 1] && c <= k; c++)
-          if (bit(from, k - c)) {
+          if (optimal_bit(from, k - c)) {
             layers[n] = r - l;
             cores[n] = c;
             n++;
@@ -187,14 +194,7 @@ static double plan_value(opt *o, const int *layers, const int *cores, int n) {
   return worst;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-#define MAX_CANDIDATES 4096
-
-/* The candidate values strictly between lo and hi (claim 2), or -1 if more than MAX_CANDIDATES. */
+/* The candidate values strictly between lo and hi (claim 2), or -1 if more than OPTIMAL_MAX_CANDIDATES. */
 static int candidates(opt *o, double lo, double hi, double *out) {
   int n = 0;
   for (int l = 0; l < o->L; l++) {
@@ -207,7 +207,7 @@ static int candidates(opt *o, double lo, double hi, double *out) {
         for (int c = o->runs[2 * q]; c <= o->runs[2 * q + 1]; c++) {
           double v = optimal_time_at(o, &s, c);
           if (v > lo && v < hi) {
-            if (n == MAX_CANDIDATES) return -1;
+            if (n == OPTIMAL_MAX_CANDIDATES) return -1;
             out[n++] = v;
           }
         }
@@ -216,22 +216,24 @@ static int candidates(opt *o, double lo, double hi, double *out) {
   return n;
 }
 
-/* The least feasible T of the relaxation, given that hi is the value of a feasible plan and lo is
- * infeasible; the plan's stages (last first) in layers/cores, their number in *n.  Returns it, or -1
- * when out of memory. */
-static double search(opt *o, double lo, double hi, int *layers, int *cores, int *n) {
-  double *cand = malloc(MAX_CANDIDATES * sizeof *cand), result = -1;
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double optimal_search(const optimal_dp *dp, double lo, double hi) {
+  double *cand = malloc(OPTIMAL_MAX_CANDIDATES * sizeof *cand), result = hi;
   if (!cand) return -1;
   for (;;) {
     double mid = lo + (hi - lo) / 2;
     if (hi - lo <= 1e-9 * hi || mid <= lo || mid >= hi) {
-      int k = candidates(o, lo, hi, cand);
+      int k = dp->candidates(dp->ctx, lo, hi, cand);
       if (k >= 0) {
         qsort(cand, (size_t)k, sizeof *cand, cmp_double);
         int a = 0, b = k; /* the least feasible candidate is in [a, b), or hi when a == k */
         while (a < b) {
           int m = a + (b - a) / 2;
-          if (check(o, cand[m]))
+          if (dp->check(dp->ctx, cand[m]))
             b = m;
           else
             a = m + 1;
@@ -244,17 +246,37 @@ static double search(opt *o, double lo, double hi, int *layers, int *cores, int 
         break;
       }
     }
-    if (check(o, mid)) {
-      int k = recover(o, mid, layers, cores);
-      hi = plan_value(o, layers, cores, k);
+    if (dp->check(dp->ctx, mid)) {
+      double v = dp->value_within(dp->ctx, mid);
+      if (v < 0) {
+        result = -1;
+        break;
+      }
+      hi = v;
     } else {
       lo = mid;
     }
   }
   free(cand);
-  check(o, result);
-  *n = recover(o, result, layers, cores);
   return result;
+}
+
+/* optimal_search's view of this DP: a plan's stages (last first) go to layers/cores. */
+typedef struct search_ctx {
+  opt *o;
+  int *layers, *cores;
+} search_ctx;
+
+static int search_check(void *ctx, double T) { return check(((search_ctx *)ctx)->o, T); }
+
+static double search_value(void *ctx, double T) {
+  search_ctx *x = ctx;
+  int k = recover(x->o, T, x->layers, x->cores);
+  return plan_value(x->o, x->layers, x->cores, k);
+}
+
+static int search_candidates(void *ctx, double lo, double hi, double *out) {
+  return candidates(((search_ctx *)ctx)->o, lo, hi, out);
 }
 
 /* Solves one relaxation: its optimum, and its plan (first stage first) in layers/cores, *n stages. */
@@ -272,7 +294,12 @@ static double solve_kind(opt *o, int kind, int *layers, int *cores, int *n) {
     T = 0;
     k = recover(o, 0, rl, rc);
   } else {
-    T = search(o, 0, plan_value(o, rl, rc, k), rl, rc, &k);
+    search_ctx x = {o, rl, rc};
+    optimal_dp dp = {search_check, search_value, search_candidates, &x};
+    T = optimal_search(&dp, 0, plan_value(o, rl, rc, k));
+    if (T < 0) goto cleanup;
+    check(o, T);
+    k = recover(o, T, rl, rc);
   }
   for (int i = 0; i < k; i++) { /* recover lists the last stage first */
     layers[i] = rl[k - 1 - i];

@@ -8,6 +8,8 @@
 #ifndef MESHPIPE_OPTIMAL_INT_H
 #define MESHPIPE_OPTIMAL_INT_H
 
+#include <stdint.h>
+
 #include "chip.h"
 #include "cost.h"
 #include "err.h"
@@ -23,6 +25,52 @@ typedef struct figs {
   int first, n_layers, n_high; /* its first layer and layers; Sends of the HIGH relaxation (a consumer layer each) */
 } figs;
 
+/* DRAM streams of c consecutive cores, each streaming the same bytes from its nearest port: per count
+ * c in 1..C, the least and largest (over the positions) of the max over links of cores / bandwidth,
+ * reads (in) and writes (out), and the longest route's hops. */
+typedef struct optimal_dram {
+  double *in_lo, *in_hi, *out_lo, *out_hi;
+  int *hops_in, *hops_out;
+} optimal_dram;
+
+/* Fills d (owned arrays, C + 1 entries each) for c (borrowed, uniform, with ports); optimal_dram_clear
+ * frees them (and is a no-op on a zeroed d).  MP_NOMEM. */
+mp_status optimal_dram_tables(const chip *c, optimal_dram *d, mp_error *err);
+void optimal_dram_clear(optimal_dram *d);
+
+/* The threshold DPs' building blocks (optimal.c), shared by the inference DP and the training DP
+ * (optimal_train.c). */
+
+/* Bit k of a bitset of core totals. */
+static inline int optimal_bit(const uint64_t *set, int k) { return (int)((set[k / 64] >> (k % 64)) & 1); }
+
+/* dst |= union over d in [a, b] of (src << d), within bits 0..C (words 64-bit words; tmp is scratch of
+ * as many): the run is widened by doubling, then shifted by a. */
+void optimal_or_shifted(uint64_t *dst, const uint64_t *src, int a, int b, int C, int words, uint64_t *tmp);
+
+/* Appends the run [a, b] to the n runs of runs (pairs, in increasing order of a), joined to the last when
+ * they touch or overlap; returns the number of runs. */
+int optimal_runs_add(int *runs, int n, int a, int b);
+
+/* A threshold DP as optimal_search sees it: check(ctx, T) says whether a plan within T exists and keeps
+ * its tables; value_within(ctx, T) recovers such a plan after a successful check and returns its value
+ * in the relaxation (negative on a failure); candidates(ctx, lo, hi, out) lists the stage values strictly
+ * between lo and hi, at most OPTIMAL_MAX_CANDIDATES of them (-1 when there are more).  A DP that can fail
+ * otherwise records it in ctx for its caller. */
+typedef struct optimal_dp {
+  int (*check)(void *ctx, double T);
+  double (*value_within)(void *ctx, double T);
+  int (*candidates)(void *ctx, double lo, double hi, double *out);
+  void *ctx;
+} optimal_dp;
+#define OPTIMAL_MAX_CANDIDATES 4096
+
+/* The least feasible T of a relaxation, given that lo is infeasible and hi the value of a feasible plan:
+ * bisection on T, each feasible midpoint lowering hi to a plan's value, until the candidates between lo
+ * and hi are few enough to search exactly.  Returns it, or -1 on a failure of the DP or out of memory;
+ * the DP's tables are then those of its last check, which need not be at the result. */
+double optimal_search(const optimal_dp *dp, double lo, double hi);
+
 typedef struct opt {
   const graph *g;
   const chip *c;
@@ -32,11 +80,7 @@ typedef struct opt {
   int L, C, words;
   double f, S, gamma, B, lat;
   int max_hops; /* the longest XY route on the mesh */
-  /* DRAM streams of c consecutive cores, each streaming the same bytes: per count, the least and
-   * largest (over the positions) of max over links of cores / bandwidth, reads and writes, and the
-   * longest route's hops; index c in 1..C */
-  double *in_lo, *in_hi, *out_lo, *out_hi;
-  int *hops_in, *hops_out;
+  optimal_dram dram;          /* of a uniform chip with ports; all NULL otherwise */
   uint64_t *reach;           /* (L + 1) * words: R(r) */
   uint64_t *tmp;             /* words */
   int *up;                   /* L + 1: least element of the upward-closed part of R(r), C + 1 if none */

@@ -33,13 +33,14 @@ static double send_of(const opt *o, const figs *s) {
 
 /* The DRAM term of count c (0 when c cores hold the stage). */
 static double dram_at(const opt *o, const figs *s, int c) {
-  if (!o->in_lo) return 0;
+  const optimal_dram *d = &o->dram;
+  if (!d->in_lo) return 0;
   double e = mem_at(s, c) - o->S;
   if (!(e > 0)) return 0;
   double w = (double)s->weights / (double)c, out = e > w ? e - w : 0;
-  if (o->kind == OPT_LOW) return e * o->in_lo[c] + out * o->out_lo[c];
-  double t = e * o->in_hi[c] + (double)o->hops_in[c] * o->lat;
-  if (out > 0) t += out * o->out_hi[c] + (double)o->hops_out[c] * o->lat;
+  if (o->kind == OPT_LOW) return e * d->in_lo[c] + out * d->out_lo[c];
+  double t = e * d->in_hi[c] + (double)d->hops_in[c] * o->lat;
+  if (out > 0) t += out * d->out_hi[c] + (double)d->hops_out[c] * o->lat;
   return t;
 }
 
@@ -152,17 +153,6 @@ static void compute_set(opt *o, const figs *s, double T, int lo, int hi, int any
   compute_set(o, s, T, mid + 1, hi, any_only);
 }
 
-/* Appends [a, b] to the runs of S(l,r), joining it to the last when they touch; returns the count. */
-static int add_run(opt *o, int n, int a, int b) {
-  if (n > 0 && o->runs[2 * n - 1] >= a - 1) {
-    if (b > o->runs[2 * n - 1]) o->runs[2 * n - 1] = b;
-    return n;
-  }
-  o->runs[2 * n] = a;
-  o->runs[2 * n + 1] = b;
-  return n + 1;
-}
-
 /* stage_counts on a core model: the runs of counts whose compute is within T (compute_set), each cut to
  * the room, its counts that overflow SRAM checked one by one with their DRAM term as below. */
 static int stage_counts_model(opt *o, const figs *s, double T, int room) {
@@ -180,9 +170,9 @@ static int stage_counts_model(opt *o, const figs *s, double T, int room) {
   for (int q = 0; q < o->n_kruns; q++) {
     int a = o->kruns[2 * q], b = o->kruns[2 * q + 1];
     for (int c = a; c <= b && c < cfit && !o->strict; c++)
-      if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = add_run(o, n, c, c); /* Sends within T above */
+      if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = optimal_runs_add(o->runs, n, c, c); /* Sends within T above */
     if (cfit > a) a = cfit;
-    if (a <= b) n = add_run(o, n, a, b);
+    if (a <= b) n = optimal_runs_add(o->runs, n, a, b);
   }
   return n;
 }
@@ -200,24 +190,9 @@ int optimal_stage_counts(opt *o, const figs *s, double T, int room) {
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
   /* overflow: the DRAM term decides, count by count (the Sends are within T: only the busy side is left) */
   for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
-    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) {
-      if (n > 0 && o->runs[2 * n - 1] == c - 1)
-        o->runs[2 * n - 1] = c;
-      else {
-        o->runs[2 * n] = o->runs[2 * n + 1] = c;
-        n++;
-      }
-    }
+    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = optimal_runs_add(o->runs, n, c, c);
   int a = cfit > cl ? cfit : cl;
-  if (a <= ch) {
-    if (n > 0 && o->runs[2 * n - 1] == a - 1)
-      o->runs[2 * n - 1] = ch;
-    else {
-      o->runs[2 * n] = a;
-      o->runs[2 * n + 1] = ch;
-      n++;
-    }
-  }
+  if (a <= ch) n = optimal_runs_add(o->runs, n, a, ch);
   return n;
 }
 
@@ -267,27 +242,28 @@ static void count_link(void *ctx, int link) {
   if (r > *x->worst) *x->worst = r;
 }
 
-/* The DRAM tables of the relaxations: for every start k and count c, a group k..k+c-1 whose cores each
- * stream the same bytes; cores are added one at a time, so each table is O(C^2 * route length). */
-static mp_status dram_tables(opt *o, mp_error *err) {
-  const chip *c = o->c;
-  int C = o->C, nl = chip_n_links(c);
+/* Every start k and count c: a group k..k+c-1 whose cores each stream the same bytes; cores are added one
+ * at a time, so each table is O(C^2 * route length). */
+mp_status optimal_dram_tables(const chip *c, optimal_dram *d, mp_error *err) {
+  int C = c->n_cores, nl = chip_n_links(c);
   size_t n = (size_t)C + 1;
-  o->in_lo = malloc(n * sizeof *o->in_lo);
-  o->in_hi = calloc(n, sizeof *o->in_hi);
-  o->out_lo = malloc(n * sizeof *o->out_lo);
-  o->out_hi = calloc(n, sizeof *o->out_hi);
-  o->hops_in = calloc(n, sizeof *o->hops_in);
-  o->hops_out = calloc(n, sizeof *o->hops_out);
+  memset(d, 0, sizeof *d);
+  d->in_lo = malloc(n * sizeof *d->in_lo);
+  d->in_hi = calloc(n, sizeof *d->in_hi);
+  d->out_lo = malloc(n * sizeof *d->out_lo);
+  d->out_hi = calloc(n, sizeof *d->out_hi);
+  d->hops_in = calloc(n, sizeof *d->hops_in);
+  d->hops_out = calloc(n, sizeof *d->hops_out);
   double *cin = calloc((size_t)nl, sizeof *cin), *cout = calloc((size_t)nl, sizeof *cout);
   int *port = malloc((size_t)C * sizeof *port);
-  if (!o->in_lo || !o->in_hi || !o->out_lo || !o->out_hi || !o->hops_in || !o->hops_out || !cin || !cout || !port) {
+  if (!d->in_lo || !d->in_hi || !d->out_lo || !d->out_hi || !d->hops_in || !d->hops_out || !cin || !cout || !port) {
     free(cin);
     free(cout);
     free(port);
+    optimal_dram_clear(d);
     return err_nomem(err);
   }
-  for (size_t i = 0; i < n; i++) o->in_lo[i] = o->out_lo[i] = INFINITY;
+  for (size_t i = 0; i < n; i++) d->in_lo[i] = d->out_lo[i] = INFINITY;
   for (int k = 0; k < C; k++) port[k] = CHIP_PORT(chip_nearest_dram(c, k));
   for (int k = 0; k < C; k++) {
     double win = 0, wout = 0;
@@ -301,12 +277,12 @@ static mp_status dram_tables(opt *o, mp_error *err) {
       if (h > hin) hin = h;
       h = chip_route(c, core, port[core], count_link, &b);
       if (h > hout) hout = h;
-      if (win < o->in_lo[cnt]) o->in_lo[cnt] = win;
-      if (win > o->in_hi[cnt]) o->in_hi[cnt] = win;
-      if (wout < o->out_lo[cnt]) o->out_lo[cnt] = wout;
-      if (wout > o->out_hi[cnt]) o->out_hi[cnt] = wout;
-      if (hin > o->hops_in[cnt]) o->hops_in[cnt] = hin;
-      if (hout > o->hops_out[cnt]) o->hops_out[cnt] = hout;
+      if (win < d->in_lo[cnt]) d->in_lo[cnt] = win;
+      if (win > d->in_hi[cnt]) d->in_hi[cnt] = win;
+      if (wout < d->out_lo[cnt]) d->out_lo[cnt] = wout;
+      if (wout > d->out_hi[cnt]) d->out_hi[cnt] = wout;
+      if (hin > d->hops_in[cnt]) d->hops_in[cnt] = hin;
+      if (hout > d->hops_out[cnt]) d->hops_out[cnt] = hout;
     }
   }
   free(cin);
@@ -315,13 +291,18 @@ static mp_status dram_tables(opt *o, mp_error *err) {
   return MP_OK;
 }
 
+void optimal_dram_clear(optimal_dram *d) {
+  free(d->in_lo);
+  free(d->in_hi);
+  free(d->out_lo);
+  free(d->out_hi);
+  free(d->hops_in);
+  free(d->hops_out);
+  memset(d, 0, sizeof *d);
+}
+
 void optimal_opt_free(opt *o) {
-  free(o->in_lo);
-  free(o->in_hi);
-  free(o->out_lo);
-  free(o->out_hi);
-  free(o->hops_in);
-  free(o->hops_out);
+  optimal_dram_clear(&o->dram);
   free(o->reach);
   free(o->tmp);
   free(o->up);
@@ -361,7 +342,7 @@ mp_status optimal_opt_init(opt *o, const graph *g, const chip *c, mp_error *err)
     return st;
   }
   if (c->n_dram > 0 && !c->heterogeneous) {
-    st = dram_tables(o, err);
+    st = optimal_dram_tables(c, &o->dram, err);
     if (st != MP_OK) {
       optimal_opt_free(o);
       return st;

@@ -20,7 +20,7 @@ typedef struct ot {
   train *t;
   int L, C, words, Q, M, gpipe, strict;
   double f, S, gamma, B;
-  double *in_lo, *out_lo; /* per count: least over positions of the busiest stream link's cores / bandwidth */
+  optimal_dram dram;      /* of a uniform chip with ports (only its lo tables are used); NULL otherwise */
   uint64_t *reach;        /* R(l)[q]: ((L + 1) * Q + q) * words */
   uint64_t *tmp;
   int *runs;
@@ -41,11 +41,11 @@ static double compute_at(const ot *o, const train_range *r, int c) {
 }
 
 static double dram_at(const ot *o, const train_range *r, int c, int q) {
-  if (!o->in_lo) return 0;
+  if (!o->dram.in_lo) return 0;
   double e = train_mem_bytes(r, c, held(o, q)) - o->S;
   if (!(e > 0)) return 0;
   double w = (double)r->static_bytes / c, out = e > w ? e - w : 0;
-  return 2 * (e * o->in_lo[c] + out * o->out_lo[c]);
+  return 2 * (e * o->dram.in_lo[c] + out * o->dram.out_lo[c]);
 }
 
 static double send_of(const ot *o, const train_range *r) {
@@ -97,24 +97,9 @@ static int stage_counts(ot *o, const train_range *r, int q, double T, int room) 
   if (ch > room) ch = room;
   int cfit = first_true(o, r, q, T, pred_fits, 1, C);
   for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
-    if (compute_at(o, r, c) + dram_at(o, r, c, q) <= T) {
-      if (n > 0 && o->runs[2 * n - 1] == c - 1)
-        o->runs[2 * n - 1] = c;
-      else {
-        o->runs[2 * n] = o->runs[2 * n + 1] = c;
-        n++;
-      }
-    }
+    if (compute_at(o, r, c) + dram_at(o, r, c, q) <= T) n = optimal_runs_add(o->runs, n, c, c);
   int a = cfit > cl ? cfit : cl;
-  if (a <= ch) {
-    if (n > 0 && o->runs[2 * n - 1] == a - 1)
-      o->runs[2 * n - 1] = ch;
-    else {
-      o->runs[2 * n] = a;
-      o->runs[2 * n + 1] = ch;
-      n++;
-    }
-  }
+  if (a <= ch) n = optimal_runs_add(o->runs, n, a, ch);
   return n;
 }
 
@@ -132,36 +117,10 @@ static const train_range *range(ot *o, int l, int n, train_range *buf) {
 /* ---- bitsets of core totals ---------------------------------------------------------------------------- */
 
 static uint64_t *set_of(const ot *o, int l, int q) { return o->reach + ((size_t)l * o->Q + (size_t)q) * o->words; }
-static int bit(const uint64_t *s, int k) { return (int)((s[k / 64] >> (k % 64)) & 1); }
-
 static int lowest(const ot *o, const uint64_t *s) {
   for (int i = 0; i < o->words; i++)
     if (s[i]) return 64 * i + __builtin_ctzll(s[i]);
   return -1;
-}
-
-/* dst |= union over d in [a, b] of (src << d), within bits 0..C: the run is widened by doubling, then
- * shifted by a (as optimal.c does). */
-static void or_shifted(ot *o, uint64_t *dst, const uint64_t *src, int a, int b) {
-  int W = o->words, width = b - a + 1, cov = 1;
-  uint64_t *t = o->tmp;
-  memcpy(t, src, (size_t)W * sizeof *t);
-  while (cov < width) {
-    int sft = cov < width - cov ? cov : width - cov, ws = sft / 64, bs = sft % 64;
-    for (int i = W - 1; i >= 0; i--) {
-      uint64_t v = i - ws >= 0 ? t[i - ws] << bs : 0;
-      if (bs && i - ws - 1 >= 0) v |= t[i - ws - 1] >> (64 - bs);
-      t[i] |= v;
-    }
-    cov += sft;
-  }
-  int ws = a / 64, bs = a % 64;
-  for (int i = W - 1; i >= ws; i--) {
-    uint64_t v = t[i - ws] << bs;
-    if (bs && i - ws - 1 >= 0) v |= t[i - ws - 1] >> (64 - bs);
-    dst[i] |= v;
-  }
-  if ((o->C + 1) % 64) dst[W - 1] &= (UINT64_C(1) << ((o->C + 1) % 64)) - 1;
 }
 
 /* ---- the threshold DP from the end --------------------------------------------------------------------- */
@@ -182,12 +141,12 @@ static int check(ot *o, double T) {
         if (m < 0) continue;
         int qn = next_class(o, q), n = stage_counts(o, rg, qn, T, o->C - m);
         if (n < 0) pruned = 1;
-        for (int k = 0; k < n; k++) or_shifted(o, set_of(o, l, qn), from, o->runs[2 * k], o->runs[2 * k + 1]);
+        for (int k = 0; k < n; k++) optimal_or_shifted(set_of(o, l, qn), from, o->runs[2 * k], o->runs[2 * k + 1], o->C, o->words, o->tmp);
       }
       if (pruned) break; /* compute only grows with the stage: no longer one from l is within T */
     }
   for (int q = 1; q < o->Q; q++)
-    if (bit(set_of(o, 0, q), o->C)) return 1;
+    if (optimal_bit(set_of(o, 0, q), o->C)) return 1;
   return 0;
 }
 
@@ -195,7 +154,7 @@ static int check(ot *o, double T) {
  * cores).  Returns its stage count, or -1 (a failure recorded, or none: cannot happen). */
 static int recover(ot *o, double T, int *layers, int *cores) {
   int q = 1, l = 0, k = o->C, n = 0;
-  while (q < o->Q && !bit(set_of(o, 0, q), o->C)) q++;
+  while (q < o->Q && !optimal_bit(set_of(o, 0, q), o->C)) q++;
   train_range buf;
   while (l < o->L) {
     int found = 0;
@@ -209,7 +168,7 @@ static int recover(ot *o, double T, int *layers, int *cores) {
         const uint64_t *from = set_of(o, r + 1, qp);
         for (int i = 0; i < runs && !found; i++)
           for (int c = o->runs[2 * i]; c <= o->runs[2 * i + 1] && c <= k && !found; c++)
-            if (bit(from, k - c)) {
+            if (optimal_bit(from, k - c)) {
               layers[n] = r - l + 1;
               cores[n++] = c;
               l = r + 1;
@@ -238,14 +197,8 @@ static double plan_value(ot *o, const int *layers, const int *cores, int n) {
   return worst;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-#define MAX_CANDIDATES 4096
-
-/* The relaxed stage values strictly between lo and hi, or -1 if more than MAX_CANDIDATES. */
+/* The relaxed stage values strictly between lo and hi, or -1 if more than OPTIMAL_MAX_CANDIDATES (a range
+ * that cannot be planned is recorded in o->failed). */
 static int candidates(ot *o, double lo, double hi, double *out) {
   int n = 0;
   train_range buf;
@@ -261,7 +214,7 @@ static int candidates(ot *o, double lo, double hi, double *out) {
           for (int c = o->runs[2 * i]; c <= o->runs[2 * i + 1]; c++) {
             double v = time_at(o, rg, c, q);
             if (v > lo && v < hi) {
-              if (n == MAX_CANDIDATES) return -1;
+              if (n == OPTIMAL_MAX_CANDIDATES) return -1;
               out[n++] = v;
             }
           }
@@ -272,107 +225,46 @@ static int candidates(ot *o, double lo, double hi, double *out) {
 }
 
 /* The relaxation's optimum and its plan (first stage first, *n stages); -1 on failure. */
+/* optimal_search's view of the DP: a plan's stages (first first) go to layers/cores. */
+typedef struct search_ctx {
+  ot *o;
+  int *layers, *cores;
+} search_ctx;
+
+static int search_check(void *ctx, double T) { return check(((search_ctx *)ctx)->o, T); }
+
+static double search_value(void *ctx, double T) {
+  search_ctx *x = ctx;
+  int k = recover(x->o, T, x->layers, x->cores);
+  return k < 0 ? -1 : plan_value(x->o, x->layers, x->cores, k);
+}
+
+static int search_candidates(void *ctx, double lo, double hi, double *out) {
+  return candidates(((search_ctx *)ctx)->o, lo, hi, out);
+}
+
 static double solve(ot *o, int *layers, int *cores, int *n) {
   if (!check(o, INFINITY)) { /* memory first, but nothing fits: the least period whatever the memory */
     o->strict = 0;
     if (!check(o, INFINITY)) return -1;
   }
   if ((*n = recover(o, INFINITY, layers, cores)) < 0) return -1;
-  double lo = 0, hi = plan_value(o, layers, cores, *n), result = hi;
-  double *cand = malloc(MAX_CANDIDATES * sizeof *cand);
-  if (!cand || hi < 0) {
-    free(cand);
-    return -1;
+  double hi = plan_value(o, layers, cores, *n), result = 0;
+  if (hi < 0) return -1;
+  if (!check(o, 0)) {
+    search_ctx x = {o, layers, cores};
+    optimal_dp dp = {search_check, search_value, search_candidates, &x};
+    result = optimal_search(&dp, 0, hi);
   }
-  if (check(o, 0)) {
-    result = 0;
-  } else {
-    for (;;) {
-      double mid = lo + (hi - lo) / 2;
-      if (hi - lo <= 1e-9 * hi || mid <= lo || mid >= hi) {
-        int k = candidates(o, lo, hi, cand);
-        if (k >= 0) {
-          qsort(cand, (size_t)k, sizeof *cand, cmp_double);
-          int a = 0, b = k;
-          while (a < b) {
-            int m = a + (b - a) / 2;
-            if (check(o, cand[m]))
-              b = m;
-            else
-              a = m + 1;
-          }
-          result = a < k ? cand[a] : hi;
-          break;
-        }
-        if (mid <= lo || mid >= hi) {
-          result = hi;
-          break;
-        }
-      }
-      if (check(o, mid)) {
-        int k = recover(o, mid, layers, cores);
-        if (k < 0) break;
-        hi = plan_value(o, layers, cores, k);
-      } else {
-        lo = mid;
-      }
-    }
-  }
-  free(cand);
-  if (o->failed || !check(o, result)) return -1;
+  if (result < 0 || o->failed || !check(o, result)) return -1;
   *n = recover(o, result, layers, cores);
   return *n < 0 ? -1 : result;
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------------ */
 
-typedef struct counting {
-  double *count, *worst;
-  const chip *c;
-} counting;
-
-static void count_link(void *ctx, int link) {
-  counting *x = ctx;
-  double r = ++x->count[link] / chip_link_bandwidth(x->c, link);
-  if (r > *x->worst) *x->worst = r;
-}
-
-/* The least, over the positions of c consecutive cores each streaming the same bytes from its nearest
- * port, of the busiest link's cores per bandwidth: reads (in_lo) and writes (out_lo), per count. */
-static mp_status dram_tables(ot *o) {
-  const chip *c = o->c;
-  int C = o->C, nl = chip_n_links(c);
-  o->in_lo = malloc(((size_t)C + 1) * sizeof *o->in_lo);
-  o->out_lo = malloc(((size_t)C + 1) * sizeof *o->out_lo);
-  double *cin = malloc((size_t)nl * sizeof *cin), *cout = malloc((size_t)nl * sizeof *cout);
-  mp_status st = MP_OK;
-  if (!o->in_lo || !o->out_lo || !cin || !cout) {
-    st = err_nomem(o->err);
-    goto cleanup;
-  }
-  for (int k = 0; k <= C; k++) o->in_lo[k] = o->out_lo[k] = INFINITY;
-  for (int k = 0; k < C; k++) {
-    double win = 0, wout = 0;
-    memset(cin, 0, (size_t)nl * sizeof *cin);
-    memset(cout, 0, (size_t)nl * sizeof *cout);
-    counting a = {cin, &win, c}, b = {cout, &wout, c};
-    for (int cnt = 1; k + cnt <= C; cnt++) {
-      int core = k + cnt - 1, port = CHIP_PORT(chip_nearest_dram(c, core));
-      chip_route(c, port, core, count_link, &a);
-      chip_route(c, core, port, count_link, &b);
-      if (win < o->in_lo[cnt]) o->in_lo[cnt] = win;
-      if (wout < o->out_lo[cnt]) o->out_lo[cnt] = wout;
-    }
-  }
-cleanup:
-  free(cin);
-  free(cout);
-  return st;
-}
-
 static void ot_free(ot *o) {
-  free(o->in_lo);
-  free(o->out_lo);
+  optimal_dram_clear(&o->dram);
   free(o->reach);
   free(o->tmp);
   free(o->runs);
@@ -401,7 +293,7 @@ static mp_status ot_init(ot *o, const graph *g, const chip *c, const train_optio
   o->tmp = malloc((size_t)o->words * sizeof *o->tmp);
   o->runs = malloc(2 * ((size_t)o->C + 2) * sizeof *o->runs);
   if (!o->reach || !o->tmp || !o->runs) st = err_nomem(err);
-  if (st == MP_OK && c->n_dram > 0 && !c->heterogeneous) st = dram_tables(o);
+  if (st == MP_OK && c->n_dram > 0 && !c->heterogeneous) st = optimal_dram_tables(c, &o->dram, err);
   if (st != MP_OK) ot_free(o);
   return st;
 }
