@@ -14,7 +14,6 @@
 #include "chip.h"
 #include "cost.h"
 #include "graph.h"
-#include "jsonio.h"
 #include "method.h"
 #include "method_int.h"
 #include "opcost.h"
@@ -33,27 +32,6 @@ static uint64_t next_u64(void) { /* xorshift64* */
 }
 
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
-
-/* A graph / chip from its JSON text, or NULL (the reason on stderr). */
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return c;
-}
 
 /* A random DAG of n layers: layer j reads the previous layer's first output and, with probability
  * 1/2, an output of a random earlier layer (a skip connection); some layers have two outputs, and
@@ -105,7 +83,7 @@ static graph *random_graph_dims(int n, int zero_work, int dims) {
     strbuf_printf(&b, "}");
   }
   strbuf_printf(&b, "]}");
-  graph *g = b.oom ? NULL : load_graph(b.s);
+  graph *g = b.oom ? NULL : testutil_graph_text(b.s);
   strbuf_clear(&b);
   return g;
 }
@@ -169,7 +147,7 @@ static chip *random_chip_arch(int w, int h, int hetero, double sram_scale, int n
     strbuf_printf(&b, "]");
   }
   strbuf_printf(&b, "}");
-  chip *c = b.oom ? NULL : load_chip(b.s);
+  chip *c = b.oom ? NULL : testutil_chip_text(b.s);
   strbuf_clear(&b);
   return c;
 }
@@ -659,10 +637,10 @@ static void threshold_dp_should_equal_the_position_aware_dp_on_larger_instances(
   "\"core\":{\"flops\":%g,\"sram_bytes\":100000000000},\"noc\":{\"bandwidth\":%g,\"latency\":0},"              \
   "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}%s}"
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, "");
-    chip *cu = load_chip(text);
+    chip *cu = testutil_chip_text(text);
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, ",\"overrides\":[{\"core\":0,\"sram_bytes\":200000000000}]");
 #undef CHIP_FMT
-    chip *ch = load_chip(text);
+    chip *ch = testutil_chip_text(text);
     CU_ASSERT_FATAL(g && cu && ch && !cu->heterogeneous && ch->heterogeneous);
     mp_error err;
     optimal_result ru, rh;
@@ -703,8 +681,8 @@ static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
       "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"small\",\"mesh\":{\"width\":2,\"height\":1},"
       "\"core\":{\"flops\":1e9,\"sram_bytes\":1500},\"noc\":{\"bandwidth\":1e9,\"latency\":0},"
       "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}}";
-  graph *g = load_graph(graph_text);
-  chip *c = load_chip(chip_text);
+  graph *g = testutil_graph_text(graph_text);
+  chip *c = testutil_chip_text(chip_text);
   CU_ASSERT_FATAL(g && c);
   mp_error err;
   method_options o;
@@ -745,13 +723,13 @@ static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
  * plan the search recovered above it; optimal must still return a plan, and every check of the random
  * instances must hold. */
 static void optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores(void) {
-  graph *g = load_graph(
+  graph *g = testutil_graph_text(
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\",\"inputs\":[{\"name\":\"in\",\"bytes\":1000}],"
       "\"ops\":[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":24000}],"
       "\"macs\":0,\"flops\":480000,\"weight_bytes\":0},"
       "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":12000}],"
       "\"macs\":0,\"flops\":12000,\"weight_bytes\":0}]}");
-  chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
+  chip *c = testutil_chip_text("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
                       "\"core\":{\"flops\":8e9,\"sram_bytes\":2000000,\"transfer_factor\":2},"
                       "\"noc\":{\"bandwidth\":6e8,\"latency\":1.2e-05}}");
   CU_ASSERT_FATAL(g && c);

@@ -9,12 +9,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "chip.h"
 #include "cost.h"
 #include "graph.h"
-#include "jsonio.h"
 #include "method.h"
 #include "method_int.h"
 #include "optimal_train.h"
@@ -33,26 +31,6 @@ static uint64_t next_u64(void) { /* xorshift64* */
 }
 
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
-
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return c;
-}
 
 /* A random DAG of n layers of trainable types (Conv, Gemm, Relu, Add): layer j reads the previous
  * layer's output and, with probability 1/2, a random earlier layer's (a skip connection). */
@@ -79,7 +57,7 @@ static graph *random_graph(int n) {
                   weighted ? below(100000) : 0);
   }
   strbuf_printf(&b, "]}");
-  graph *g = b.oom ? NULL : load_graph(b.s);
+  graph *g = b.oom ? NULL : testutil_graph_text(b.s);
   strbuf_clear(&b);
   return g;
 }
@@ -118,7 +96,7 @@ static chip *random_chip(int w, int h, int hetero, double sram_scale, int n_port
     strbuf_printf(&b, "]");
   }
   strbuf_printf(&b, "}");
-  chip *c = b.oom ? NULL : load_chip(b.s);
+  chip *c = b.oom ? NULL : testutil_chip_text(b.s);
   strbuf_clear(&b);
   return c;
 }
