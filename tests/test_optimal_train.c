@@ -41,10 +41,11 @@ static graph *random_graph(int n) {
     else
       strbuf_printf(&b, "\"t%d\"", j - 1);
     if (j >= 2 && testgen_below(2)) strbuf_printf(&b, ",\"t%d\"", testgen_below(j - 1));
+    int weight_bytes = weighted ? testgen_below(100000) : 0; /* drawn first: GCC's order (testgen.h) */
+    int out_bytes = testgen_below(40000);
     strbuf_printf(&b, "],\"outputs\":[{\"name\":\"t%d\",\"bytes\":%d}],\"macs\":%llu,\"flops\":%llu,"
                       "\"weight_bytes\":%d}",
-                  j, testgen_below(40000), (unsigned long long)macs, (unsigned long long)flops,
-                  weighted ? testgen_below(100000) : 0);
+                  j, out_bytes, (unsigned long long)macs, (unsigned long long)flops, weight_bytes);
   }
   strbuf_printf(&b, "]}");
   graph *g = b.oom ? NULL : testutil_graph_text(b.s);
