@@ -27,13 +27,7 @@ static graph *chain(int n, const unsigned long long *flops) {
                     j ? "," : "", j, in, j, flops[j]);
   }
   snprintf(text + len, sizeof text - (size_t)len, "]}");
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "%s\n", err.msg);
-  cJSON_Delete(root);
-  return g;
+  return testutil_graph_text(text);
 }
 
 static chip *row(int w) {
@@ -42,12 +36,7 @@ static chip *row(int w) {
            "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":1},"
            "\"core\":{\"flops\":1e9,\"sram_bytes\":1000000},\"noc\":{\"bandwidth\":1e9,\"latency\":0}}",
            w);
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  cJSON_Delete(root);
-  return c;
+  return testutil_chip_text(text);
 }
 
 static plan *run(const char *method, const graph *g, const chip *c) {

@@ -39,24 +39,6 @@ static const char *CHIP3_TEXT =
     "\"core\":{\"flops\":1e9,\"sram_bytes\":10000},\"noc\":{\"bandwidth\":1000,\"latency\":0},"
     "\"overrides\":[{\"core\":2,\"flops\":2e9,\"sram_bytes\":500,\"transfer_factor\":3}]}";
 
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g.json", &g, &err);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c.json", &c, &err);
-  cJSON_Delete(root);
-  return c;
-}
-
 static cost_result *evaluate(const graph *g, const chip *c, const int *arranged) {
   plan *p = NULL;
   cost_result *r = NULL;
@@ -73,8 +55,8 @@ static cost_result *evaluate(const graph *g, const chip *c, const int *arranged)
  * Stage 1 = b, c on core 1: compute 3e9 / 1e9 = 3 s; nothing leaves (z is an output), t = 3 s;
  * s = 200 + max(500, 10) = 700 B.  Bottleneck 4 s at stage 0, feasible. */
 static void cost_should_match_the_hand_count_of_a_two_stage_plan(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP2_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP2_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){1, 2});
@@ -104,8 +86,8 @@ static void cost_should_match_the_hand_count_of_a_two_stage_plan(void) {
  * (1/2) * 510 / 1000 = 0.255 s; gamma = 3 but nothing leaves; s = 200 / 2 + 500 = 600 B > the
  * 500 B of core 2: not feasible, ratio 1.2. */
 static void cost_should_include_all_gathers_and_heterogeneous_groups(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c2 = load_chip(CHIP2_TEXT), *c3 = load_chip(CHIP3_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c2 = testutil_chip_text(CHIP2_TEXT), *c3 = testutil_chip_text(CHIP3_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c3);
@@ -138,8 +120,8 @@ static void cost_should_include_all_gathers_and_heterogeneous_groups(void) {
  * = 1.5 s; on cores 1-2 (core 2 has gamma 3) send = 4.5 s, above its compute 6e9 / 3e9 + 0.5 * 1500
  * / 1000 = 2.75 s, so the stage takes 4.5 s. */
 static void cost_should_weigh_sends_by_the_groups_largest_transfer_factor(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c3 = load_chip(CHIP3_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c3 = testutil_chip_text(CHIP3_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c3);
   cost_model *m = NULL;
@@ -163,8 +145,8 @@ static void cost_should_weigh_sends_by_the_groups_largest_transfer_factor(void) 
  * a: min(4, 2 + 0.5) = 2.5 s; b: min(2, 1 + 0.25) = 1.25 s; c: min(1, 0.5 + 0.005) = 0.505 s;
  * so layer_s = 2.5 s (layer 0) and the bound is 3.5 s — below the best plan's 4 s. */
 static void lower_bound_should_match_the_hand_count(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP2_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP2_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_bound b;
@@ -182,8 +164,8 @@ static void lower_bound_should_match_the_hand_count(void) {
 }
 
 static void cost_result_json_should_carry_the_stage_figures(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP2_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP2_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){1, 2});
@@ -220,8 +202,8 @@ static const char *CHIP6_TEXT =
  * Stage 1 sends y (500 B) to core 3, 1 hop from its last core 2: 2 x 500 / 1000 + 0.01 = 1.01 s.
  * With [1, 0, 0, 0, 0, 2] b and c share stage 1 and x crosses once: 2 + 1 x 0.01 = 2.01 s. */
 static void a_tensor_read_by_two_later_groups_should_cost_two_sends(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP6_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP6_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){1, 0, 1, 0, 0, 1});
@@ -288,8 +270,8 @@ static const char *ROW4_TEXT =
  * and post nothing: one segment, 4e9 / 3e9 + (2/3) 1410 / 1000 + 0.01 s.  Stage 0 (one core) pays
  * none. */
 static void each_gathering_segment_should_add_one_hops_latency(void) {
-  graph *g = load_graph(SEG_GRAPH_TEXT);
-  chip *c = load_chip(ROW4_TEXT);
+  graph *g = testutil_graph_text(SEG_GRAPH_TEXT);
+  chip *c = testutil_chip_text(ROW4_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_model *m = NULL;
@@ -335,7 +317,7 @@ static chip *row_with_ports(double port_bandwidth, const char *ports) {
            "\"core\":{\"flops\":1e9,\"sram_bytes\":1000},\"noc\":{\"bandwidth\":1000,\"latency\":0.01},"
            "\"dram\":{\"bandwidth\":%.17g,\"ports\":%s}}",
            port_bandwidth, ports);
-  return load_chip(text);
+  return testutil_chip_text(text);
 }
 
 /* w on all four cores: mem = 4000 / 4 + 500 = 1500 B, so each core reads e = 500 B of weights (e <=
@@ -347,7 +329,7 @@ static chip *row_with_ports(double port_bandwidth, const char *ports) {
  * 0, 1 from (0,0), cores 2, 3 from (3,0); x0>x1 and x3>x2 carry 500 B each, the ports' links 1000 B:
  * in = 500 / 1000 + 1 hop = 0.51 s. */
 static void a_dram_stream_should_be_limited_by_its_busiest_link(void) {
-  graph *g = load_graph(WEIGHTS_GRAPH_TEXT);
+  graph *g = testutil_graph_text(WEIGHTS_GRAPH_TEXT);
   chip *fast = row_with_ports(1e6, "[[0,0]]"), *slow = row_with_ports(100, "[[0,0]]");
   chip *two = row_with_ports(1e6, "[[0,0],[3,0]]");
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -406,8 +388,8 @@ static const char *MESH2_PORT_TEXT =
  * 1000, x1y1>x0y1 1000: max(1.6, 2.0) + 0.02 = 2.02 s.  compute = 4e9 / 4e9 + (3/4) 2000 / 1000 = 2.5 s;
  * t = 2.5 + 2.32 + 2.02 = 6.84 s. */
 static void a_stage_whose_activation_exceeds_sram_should_pay_the_spill(void) {
-  graph *g = load_graph(SPILL_GRAPH_TEXT);
-  chip *c = load_chip(MESH2_PORT_TEXT);
+  graph *g = testutil_graph_text(SPILL_GRAPH_TEXT);
+  chip *c = testutil_chip_text(MESH2_PORT_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_model *m = NULL;
@@ -461,8 +443,8 @@ static const char *MESH2_LOADS_TEXT =
  * x0y0>x0y1; core 1 over x1y0>x0y0, x0y0>x0y1; core 2 over x1y1>x0y1 (200 each).  b fits and sends
  * nothing.  Sums per link below; every other link carries nothing. */
 static void link_loads_should_equal_the_hand_summed_table(void) {
-  graph *g = load_graph(LOADS_GRAPH_TEXT);
-  chip *c = load_chip(MESH2_LOADS_TEXT);
+  graph *g = testutil_graph_text(LOADS_GRAPH_TEXT);
+  chip *c = testutil_chip_text(MESH2_LOADS_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){0, 0, 1, 1});
@@ -525,8 +507,8 @@ static const char *ROW4_SLOW_TEXT =
  * [1, 1, 0, 1]: a on core 0, b on core 1, c on cores 2-3: x goes x0>x1>x2, c's gather uses x2>x3 and
  * x3>x2, no link is shared, and the period is the uncontended 2.4 s of stage 1 (b on one core). */
 static void contention_should_stretch_a_shared_link_to_the_hand_solved_fixed_point(void) {
-  graph *g = load_graph(CONTEND_GRAPH_TEXT);
-  chip *c = load_chip(ROW4_SLOW_TEXT);
+  graph *g = testutil_graph_text(CONTEND_GRAPH_TEXT);
+  chip *c = testutil_chip_text(ROW4_SLOW_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   cost_result *r = evaluate(g, c, (int[]){1, 0, 1, 1});
@@ -575,7 +557,7 @@ static chip *pair_with_port(double noc_bandwidth, double port_bandwidth) {
            "\"core\":{\"flops\":1e9,\"sram_bytes\":1000},\"noc\":{\"bandwidth\":%.17g,\"latency\":0},"
            "\"dram\":{\"bandwidth\":%.17g,\"ports\":[[0,0]]}}",
            noc_bandwidth, port_bandwidth);
-  return load_chip(text);
+  return testutil_chip_text(text);
 }
 
 /* a: 5e8 flops, b: 2e9, each 2000 B of weights and a 100 B output, on the pair with a port of 1000 B/s
@@ -593,7 +575,7 @@ static const char *STAGGERED_GRAPH_TEXT =
     "\"flops\":2000000000,\"weight_bytes\":2000}]}";
 
 static void reads_that_start_together_should_share_the_port_for_their_whole_length(void) {
-  graph *g = load_graph(STAGGERED_GRAPH_TEXT);
+  graph *g = testutil_graph_text(STAGGERED_GRAPH_TEXT);
   chip *c = pair_with_port(1e6, 1000);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -629,7 +611,7 @@ static void reads_that_start_together_should_share_the_port_for_their_whole_leng
  * the link binds, period 1.2 s.  In the test of two Sends above stage 0's Sends set the period
  * ("send"), in the table of link loads stage 0's streams ("dram"). */
 static void binding_should_name_what_sets_the_period(void) {
-  graph *g = load_graph(TWO_STREAMS_GRAPH_TEXT);
+  graph *g = testutil_graph_text(TWO_STREAMS_GRAPH_TEXT);
   chip *port = pair_with_port(1e6, 1000), *link = pair_with_port(1000, 1e9);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(port);
@@ -670,8 +652,8 @@ static void binding_should_name_what_sets_the_period(void) {
   chip_free(port);
   chip_free(link);
 
-  g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP6_TEXT);
+  g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP6_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   r = evaluate(g, c, (int[]){1, 0, 1, 0, 0, 1});
@@ -681,8 +663,8 @@ static void binding_should_name_what_sets_the_period(void) {
   cost_result_free(r);
   graph_free(g);
   chip_free(c);
-  g = load_graph(LOADS_GRAPH_TEXT);
-  c = load_chip(MESH2_LOADS_TEXT);
+  g = testutil_graph_text(LOADS_GRAPH_TEXT);
+  c = testutil_chip_text(MESH2_LOADS_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   r = evaluate(g, c, (int[]){0, 0, 1, 1});
@@ -806,8 +788,8 @@ static void bindings_and_limiters_should_have_their_documented_names(void) {
 /* ---- errors ------------------------------------------------------------------------------------ */
 
 static void cost_evaluate_should_refuse_a_plan_for_another_graph(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP2_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP2_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   plan *p = NULL;
@@ -824,8 +806,8 @@ static void cost_evaluate_should_refuse_a_plan_for_another_graph(void) {
 }
 
 static void cost_evaluate_should_refuse_a_plan_for_another_chip(void) {
-  graph *g = load_graph(GRAPH_TEXT);
-  chip *c = load_chip(CHIP3_TEXT);
+  graph *g = testutil_graph_text(GRAPH_TEXT);
+  chip *c = testutil_chip_text(CHIP3_TEXT);
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   plan *p = NULL;

@@ -1,23 +1,14 @@
 /* Tests of greedy.c: TensorFlow-style placement worked by hand on a chain and on two parallel
  * branches, the derivation of contiguous stages (runs, merging the lightest neighbours, cores by
  * flops), and determinism. */
+#include <stdio.h>
 #include <string.h>
 
 #include "chip.h"
 #include "graph.h"
-#include "jsonio.h"
 #include "method.h"
 #include "plan.h"
 #include "testutil.h"
-
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  cJSON_Delete(root);
-  return g;
-}
 
 static chip *load_chip(int w, int h) {
   char text[512];
@@ -25,12 +16,7 @@ static chip *load_chip(int w, int h) {
            "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m\",\"mesh\":{\"width\":%d,\"height\":%d},"
            "\"core\":{\"flops\":1e9,\"sram_bytes\":1000000},\"noc\":{\"bandwidth\":1e6,\"latency\":1e-6}}",
            w, h);
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  cJSON_Delete(root);
-  return c;
+  return testutil_chip_text(text);
 }
 
 static plan *run(const graph *g, const chip *c, method_report *rep) {
@@ -44,7 +30,7 @@ static plan *run(const graph *g, const chip *c, method_report *rep) {
 /* A chain: every layer finishes earliest on the core of its predecessor (another core would add a
  * transfer), so all land on core 0: one run, one stage on all four cores. */
 static void greedy_should_keep_a_chain_on_one_core_and_spread_it_over_the_chip(void) {
-  graph *g = load_graph(
+  graph *g = testutil_graph_text(
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"chain\",\"inputs\":[],\"ops\":["
       "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[],\"outputs\":[{\"name\":\"x\",\"bytes\":1000}],\"macs\":0,\"flops\":1000000,\"weight_bytes\":0},"
       "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":1000}],\"macs\":0,\"flops\":1000000,\"weight_bytes\":0},"
@@ -71,7 +57,7 @@ static void greedy_should_keep_a_chain_on_one_core_and_spread_it_over_the_chip(v
  * two-core chip; the lighter neighbouring pair is b + c (5 Mflop < 8), so the stages are [a], [b, c]
  * with one core each: arranged [1, 2]. */
 static void greedy_should_place_parallel_branches_apart_and_merge_runs_to_fit(void) {
-  graph *g = load_graph(
+  graph *g = testutil_graph_text(
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"fork\",\"inputs\":[{\"name\":\"in\",\"bytes\":100}],\"ops\":["
       "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":1000}],\"macs\":0,\"flops\":4000000,\"weight_bytes\":0},"
       "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"y\",\"bytes\":1000}],\"macs\":0,\"flops\":4000000,\"weight_bytes\":0},"
@@ -99,7 +85,7 @@ static void greedy_should_place_parallel_branches_apart_and_merge_runs_to_fit(vo
 /* With more cores (3 x 1) the three runs stay three stages, cores by flops: 4, 4, 1 Mflop over 3
  * cores is one each. */
 static void greedy_should_keep_runs_as_stages_when_cores_suffice(void) {
-  graph *g = load_graph(
+  graph *g = testutil_graph_text(
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"fork\",\"inputs\":[{\"name\":\"in\",\"bytes\":100}],\"ops\":["
       "{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":1000}],\"macs\":0,\"flops\":4000000,\"weight_bytes\":0},"
       "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"y\",\"bytes\":1000}],\"macs\":0,\"flops\":4000000,\"weight_bytes\":0},"

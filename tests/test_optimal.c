@@ -14,46 +14,14 @@
 #include "chip.h"
 #include "cost.h"
 #include "graph.h"
-#include "jsonio.h"
 #include "method.h"
 #include "method_int.h"
 #include "opcost.h"
 #include "plan.h"
 #include "split.h"
 #include "strbuf.h"
+#include "testgen.h"
 #include "testutil.h"
-
-static uint64_t rng_state;
-
-static uint64_t next_u64(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * UINT64_C(2685821657736338717);
-}
-
-static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
-
-/* A graph / chip from its JSON text, or NULL (the reason on stderr). */
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return c;
-}
 
 /* A random DAG of n layers: layer j reads the previous layer's first output and, with probability
  * 1/2, an output of a random earlier layer (a skip connection); some layers have two outputs, and
@@ -64,119 +32,53 @@ static graph *random_graph_dims(int n, int zero_work, int dims) {
   strbuf b = {0};
   strbuf_printf(&b, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\","
                     "\"inputs\":[{\"name\":\"in\",\"bytes\":%d}],\"ops\":[",
-                1 + below(5000));
+                1 + testgen_below(5000));
   int n_out[16];
   for (int j = 0; j < n; j++) {
-    n_out[j] = 1 + (below(4) == 0);
-    uint64_t macs = zero_work ? 0 : (uint64_t)below(1000000), d[4] = {0, 0, 0, 0};
+    n_out[j] = 1 + (testgen_below(4) == 0);
+    uint64_t macs = zero_work ? 0 : (uint64_t)testgen_below(1000000), d[4] = {0, 0, 0, 0};
     const char *type = "X";
     if (dims && !zero_work) {
-      int kind = below(8);
+      int kind = testgen_below(8);
       if (kind == 0) {
         macs = 0;
-        if (below(2)) type = "Reshape";
+        if (testgen_below(2)) type = "Reshape";
       } else if (kind > 1) {
         /* few rows or column tiles often, so that a share stops shrinking over a range of counts */
-        d[0] = 1 + (uint64_t)below(3), d[1] = 1 + (uint64_t)below(below(4) ? 6 : 300), d[2] = 1 + (uint64_t)below(20);
-        d[3] = 1 + (uint64_t)below(40);
+        d[0] = 1 + (uint64_t)testgen_below(3), d[1] = 1 + (uint64_t)testgen_below(testgen_below(4) ? 6 : 300);
+        d[2] = 1 + (uint64_t)testgen_below(20), d[3] = 1 + (uint64_t)testgen_below(40);
         macs = d[0] * d[1] * d[2] * d[3];
       }
     }
-    uint64_t flops = 2 * macs + (uint64_t)below(1000);
+    uint64_t flops = 2 * macs + (uint64_t)testgen_below(1000);
     strbuf_printf(&b, "%s{\"name\":\"op%d\",\"type\":\"%s\",\"inputs\":[", j ? "," : "", j, type);
     if (j == 0)
       strbuf_printf(&b, "\"in\"");
     else
       strbuf_printf(&b, "\"t%d_0\"", j - 1);
-    if (j >= 2 && below(2)) {
-      int src = below(j - 1);
-      strbuf_printf(&b, ",\"t%d_%d\"", src, below(n_out[src]));
-    } else if (j >= 1 && below(5) == 0) {
+    if (j >= 2 && testgen_below(2)) {
+      int src = testgen_below(j - 1);
+      strbuf_printf(&b, ",\"t%d_%d\"", src, testgen_below(n_out[src]));
+    } else if (j >= 1 && testgen_below(5) == 0) {
       strbuf_printf(&b, ",\"in\"");
     }
     strbuf_printf(&b, "],\"outputs\":[");
     for (int k = 0; k < n_out[j]; k++)
-      strbuf_printf(&b, "%s{\"name\":\"t%d_%d\",\"bytes\":%d}", k ? "," : "", j, k, below(40000));
+      strbuf_printf(&b, "%s{\"name\":\"t%d_%d\",\"bytes\":%d}", k ? "," : "", j, k, testgen_below(40000));
     strbuf_printf(&b, "],\"macs\":%llu,\"flops\":%llu,\"weight_bytes\":%d", (unsigned long long)macs,
-                  (unsigned long long)flops, below(200000));
+                  (unsigned long long)flops, testgen_below(200000));
     if (d[0])
       strbuf_printf(&b, ",\"dims\":{\"g\":%llu,\"m\":%llu,\"n\":%llu,\"k\":%llu}", (unsigned long long)d[0],
                     (unsigned long long)d[1], (unsigned long long)d[2], (unsigned long long)d[3]);
     strbuf_printf(&b, "}");
   }
   strbuf_printf(&b, "]}");
-  graph *g = b.oom ? NULL : load_graph(b.s);
+  graph *g = b.oom ? NULL : testutil_graph_text(b.s);
   strbuf_clear(&b);
   return g;
 }
 
 static graph *random_graph(int n, int zero_work) { return random_graph_dims(n, zero_work, 0); }
-
-/* A random chip of w x h cores: heterogeneous chips override some cores' figures; sram_scale makes
- * memory tight (small) or plentiful (large); n_ports DRAM ports at distinct random positions with a
- * random bandwidth (from a tenth of the NoC's to a few times it); a hop's latency of 0 or up to 20 us.
- * With arch, a core model: mostly a MAC array of 1-16 x 1-16 at 0.1-1 MHz (its peak the flops, raised to the 10^6 flop/s a chip allows; slow, so that its steps show
- * beside the all-gathers), often
- * vector lanes, a quarter of the time an SRAM bandwidth that can bind. */
-static chip *random_chip_arch(int w, int h, int hetero, double sram_scale, int n_ports, int arch) {
-  strbuf b = {0};
-  double bw = 1e8 * (1 + below(20)), lat = below(3) == 0 ? 0 : 1e-6 * (1 + below(20));
-  char model[256] = "";
-  /* drawn in the order GCC evaluated the printf arguments these came from (right to left), so that
-   * chips without a core model are the ones this test has always drawn */
-  double gamma = 1.0 + below(2);
-  unsigned long long sram_bytes = 1 + (unsigned long long)(sram_scale * below(100000));
-  double flops = 1e9 * (1 + below(8));
-  if (arch) {
-    int matrix = below(4) > 0, lanes = below(4) > 0 ? 1 + below(64) : 0, sram = below(4) == 0;
-    double clock = 1e5 * (1 + below(10));
-    int cols = matrix ? 1 << below(5) : 0, rows = matrix ? 1 << below(5) : 0; /* GCC's order, as above */
-    if (matrix && 2.0 * rows * cols * clock < 1e6) clock = 1e6 / (2.0 * rows * cols); /* a chip's least peak */
-    int len = snprintf(model, sizeof model, ",\"clock_hz\":%g", clock);
-    if (matrix)
-      len += snprintf(model + len, sizeof model - (size_t)len, ",\"matrix\":{\"rows\":%d,\"cols\":%d}", rows, cols);
-    if (lanes) len += snprintf(model + len, sizeof model - (size_t)len, ",\"vector_lanes\":%d", lanes);
-    if (sram) snprintf(model + len, sizeof model - (size_t)len, ",\"sram_bandwidth\":%g", 1e8 * (1 + below(50)));
-    if (matrix) flops = 0; /* the array's peak */
-  }
-  char fl[64] = "";
-  if (flops > 0) snprintf(fl, sizeof fl, "\"flops\":%g,", flops);
-  strbuf_printf(&b,
-                "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":%d},"
-                "\"core\":{%s\"sram_bytes\":%llu,\"transfer_factor\":%g%s},"
-                "\"noc\":{\"bandwidth\":%g,\"latency\":%g}",
-                w, h, fl, sram_bytes, gamma, model, bw, lat);
-  if (n_ports > 0) {
-    int taken[64] = {0};
-    strbuf_printf(&b, ",\"dram\":{\"bandwidth\":%g,\"ports\":[", bw * (0.1 + 0.1 * below(40)));
-    for (int i = 0; i < n_ports; i++) {
-      int at = below(w * h);
-      while (taken[at]) at = (at + 1) % (w * h);
-      taken[at] = 1;
-      strbuf_printf(&b, "%s[%d,%d]", i ? "," : "", at % w, at / w);
-    }
-    strbuf_printf(&b, "]}");
-  }
-  if (hetero) {
-    strbuf_printf(&b, ",\"overrides\":[");
-    int n = w * h, first = 1;
-    for (int i = 0; i < n; i++)
-      if (below(2) || i == n - 1) {
-        strbuf_printf(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}", first ? "" : ",",
-                      i, 1e9 * (1 + below(8)), 1 + (unsigned long long)(sram_scale * below(100000)), 1.0 + below(3));
-        first = 0;
-      }
-    strbuf_printf(&b, "]");
-  }
-  strbuf_printf(&b, "}");
-  chip *c = b.oom ? NULL : load_chip(b.s);
-  strbuf_clear(&b);
-  return c;
-}
-
-static chip *random_chip(int w, int h, int hetero, double sram_scale, int n_ports) {
-  return random_chip_arch(w, h, hetero, sram_scale, n_ports, 0);
-}
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-300; }
 
@@ -580,16 +482,16 @@ static int one_instance(int id, graph *g, chip *c, tally *t) {
  * 260 of 277 heterogeneous ones), the worst plan 51.3% above the optimum.  The floor, 900, leaves some
  * room for another search. */
 static void optimal_should_agree_with_brute_force_on_1000_random_instances(void) {
-  rng_state = UINT64_C(0x9e3779b97f4a7c15);
+  testgen_seed(UINT64_C(0x9e3779b97f4a7c15));
   tally t = {0};
   for (int id = 0; id < 1000; id++) {
-    int n_layers = 1 + below(7);
-    int w = 1 + below(3), h = 1 + below(3);
-    int het = below(3) == 0;
-    double sram_scale = below(3) == 0 ? 0.2 : 40.0;
-    int ports = below(5) == 0 ? 0 : 1 + below(w * h < 2 ? 1 : 2);
-    graph *g = random_graph(n_layers, below(40) == 0);
-    chip *c = random_chip(w, h, het, sram_scale, ports);
+    int n_layers = 1 + testgen_below(7);
+    int w = 1 + testgen_below(3), h = 1 + testgen_below(3);
+    int het = testgen_below(3) == 0;
+    double sram_scale = testgen_below(3) == 0 ? 0.2 : 40.0;
+    int ports = testgen_below(5) == 0 ? 0 : 1 + testgen_below(w * h < 2 ? 1 : 2);
+    graph *g = random_graph(n_layers, testgen_below(40) == 0);
+    chip *c = testgen_chip(w, h, het, sram_scale, ports, 0);
     t.failures += one_instance(id, g, c, &t);
     graph_free(g);
     chip_free(c);
@@ -616,16 +518,16 @@ static void optimal_should_agree_with_brute_force_on_1000_random_instances(void)
  * (optimal.c, compute_set).  The certified bound must still be the lower relaxation's brute-force
  * optimum on every instance. */
 static void optimal_should_agree_with_brute_force_on_1000_random_instances_of_chips_with_a_core_model(void) {
-  rng_state = UINT64_C(0x2545f4914f6cdd1d);
+  testgen_seed(UINT64_C(0x2545f4914f6cdd1d));
   tally t = {0};
   for (int id = 0; id < 1000; id++) {
-    int n_layers = 1 + below(7);
-    int w = 2 + below(2), h = 1 + below(3); /* 2-9 cores: a share's steps need a few */
-    int het = below(4) == 0;
-    double sram_scale = below(3) == 0 ? 0.2 : 40.0;
-    int ports = below(5) == 0 ? 0 : 1 + below(w * h < 2 ? 1 : 2);
-    graph *g = random_graph_dims(n_layers, below(40) == 0, 1);
-    chip *c = random_chip_arch(w, h, het, sram_scale, ports, 1);
+    int n_layers = 1 + testgen_below(7);
+    int w = 2 + testgen_below(2), h = 1 + testgen_below(3); /* 2-9 cores: a share's steps need a few */
+    int het = testgen_below(4) == 0;
+    double sram_scale = testgen_below(3) == 0 ? 0.2 : 40.0;
+    int ports = testgen_below(5) == 0 ? 0 : 1 + testgen_below(w * h < 2 ? 1 : 2);
+    graph *g = random_graph_dims(n_layers, testgen_below(40) == 0, 1);
+    chip *c = testgen_chip(w, h, het, sram_scale, ports, 1);
     t.failures += one_instance(id, g, c, &t);
     graph_free(g);
     chip_free(c);
@@ -648,21 +550,21 @@ static void optimal_should_agree_with_brute_force_on_1000_random_instances_of_ch
  * no stage-local figure, and the certified bounds (each the optimum of the stage-local terms without
  * latency) are equal. */
 static void threshold_dp_should_equal_the_position_aware_dp_on_larger_instances(void) {
-  rng_state = 12345;
+  testgen_seed(12345);
   for (int id = 0; id < 12; id++) {
-    int n_layers = 10 + below(6);
+    int n_layers = 10 + testgen_below(6);
     graph *g = random_graph(n_layers, 0);
     char text[512];
-    double flops = 1e9 * (1 + below(8)), bw = 1e8 * (1 + below(20));
+    double flops = 1e9 * (1 + testgen_below(8)), bw = 1e8 * (1 + testgen_below(20));
 #define CHIP_FMT                                                                                               \
   "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"u\",\"mesh\":{\"width\":4,\"height\":3},"            \
   "\"core\":{\"flops\":%g,\"sram_bytes\":100000000000},\"noc\":{\"bandwidth\":%g,\"latency\":0},"              \
   "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}%s}"
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, "");
-    chip *cu = load_chip(text);
+    chip *cu = testutil_chip_text(text);
     snprintf(text, sizeof text, CHIP_FMT, flops, bw, ",\"overrides\":[{\"core\":0,\"sram_bytes\":200000000000}]");
 #undef CHIP_FMT
-    chip *ch = load_chip(text);
+    chip *ch = testutil_chip_text(text);
     CU_ASSERT_FATAL(g && cu && ch && !cu->heterogeneous && ch->heterogeneous);
     mp_error err;
     optimal_result ru, rh;
@@ -703,8 +605,8 @@ static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
       "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"small\",\"mesh\":{\"width\":2,\"height\":1},"
       "\"core\":{\"flops\":1e9,\"sram_bytes\":1500},\"noc\":{\"bandwidth\":1e9,\"latency\":0},"
       "\"dram\":{\"bandwidth\":1e9,\"ports\":[[0,0]]}}";
-  graph *g = load_graph(graph_text);
-  chip *c = load_chip(chip_text);
+  graph *g = testutil_graph_text(graph_text);
+  chip *c = testutil_chip_text(chip_text);
   CU_ASSERT_FATAL(g && c);
   mp_error err;
   method_options o;
@@ -745,13 +647,13 @@ static void optimal_should_return_a_plan_that_streams_when_nothing_fits(void) {
  * plan the search recovered above it; optimal must still return a plan, and every check of the random
  * instances must hold. */
 static void optimal_should_solve_an_instance_whose_upper_relaxation_is_not_monotone_in_the_cores(void) {
-  graph *g = load_graph(
+  graph *g = testutil_graph_text(
       "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\",\"inputs\":[{\"name\":\"in\",\"bytes\":1000}],"
       "\"ops\":[{\"name\":\"a\",\"type\":\"X\",\"inputs\":[\"in\"],\"outputs\":[{\"name\":\"x\",\"bytes\":24000}],"
       "\"macs\":0,\"flops\":480000,\"weight_bytes\":0},"
       "{\"name\":\"b\",\"type\":\"X\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":12000}],"
       "\"macs\":0,\"flops\":12000,\"weight_bytes\":0}]}");
-  chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
+  chip *c = testutil_chip_text("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":2,\"height\":2},"
                       "\"core\":{\"flops\":8e9,\"sram_bytes\":2000000,\"transfer_factor\":2},"
                       "\"noc\":{\"bandwidth\":6e8,\"latency\":1.2e-05}}");
   CU_ASSERT_FATAL(g && c);

@@ -9,50 +9,18 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "chip.h"
 #include "cost.h"
 #include "graph.h"
-#include "jsonio.h"
 #include "method.h"
 #include "method_int.h"
 #include "optimal_train.h"
 #include "plan.h"
 #include "strbuf.h"
+#include "testgen.h"
 #include "testutil.h"
 #include "train.h"
-
-static uint64_t rng_state;
-
-static uint64_t next_u64(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * UINT64_C(2685821657736338717);
-}
-
-static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
-
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
-  cJSON_Delete(root);
-  return c;
-}
 
 /* A random DAG of n layers of trainable types (Conv, Gemm, Relu, Add): layer j reads the previous
  * layer's output and, with probability 1/2, a random earlier layer's (a skip connection). */
@@ -61,66 +29,28 @@ static graph *random_graph(int n) {
   strbuf b = {0};
   strbuf_printf(&b, "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"r\","
                     "\"inputs\":[{\"name\":\"in\",\"bytes\":%d}],\"ops\":[",
-                1 + below(5000));
+                1 + testgen_below(5000));
   for (int j = 0; j < n; j++) {
-    const char *type = types[below(4)];
+    const char *type = types[testgen_below(4)];
     int weighted = type[0] == 'C' || type[0] == 'G';
-    uint64_t macs = weighted ? (uint64_t)below(1000000) : 0;
-    uint64_t flops = 2 * macs + (uint64_t)below(1000);
+    uint64_t macs = weighted ? (uint64_t)testgen_below(1000000) : 0;
+    uint64_t flops = 2 * macs + (uint64_t)testgen_below(1000);
     strbuf_printf(&b, "%s{\"name\":\"op%d\",\"type\":\"%s\",\"inputs\":[", j ? "," : "", j, type);
     if (j == 0)
       strbuf_printf(&b, "\"in\"");
     else
       strbuf_printf(&b, "\"t%d\"", j - 1);
-    if (j >= 2 && below(2)) strbuf_printf(&b, ",\"t%d\"", below(j - 1));
+    if (j >= 2 && testgen_below(2)) strbuf_printf(&b, ",\"t%d\"", testgen_below(j - 1));
+    int weight_bytes = weighted ? testgen_below(100000) : 0; /* drawn first: GCC's order (testgen.h) */
+    int out_bytes = testgen_below(40000);
     strbuf_printf(&b, "],\"outputs\":[{\"name\":\"t%d\",\"bytes\":%d}],\"macs\":%llu,\"flops\":%llu,"
                       "\"weight_bytes\":%d}",
-                  j, below(40000), (unsigned long long)macs, (unsigned long long)flops,
-                  weighted ? below(100000) : 0);
+                  j, out_bytes, (unsigned long long)macs, (unsigned long long)flops, weight_bytes);
   }
   strbuf_printf(&b, "]}");
-  graph *g = b.oom ? NULL : load_graph(b.s);
+  graph *g = b.oom ? NULL : testutil_graph_text(b.s);
   strbuf_clear(&b);
   return g;
-}
-
-/* A random chip of w x h cores (as test_optimal.c's): sram_scale makes memory tight or plentiful,
- * n_ports DRAM ports, heterogeneous chips override some cores. */
-static chip *random_chip(int w, int h, int hetero, double sram_scale, int n_ports) {
-  strbuf b = {0};
-  double bw = 1e8 * (1 + below(20)), lat = below(3) == 0 ? 0 : 1e-6 * (1 + below(20));
-  strbuf_printf(&b,
-                "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"r\",\"mesh\":{\"width\":%d,\"height\":%d},"
-                "\"core\":{\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g},"
-                "\"noc\":{\"bandwidth\":%g,\"latency\":%g}",
-                w, h, 1e9 * (1 + below(8)), 1 + (unsigned long long)(sram_scale * below(100000)), 1.0 + below(2),
-                bw, lat);
-  if (n_ports > 0) {
-    int taken[64] = {0};
-    strbuf_printf(&b, ",\"dram\":{\"bandwidth\":%g,\"ports\":[", bw * (0.1 + 0.1 * below(40)));
-    for (int i = 0; i < n_ports; i++) {
-      int at = below(w * h);
-      while (taken[at]) at = (at + 1) % (w * h);
-      taken[at] = 1;
-      strbuf_printf(&b, "%s[%d,%d]", i ? "," : "", at % w, at / w);
-    }
-    strbuf_printf(&b, "]}");
-  }
-  if (hetero) {
-    strbuf_printf(&b, ",\"overrides\":[");
-    int n = w * h, first = 1;
-    for (int i = 0; i < n; i++)
-      if (below(2) || i == n - 1) {
-        strbuf_printf(&b, "%s{\"core\":%d,\"flops\":%g,\"sram_bytes\":%llu,\"transfer_factor\":%g}", first ? "" : ",",
-                      i, 1e9 * (1 + below(8)), 1 + (unsigned long long)(sram_scale * below(100000)), 1.0 + below(3));
-        first = 0;
-      }
-    strbuf_printf(&b, "]");
-  }
-  strbuf_printf(&b, "}");
-  chip *c = b.oom ? NULL : load_chip(b.s);
-  strbuf_clear(&b);
-  return c;
 }
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-300; }
@@ -280,22 +210,22 @@ static int one_instance(int id, graph *g, chip *c, const train_options *o, tally
  * often optimal's plan is the brute-force optimum is measured, not proved (the repair is a local search):
  * see the floor below and the figure the test prints. */
 static void optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances(void) {
-  rng_state = UINT64_C(0x2545f4914f6cdd1d);
+  testgen_seed(UINT64_C(0x2545f4914f6cdd1d));
   tally t = {0};
   for (int id = 0; id < 300; id++) {
-    int n_layers = 1 + below(6);
-    int w = 1 + below(3), h = 1 + below(3);
-    int het = below(4) == 0;
-    double sram_scale = below(2) == 0 ? 0.5 : 40.0;
-    int ports = below(5) < 2 ? 0 : 1 + below(w * h < 2 ? 1 : 2);
+    int n_layers = 1 + testgen_below(6);
+    int w = 1 + testgen_below(3), h = 1 + testgen_below(3);
+    int het = testgen_below(4) == 0;
+    double sram_scale = testgen_below(2) == 0 ? 0.5 : 40.0;
+    int ports = testgen_below(5) < 2 ? 0 : 1 + testgen_below(w * h < 2 ? 1 : 2);
     train_options o;
     train_options_default(&o);
-    o.schedule = below(2) ? TRAIN_1F1B : TRAIN_GPIPE;
-    o.microbatches = 1 + below(4);
-    o.optimizer = (train_optimizer)below(3);
-    o.recompute = below(3) == 0;
+    o.schedule = testgen_below(2) ? TRAIN_1F1B : TRAIN_GPIPE;
+    o.microbatches = 1 + testgen_below(4);
+    o.optimizer = (train_optimizer)testgen_below(3);
+    o.recompute = testgen_below(3) == 0;
     graph *g = random_graph(n_layers);
-    chip *c = random_chip(w, h, het, sram_scale, ports);
+    chip *c = testgen_chip(w, h, het, sram_scale, ports, 0);
     t.failures += one_instance(id, g, c, &o, &t);
     graph_free(g);
     chip_free(c);

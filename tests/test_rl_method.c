@@ -136,6 +136,25 @@ static char *slurp_file(const char *path, size_t *len) {
   return data;
 }
 
+/* 1 when both files can be read and hold the same bytes. */
+static int same_bytes(const char *pa, const char *pb) {
+  size_t la = 0, lb = 0;
+  char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
+  int same = a && b && la == lb && memcmp(a, b, la) == 0;
+  free(a), free(b);
+  return same;
+}
+
+/* The policies a and b are the same bytes, and so are their checkpoints (a.ckpt, b.ckpt). */
+static void assert_same_policy_and_checkpoint(const char *a, const char *b) {
+  for (int k = 0; k < 2; k++) {
+    char pa[1100], pb[1100];
+    snprintf(pa, sizeof pa, "%s%s", a, k ? ".ckpt" : "");
+    snprintf(pb, sizeof pb, "%s%s", b, k ? ".ckpt" : "");
+    CU_ASSERT_TRUE(same_bytes(pa, pb));
+  }
+}
+
 static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte(void) {
   /* Copies: testutil's path buffers rotate, and testutil_meshpipe uses some of them. */
   char args[4096], *out = NULL, *errout = NULL, g[1024], c[1024], whole[1024], part[1024];
@@ -160,10 +179,7 @@ static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_b
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cache_hit_rate\""));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"best_samples_per_s\""));
   free(out), free(errout);
-  size_t la = 0, lb = 0;
-  char *a = slurp_file(whole, &la), *b = slurp_file(part, &lb);
-  CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
-  free(a), free(b);
+  CU_ASSERT_TRUE(same_bytes(whole, part));
   /* The trained policy applies without training (--episodes 0) through the partition command. */
   snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --policy '%s' --episodes 0", g, c, whole);
   CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &errout), 0);
@@ -196,15 +212,7 @@ static void train_under_mpirun_should_write_what_one_process_writes(void) {
   char *printed = slurp_file(log, &ll);
   if (!(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)) printf("\n  mpirun failed:\n%s\n", printed ? printed : "");
   CU_ASSERT_FATAL(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
-  for (int k = 0; k < 2; k++) { /* the policy, then the checkpoint */
-    char pa[1100], pb[1100];
-    snprintf(pa, sizeof pa, "%s%s", one, k ? ".ckpt" : "");
-    snprintf(pb, sizeof pb, "%s%s", three, k ? ".ckpt" : "");
-    size_t la = 0, lb = 0;
-    char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
-    CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
-    free(a), free(b);
-  }
+  assert_same_policy_and_checkpoint(one, three);
   /* One summary, from rank 0, with the same plans and figures. */
   cJSON *ra = cJSON_Parse(out), *rb = printed ? cJSON_Parse(printed) : NULL;
   CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
@@ -233,15 +241,7 @@ static void train_with_jobs_should_write_what_one_process_writes(void) {
   snprintf(args, sizeof args, "train -q --json --isolate --jobs 3 -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, three);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out3, &err3), 0);
   CU_ASSERT_STRING_EQUAL(err3, "");
-  for (int k = 0; k < 2; k++) { /* the policy, then the checkpoint */
-    char pa[1100], pb[1100];
-    snprintf(pa, sizeof pa, "%s%s", one, k ? ".ckpt" : "");
-    snprintf(pb, sizeof pb, "%s%s", three, k ? ".ckpt" : "");
-    size_t la = 0, lb = 0;
-    char *a = slurp_file(pa, &la), *b = slurp_file(pb, &lb);
-    CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
-    free(a), free(b);
-  }
+  assert_same_policy_and_checkpoint(one, three);
   cJSON *ra = cJSON_Parse(out1), *rb = cJSON_Parse(out3); /* one JSON object each: one printer */
   CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
   CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
@@ -281,10 +281,7 @@ static void partition_rl_with_jobs_should_give_the_plan_of_one_process(void) {
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out1, &err1), 0);
   snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 16 --json --jobs 2 -o '%s'", g, c, two);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out2, &err2), 0);
-  size_t la = 0, lb = 0;
-  char *a = slurp_file(one, &la), *b = slurp_file(two, &lb);
-  CU_ASSERT_TRUE(a && b && la == lb && memcmp(a, b, la) == 0);
-  free(a), free(b);
+  CU_ASSERT_TRUE(same_bytes(one, two));
   cJSON *ra = cJSON_Parse(out1), *rb = cJSON_Parse(out2); /* one object each: the second rank is silent */
   CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
   CU_ASSERT_PTR_NOT_NULL_FATAL(rb);

@@ -884,6 +884,17 @@ static int run_shell(const char *cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* 1 when the file name in dir (a script's captured output) holds want; else says what it holds. */
+static int output_says(const char *dir, const char *name, const char *want) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char *text = slurp(path);
+  int found = text && strstr(text, want);
+  if (!found) fprintf(stderr, "\n  want '%s' in %s: '%s'", want, name, text ? text : "(unreadable)");
+  free(text);
+  return found;
+}
+
 /* The mean over the cores of a simulate --json result of (compute_s + dram_s) / period_s. */
 static double mean_busy(const char *json) {
   cJSON *o = cJSON_Parse(json);
@@ -928,11 +939,8 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   CU_ASSERT(is_png(png));
   snprintf(png, sizeof png, "%s/t_pareto.png", dir);
   CU_ASSERT(is_png(png));
-  snprintf(png, sizeof png, "%s/o1", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x mesh (2 values), a line per method (2 in the legend, outside the axes), "
-                                      "2 panels (graph x noc.bandwidth)"));
-  free(text);
+  CU_ASSERT(output_says(dir, "o1", "x mesh (2 values), a line per method (2 in the legend, outside the axes), "
+                                  "2 panels (graph x noc.bandwidth)"));
   /* any x, any line key */
   snprintf(cmd, sizeof cmd,
            "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --prefix t --x noc.bandwidth --lines mesh "
@@ -940,10 +948,7 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
   snprintf(png, sizeof png, "%s/t_noc_bandwidth.png", dir);
   CU_ASSERT(is_png(png));
-  snprintf(png, sizeof png, "%s/o2", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x noc.bandwidth (2 values), a line per mesh (2 in the legend"));
-  free(text);
+  CU_ASSERT(output_says(dir, "o2", "x noc.bandwidth (2 values), a line per mesh (2 in the legend"));
   /* a sweep that does not vary the mesh: x is what it varies, still one legend entry per method */
   snprintf(cmd, sizeof cmd, SWEEP_ARGS "--vary core.sram_bytes=64Ki,1Mi,4Mi --vary noc.bandwidth=1e10,3.2e10 -o '%s'",
            csv2);
@@ -954,11 +959,8 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
   snprintf(png, sizeof png, "%s/u_core_sram_bytes.png", dir);
   CU_ASSERT(is_png(png));
-  snprintf(png, sizeof png, "%s/o3", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "x core.sram_bytes (3 values), a line per method (2 in the legend"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "12 cases, 2 NoC bandwidths"));
-  free(text);
+  CU_ASSERT(output_says(dir, "o3", "x core.sram_bytes (3 values), a line per method (2 in the legend"));
+  CU_ASSERT(output_says(dir, "o3", "12 cases, 2 NoC bandwidths"));
   /* The Pareto front counts NoC bandwidth: a case with the least SRAM and less bandwidth stays on it
    * although a case of as much SRAM and more bandwidth has more throughput. */
   snprintf(cmd, sizeof cmd,
@@ -992,16 +994,10 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
   snprintf(png, sizeof png, "%s/e_power.png", dir);
   CU_ASSERT(is_png(png));
-  snprintf(png, sizeof png, "%s/o5", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "e_power.png: 2 cases, 2 core counts"));
-  free(text);
+  CU_ASSERT(output_says(dir, "o5", "e_power.png: 2 cases, 2 core counts"));
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --y power_w 2>'%s/e4'", csv, dir, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
-  snprintf(png, sizeof png, "%s/e4", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "--y power_w: the sweep has no such column"));
-  free(text);
+  CU_ASSERT(output_says(dir, "e4", "--y power_w: the sweep has no such column"));
   /* The heat map from 'meshpipe simulate --json' of a partitioned plan, as the README runs it. */
   snprintf(cmd, sizeof cmd, "partition -g traces/resnet50.json -c platforms/mesh8x8.json -m optimal -o '%s'", plan_path);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(cmd, &out, &err), 0);
@@ -1018,32 +1014,19 @@ static void plot_scripts_should_draw_pngs_from_a_sweep_csv_and_a_simulation(void
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' -o '%s' >'%s/o4'", sim_path, png, dir);
   CU_ASSERT_EQUAL(run_shell(cmd), 0);
   CU_ASSERT(is_png(png));
-  snprintf(png, sizeof png, "%s/o4", dir);
-  text = slurp(png);
   char want[64];
   snprintf(want, sizeof want, "cores busy %.1f%% of the period", 100 * busy);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
-  if (!strstr(text, want)) fprintf(stderr, "\n  want '%s' in '%s'", want, text);
-  free(text);
+  CU_ASSERT(output_says(dir, "o4", want));
   /* Wrong inputs are refused with a message, not a traceback. */
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py platforms/mesh4x4.json -o '%s' 2>'%s/e1'", dir, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
-  snprintf(png, sizeof png, "%s/e1", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "not a meshpipe sweep CSV"));
-  free(text);
+  CU_ASSERT(output_says(dir, "e1", "not a meshpipe sweep CSV"));
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' -o '%s' --x nope 2>'%s/e3'", csv, dir, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
-  snprintf(png, sizeof png, "%s/e3", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "--x nope: no such column"));
-  free(text);
+  CU_ASSERT(output_says(dir, "e3", "--x nope: no such column"));
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_heatmap.py '%s' 2>'%s/e2'", csv, dir);
   CU_ASSERT_NOT_EQUAL(run_shell(cmd), 0);
-  snprintf(png, sizeof png, "%s/e2", dir);
-  text = slurp(png);
-  CU_ASSERT_PTR_NOT_NULL(strstr(text, "is not JSON"));
-  free(text);
+  CU_ASSERT(output_says(dir, "e2", "is not JSON"));
 }
 
 int main(int argc, char **argv) {

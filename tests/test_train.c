@@ -11,26 +11,6 @@
 #include "testutil.h"
 #include "train.h"
 
-static graph *load_graph(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  graph *g = NULL;
-  if (jsonio_parse("g", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g", &g, &err);
-  if (!g) fprintf(stderr, "graph refused: %s\n", err.msg);
-  cJSON_Delete(root);
-  return g;
-}
-
-static chip *load_chip(const char *text) {
-  cJSON *root = NULL;
-  mp_error err;
-  chip *c = NULL;
-  if (jsonio_parse("c", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c", &c, &err);
-  if (!c) fprintf(stderr, "chip refused: %s\n", err.msg);
-  cJSON_Delete(root);
-  return c;
-}
-
 /* x -> A (Conv) -> a -> B (Relu) -> b -> C (Conv) -> c;  D = Add(b, c) -> d -> E (Gemm) -> y */
 static const char hand_graph[] =
     "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"hand\",\"inputs\":[{\"name\":\"x\",\"bytes\":100}],"
@@ -47,7 +27,7 @@ static const char hand_graph[] =
     "\"macs\":300,\"flops\":600,\"weight_bytes\":128}]}";
 
 static void train_layers_should_charge_backward_work_by_operator_type(void) {
-  graph *g = load_graph(hand_graph);
+  graph *g = testutil_graph_text(hand_graph);
   train *t = NULL;
   mp_error err;
   CU_ASSERT_FATAL(g && train_new(g, NULL, &t, &err) == MP_OK);
@@ -79,7 +59,7 @@ static void train_should_hold_weights_gradients_master_and_optimizer_states(void
              "\"ops\":[{\"name\":\"L\",\"type\":\"Gemm\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"y\",\"bytes\":8}],"
              "\"macs\":4,\"flops\":8,\"weight_bytes\":64}],\"source\":{\"dtype\":\"%s\"}}",
              dtype[d]);
-    graph *g = load_graph(text);
+    graph *g = testutil_graph_text(text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     for (int o = 0; o < 3; o++) {
       train_options opt;
@@ -101,7 +81,7 @@ static void train_should_hold_weights_gradients_master_and_optimizer_states(void
 }
 
 static void train_planner_should_match_the_hand_count(void) {
-  graph *g = load_graph(hand_graph);
+  graph *g = testutil_graph_text(hand_graph);
   train_options o;
   train_options_default(&o);
   train *t = NULL, *rc = NULL;
@@ -158,7 +138,7 @@ static void train_planner_should_match_the_hand_count(void) {
 }
 
 static void train_should_reject_an_empty_minibatch_and_parse_names(void) {
-  graph *g = load_graph(hand_graph);
+  graph *g = testutil_graph_text(hand_graph);
   train_options o;
   train_options_default(&o);
   o.microbatches = 0;
@@ -190,13 +170,13 @@ static graph *equal_chain(int p) {
                   "\"bytes\":1000}],\"macs\":500000,\"flops\":1000000,\"weight_bytes\":2000}",
                   i, i, i + 1);
   snprintf(text + n, sizeof text - (size_t)n, "]}");
-  return load_graph(text);
+  return testutil_graph_text(text);
 }
 
 static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
   enum { P = 4 };
   graph *g = equal_chain(P);
-  chip *c = load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line\",\"mesh\":{\"width\":4,"
+  chip *c = testutil_chip_text("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"line\",\"mesh\":{\"width\":4,"
                       "\"height\":1},\"core\":{\"flops\":1e9,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e15,"
                       "\"latency\":0}}");
   CU_ASSERT_FATAL(g && c);

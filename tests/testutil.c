@@ -10,6 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chip.h"
+#include "graph.h"
+#include "jsonio.h"
+
 #define N_SLOTS 8
 
 static char *slot(void) {
@@ -70,6 +74,26 @@ const char *testutil_write_temp(const char *name, const char *text) {
 int testutil_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+graph *testutil_graph_text(const char *text) {
+  cJSON *root = NULL;
+  mp_error err;
+  graph *g = NULL;
+  if (jsonio_parse("g.json", text, strlen(text), &root, &err) == MP_OK) graph_from_json(root, "g.json", &g, &err);
+  if (!g) fprintf(stderr, "graph refused: %s\n%s\n", err.msg, text);
+  cJSON_Delete(root);
+  return g;
+}
+
+chip *testutil_chip_text(const char *text) {
+  cJSON *root = NULL;
+  mp_error err;
+  chip *c = NULL;
+  if (jsonio_parse("c.json", text, strlen(text), &root, &err) == MP_OK) chip_from_json(root, "c.json", &c, &err);
+  if (!c) fprintf(stderr, "chip refused: %s\n%s\n", err.msg, text);
+  cJSON_Delete(root);
+  return c;
 }
 
 static char *slurp(const char *path) {

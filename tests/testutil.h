@@ -1,5 +1,6 @@
-/* testutil: what every CUnit suite shares — the runner, temporary files, running the meshpipe
- * binary, and running a function in a child process (SimGrid's engine starts once per process).
+/* testutil: what every CUnit suite shares — the runner, temporary files, graphs and chips from JSON
+ * text, running the meshpipe binary, and running a function in a child process (SimGrid's engine
+ * starts once per process).
  * Each tests/test_<module>.c ends with
  *     int main(int argc, char **argv) { return testutil_run("module", tests, argc, argv); }
  * and the runner's exit status is CU_get_number_of_failures() (non-zero when anything failed). */
@@ -9,6 +10,9 @@
 #include <stddef.h>
 
 #include <CUnit/CUnit.h>
+
+struct chip;  /* chip.h */
+struct graph; /* graph.h */
 
 /* Registers one suite of tests (NULL-terminated CU_TestInfo array) and runs it verbosely.  With an
  * argument, only the test of that name runs.  Returns the number of failures (0 = success), or 1 when
@@ -25,6 +29,11 @@ const char *testutil_write_temp(const char *name, const char *text);
 
 /* A path in the temporary directory that does not exist yet. */
 const char *testutil_temp_path(const char *name);
+
+/* A graph / chip built from its JSON text (borrowed), labelled "g.json" / "c.json" in messages; an owned
+ * object (graph_free / chip_free), or NULL when refused, the reason and the text then on stderr. */
+struct graph *testutil_graph_text(const char *text);
+struct chip *testutil_chip_text(const char *text);
 
 /* Runs the meshpipe binary with the given arguments (a shell command line fragment, already quoted),
  * capturing stdout and stderr into owned strings (free()).  Returns the exit status, or -1. */
