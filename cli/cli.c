@@ -140,6 +140,10 @@ int cli_method_option(const char *cmd, int opt, const char *arg, method_options 
     return 0;
   case CLI_OPT_POLICY: mo->policy = arg; return 0;
   case CLI_OPT_INIT: mo->init = arg; return 0;
+  case CLI_OPT_OBJECTIVE:
+    if (!objective_parse(arg, &mo->objective))
+      return cli_usage(cmd, "--objective must be time, energy or edp, not '%s'", arg);
+    return 0;
   default: return cli_usage(cmd, "internal: option %d is not a method option", opt);
   }
 }

@@ -48,7 +48,7 @@ typedef struct cli_graph_opts {
  * cli_method_option, so every command spells, checks and documents them alike. */
 enum {
   CLI_OPT_DTYPE = 1000, CLI_OPT_BATCH, CLI_OPT_NO_FUSE,
-  CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT,
+  CLI_OPT_SEED, CLI_OPT_TAU, CLI_OPT_MAX_STEP, CLI_OPT_EPISODES, CLI_OPT_POLICY, CLI_OPT_INIT, CLI_OPT_OBJECTIVE,
   CLI_OPT_MAX_MICRO, CLI_OPT_OP_TIMES,
   CLI_OPT_MODE, CLI_OPT_OPTIMIZER, CLI_OPT_SCHEDULE, CLI_OPT_RECOMPUTE,
   CLI_OPT_FIRST_FREE /* a command's own long-only options start here */
@@ -60,7 +60,8 @@ enum {
   {"seed", required_argument, NULL, CLI_OPT_SEED}, {"tau", required_argument, NULL, CLI_OPT_TAU},         \
       {"max-step", required_argument, NULL, CLI_OPT_MAX_STEP},                                            \
       {"episodes", required_argument, NULL, CLI_OPT_EPISODES},                                            \
-      {"policy", required_argument, NULL, CLI_OPT_POLICY}, {"init", required_argument, NULL, CLI_OPT_INIT}
+      {"policy", required_argument, NULL, CLI_OPT_POLICY}, {"init", required_argument, NULL, CLI_OPT_INIT}, \
+      {"objective", required_argument, NULL, CLI_OPT_OBJECTIVE}
 #define CLI_GRAPH_OPTION_CASES \
   case CLI_OPT_DTYPE:          \
   case CLI_OPT_BATCH:          \
@@ -71,7 +72,8 @@ enum {
   case CLI_OPT_MAX_STEP:        \
   case CLI_OPT_EPISODES:        \
   case CLI_OPT_POLICY:          \
-  case CLI_OPT_INIT
+  case CLI_OPT_INIT:            \
+  case CLI_OPT_OBJECTIVE
 
 /* Options of the commands that run the simulator: -M/--microbatches, --max-microbatches, -l/--links,
  * -f/--fast-gather, -v/--verbose (short letters in CLI_SIM_SHORT for the getopt string). */

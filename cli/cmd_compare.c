@@ -39,7 +39,7 @@ static const char usage[] =
     "                        binds_link, why, stages_binding, stages (each with binds), feasible,\n"
     "                        simulated_samples_per_s (and on a chip with energy figures\n"
     "                        simulated_energy_j_per_sample, simulated_samples_per_j, simulated_power_w), ...\n"
-    "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
+    "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD, --objective O\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
     "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
     "                        simulator options, as for 'meshpipe simulate'\n"

@@ -35,8 +35,10 @@ static const char usage[] =
     "  -m, --method NAME    partitioner (default optimal):\n"
     "%s"
     "  -o, --output FILE    also write the plan (arranged_core and its stages), atomically\n"
-    "  -j, --json           print one JSON object: method, batch, arranged_core, stages (each with binds\n"
-    "                       and binds_parts), period_s, model_samples_per_s, binds, binds_stage,\n"
+    "  -j, --json           print one JSON object: method, objective, batch, arranged_core, stages (each\n"
+    "                       with binds and binds_parts), period_s, model_samples_per_s (and on a chip\n"
+    "                       with energy figures model_energy_j_per_sample, model_power_w,\n"
+    "                       model_samples_per_j, model_tops_per_w, model_energy), binds, binds_stage,\n"
     "                       binds_link, stages_binding, why, lower_bound_s, feasible, solve_s, notes,\n"
     "                       simulated (as 'simulate --json'), ...\n"
     "  --seed S             seed for methods that draw random numbers (default 1)\n"
@@ -46,6 +48,10 @@ static const char usage[] =
     "  --episodes N         learning methods: episodes to run (default: the method's own)\n"
     "  --policy FILE        learning methods: policy to start from\n"
     "  --init METHOD        learning methods: start from this method's plan\n"
+    "  --objective O        what optimal and rl minimise: time (the period; the default), energy (joules\n"
+    "                       per micro-batch, the cores' static power over the period included) or edp\n"
+    "                       (energy x period); energy and edp need a chip with energy figures and\n"
+    "                       inference; the other methods split by their own rule and say so in the notes\n"
     "  -q, --quiet          no progress on stderr (learning methods: one updating line on a terminal,\n"
     "                       a plain line every 5 s otherwise; other methods: a line every 10 s past 10 s)\n"
     "  --jobs N             learning methods: play each batch's episodes in N processes (forked here,\n"
@@ -141,7 +147,8 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
            cJSON_AddStringToObject(root, "graph_hash", fileio_hash_hex(g->hash, hex)) &&
            cJSON_AddNumberToObject(root, "batch", batch) && cJSON_AddStringToObject(root, "chip", c->name) &&
            cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex)) &&
-           jsonio_add_u64(root, "seed", o->seed) && (arr = cJSON_AddArrayToObject(root, "arranged_core"));
+           jsonio_add_u64(root, "seed", o->seed) && cJSON_AddStringToObject(root, "objective", objective_name(o->objective)) &&
+           (arr = cJSON_AddArrayToObject(root, "arranged_core"));
   if (ok && ot)
     ok = cJSON_AddStringToObject(root, "op_times", ot->file) &&
          cJSON_AddNumberToObject(root, "op_times_overridden", ot->n_overridden);
@@ -158,6 +165,13 @@ static cJSON *report_json(const char *method, const method_options *o, const gra
   for (size_t k = 0; ok && k < sizeof keys / sizeof *keys; k++) { /* the model's verdict, at the top level */
     cJSON *v = cJSON_GetObjectItemCaseSensitive(stages, keys[k]);
     ok = v && cJSON_AddItemToObject(root, keys[k], cJSON_Duplicate(v, 1));
+  }
+  const char *energy_keys[] = {"energy_j_per_sample", "power_w", "samples_per_j", "tops_per_w", "energy"};
+  for (size_t k = 0; ok && c->has_energy && k < sizeof energy_keys / sizeof *energy_keys; k++) { /* as model_* */
+    char key[48];
+    snprintf(key, sizeof key, "model_%s", energy_keys[k]);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(stages, energy_keys[k]);
+    ok = v && cJSON_AddItemToObject(root, key, cJSON_Duplicate(v, 1));
   }
   char why[256];
   ok = ok && cJSON_AddNumberToObject(root, "model_samples_per_s", r->period_s > 0 ? batch / r->period_s : 0.0) &&

@@ -55,7 +55,7 @@ static const char usage_text[] =
     "  -j, --jobs N          cases run at once, each in its own process (default: the number of CPUs;\n"
     "                        1 per rank under mpirun)\n"
     "  -M, --microbatches M  micro-batches per simulation (default: until steady state)\n"
-    "      --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD\n"
+    "      --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD, --objective O\n"
     "                        method options, the same for every case: as for 'meshpipe partition'\n"
     "      --dtype T, --batch N, --no-fuse\n"
     "                        ONNX graphs only: as for 'meshpipe import'\n"

@@ -415,12 +415,23 @@ double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *
     if (r > ratio) ratio = r;
     if (stage_mem) stage_mem[i] = r;
   }
+  m->n_stg = n;
   double period = cost_contended(m, m->stg, n, m->xfer, m->xfer_off, m->plan_load);
   if (period < 0) return -1;
   for (int i = 0; stage_s && i < n; i++) stage_s[i] = m->stg[i].contended_s;
   if (feasible) *feasible = fits;
   if (mem_ratio) *mem_ratio = ratio;
   return period;
+}
+
+double cost_model_energy(const cost_model *m, double period_s) {
+  double j = 0;
+  for (int i = 0; i < m->n_stg; i++) {
+    energy_parts e;
+    energy_of_stage(m->c, &m->stg[i], period_s, &e);
+    j += energy_sum(&e);
+  }
+  return j;
 }
 
 /* A link busy this share of the period or more is what sets it when no stage takes that long alone:

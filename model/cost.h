@@ -188,6 +188,10 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
 double cost_model_period(cost_model *m, const plan *p, double *stage_s, double *stage_mem, int *feasible,
                          double *mem_ratio);
 
+/* The energy in joules of one micro-batch (energy.h: dynamic, and static over period_s) of the plan the
+ * last cost_model_period costed; 0 on a chip without energy figures or before any plan. */
+double cost_model_energy(const cost_model *m, double period_s);
+
 /* Full evaluation of a plan (all borrowed; p must match g's layers and c's cores, else MP_INPUT).
  * *out is owned by the caller. */
 mp_status cost_evaluate(const graph *g, const chip *c, const plan *p, cost_result **out, mp_error *err);

@@ -38,6 +38,7 @@ struct cost_model {
   int *xfer_off;        /* per stage + 1 */
   cost_stage *stg;      /* the plan's stages (cost_model_period) */
   int cap_stages;
+  int n_stg;            /* how many of them the last cost_model_period filled */
   seg_memo memo;
   /* contention (cost_contended) */
   struct term *terms;

@@ -11,15 +11,16 @@
 #include "train.h"
 #include "proc.h"
 
-/* The partitioners, in the order help and compare list them: name, summary, function, learning. */
+/* The partitioners, in the order help and compare list them: name, summary, function, learning,
+ * objectives. */
 static const method_info methods[] = {
-    {"optimal", "exact minimum analytical bottleneck (DP over layer prefixes and core counts)", method_optimal, 0},
+    {"optimal", "exact minimum analytical bottleneck (DP over layer prefixes and core counts)", method_optimal, 0, 1},
     {"seed-split", "the model-splitting paper: flops shares by speed, split_compare, finetune_maximum",
-     method_seed_split, 0},
-    {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy, 0},
-    {"even", "equal numbers of layers per core (GPipe's default)", method_even, 0},
-    {"balanced", "contiguous blocks balancing flops (torchgpipe's balance)", method_balanced, 0},
-    {"rl", "REINFORCE policy-guided search on the simulator's runtime (best plan seen)", method_rl, 1},
+     method_seed_split, 0, 0},
+    {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy, 0, 0},
+    {"even", "equal numbers of layers per core (GPipe's default)", method_even, 0, 0},
+    {"balanced", "contiguous blocks balancing flops (torchgpipe's balance)", method_balanced, 0, 0},
+    {"rl", "REINFORCE policy-guided search on the simulator's runtime (best plan seen)", method_rl, 1, 1},
 };
 #define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 
@@ -68,6 +69,14 @@ mp_status method_run(const char *name, const graph *g, const chip *c, const meth
     }
     return err_set(err, MP_USAGE, "no method '%s' (known: %s)", name, known);
   }
+  objective obj = o ? o->objective : OBJECTIVE_TIME;
+  if (obj != OBJECTIVE_TIME && !c->has_energy)
+    return err_set(err, MP_USAGE,
+                   "--objective %s needs a chip with energy figures, and %s has none (platforms/README.md, "
+                   "\"Energy\")", objective_name(obj), c->name);
+  if (obj != OBJECTIVE_TIME && o->train)
+    return err_set(err, MP_USAGE, "--objective %s is for inference: the training model has no energy (use time)",
+                   objective_name(obj));
   double t0 = proc_now_s();
   plan *p = NULL;
   mp_status st = m->run(g, c, o, &p, rep, err);
@@ -96,6 +105,8 @@ mp_status method_run(const char *name, const graph *g, const chip *c, const meth
     }
     cost_model_free(cm);
   }
+  if (obj != OBJECTIVE_TIME && !m->objectives)
+    method_note(rep, "%s splits by its own rule: --objective %s does not apply to it.", m->name, objective_name(obj));
   if (!rep->feasible && !strstr(rep->notes, "memory")) method_note(rep, "The plan does not fit memory.");
   *out = p;
   return MP_OK;

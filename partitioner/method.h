@@ -14,6 +14,7 @@
 #include "chip.h"
 #include "err.h"
 #include "graph.h"
+#include "objective.h"
 #include "plan.h"
 
 struct sim;
@@ -38,6 +39,9 @@ typedef struct method_options {
    * minimises the training model's period (train.h), rl a mini-batch's time (rl_reward.h); the other methods
    * split as for inference */
   const struct train_options *train;
+  /* what optimal and rl minimise (objective.h; default OBJECTIVE_TIME): energy and edp need a chip with
+   * energy figures and inference; the other methods split by their own rule whatever it is */
+  objective objective;
   /* long methods (rl): called after each step of their search with what is done of how much (total <= 0
    * when unknown), a phase name and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
   void (*progress)(void *ctx, const char *phase, long done, long total, double best_microbatches_per_s);
@@ -67,6 +71,7 @@ typedef struct method_info {
   const char *summary; /* one line for --help */
   method_fn run;
   int learning;        /* 1: trains a policy (seconds to minutes); left out of compare's default list */
+  int objectives;      /* 1: minimises o->objective; 0: splits by its own rule (time-like) whatever it is */
 } method_info;
 
 /* The table: method_count() entries in listing order; method_at(i) for 0 <= i < count. */
@@ -78,7 +83,9 @@ const method_info *method_find(const char *name);
 
 /* Runs the named method (an unknown name is MP_USAGE listing the known ones), times it into
  * rep->solve_s and adds a note "plan does not fit memory" if the plan is infeasible and the
- * method did not say so; with o->train the verdict is the training model's.  o may be NULL (the
+ * method did not say so; with o->train the verdict is the training model's.  An objective other than
+ * time on a chip without energy figures or with o->train is MP_USAGE; a method that does not minimise
+ * objectives says in a note that it split by its own rule.  o may be NULL (the
  * defaults).  All arguments borrowed except *out, which is owned on success. */
 mp_status method_run(const char *name, const graph *g, const chip *c, const method_options *o, plan **out,
                      method_report *rep, mp_error *err);

@@ -8,13 +8,14 @@
 /* What optimal found (optimal.c): its plan's period in the full model, the certified lower bound on
  * every plan's period (the optimum of its lower relaxation), and whether the two are equal. */
 typedef struct optimal_result {
-  double period_s, lower_s;
-  int exact;
+  double period_s, lower_s; /* the plan's period in the model, and the certified lower bound on any plan's */
+  double value, lower_value; /* the plan's objective (the period for time), and its certified lower bound */
+  int exact;                 /* value <= lower_value: nothing can be better */
 } optimal_result;
 
-/* method_optimal with its figures in *res (caller-owned). */
-mp_status optimal_solve(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
-                        mp_error *err);
+/* method_optimal minimising obj, with its figures in *res (caller-owned). */
+mp_status optimal_solve(const graph *g, const chip *c, objective obj, plan **out, optimal_result *res,
+                        method_report *rep, mp_error *err);
 
 /* The methods of the table (see method.c for their one-line summaries). */
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,

@@ -44,7 +44,15 @@
  * prefix k): best(r,k) = min over l < r, j < k of max(best(l,j), the stage-local time of l..r-1 on cores
  * j..k-1 from cost_model_stage, with its Sends once): exact for the stage-local terms, and T_low.  Its
  * plan is then repaired on the full model as above.  O(L^2 C^2): meant for the small heterogeneous
- * platforms (a few devices). */
+ * platforms (a few devices).
+ *
+ * Other objectives (objective.h: energy, edp).  A plan's energy is what every plan spends (compute,
+ * SRAM) plus its NoC and DRAM byte-hops plus static power over its period; the byte-hops of a Send
+ * depend on where later groups sit, so no stage-local DP is exact for it.  optimal takes the time
+ * repair's plan and the starts, judges them by the other energy objective and repairs the best on it,
+ * then judges them all by the objective and repairs the best on that; the bound it
+ * certifies is the fixed energy plus static power over T_low (times T_low for edp), and the note gives
+ * the gap to it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -316,57 +324,125 @@ cleanup:
 #define OPTIMAL_REPAIR_ROUNDS 64
 
 
-/* Costs the starts in full, repairs the best, and writes the plan, its figures and the note. */
-static mp_status finish(const graph *g, const chip *c, candidate *cand, int n_cand, double t_low, const char *how,
-                        const char *bound_how, long checks, plan **out, optimal_result *res, method_report *rep, mp_error *err) {
+/* A certified lower bound on the energy of a micro-batch of any plan of g on c whose period is at least
+ * t_low: the compute and SRAM energy, which no plan changes (every op runs once, on the MACs and the
+ * bytes it has), and the static energy of every core over t_low; NoC and DRAM energy are at least 0. */
+static double energy_low(cost_model *m, const graph *g, const chip *c, double t_low) {
+  cost_stage all;
+  cost_model_stage(m, 0, g->n_ops, 0, c->n_cores, &all);
+  energy_parts e;
+  energy_dynamic(&c->energy, all.macs, all.flops - 2 * all.macs, all.sram_traffic, 0, 0, &e);
+  return e.compute + e.sram + c->energy.static_w_per_core * c->n_cores * t_low;
+}
+
+/* Judges the candidates by obj and repairs the best (it may come from the time repair before);
+ * returns the sweeps run, or -1 on an error. */
+static int repair_for(cost_model *m, candidate *cand, int n_cand, objective obj, int cap, double *stage_s, int *pick,
+                      double *before, mp_error *err) {
+  *pick = 0;
+  for (int i = 0; i < n_cand; i++) {
+    cand[i].obj = obj;
+    if (optimal_cost_candidate(m, &cand[i], stage_s, err) != MP_OK) return -1;
+    if (optimal_better(&cand[i], &cand[*pick])) *pick = i;
+  }
+  *before = cand[*pick].value;
+  return optimal_repair(m, &cand[*pick], cap, OPTIMAL_REPAIR_ROUNDS, err);
+}
+
+/* Another objective than time, after the time repair: the local search is weak on energy (its moves
+ * trade static energy, which follows the period, against NoC byte-hops), so every start is repaired on
+ * obj, then on the other energy objective and again on obj (a local optimum of one is a new start of
+ * the other), keeping the best plan by obj in *keep.  *first_value: the best start's value by obj before
+ * any of these repairs.  Returns the sweeps run, or -1 on an error. */
+static int repair_energy(cost_model *m, candidate *cand, int n_cand, objective obj, int cap, double *stage_s,
+                         candidate *keep, double *first_value, mp_error *err) {
+  objective other = obj == OBJECTIVE_ENERGY ? OBJECTIVE_EDP : OBJECTIVE_ENERGY;
+  const objective order[3] = {obj, other, obj};
+  int sweeps = 0;
+  keep->value = INFINITY;
+  *first_value = INFINITY;
+  for (int i = 0; i < n_cand; i++)
+    for (int k = 0; k < 3; k++) {
+      cand[i].obj = order[k];
+      if (optimal_cost_candidate(m, &cand[i], stage_s, err) != MP_OK) return -1;
+      if (k == 0 && cand[i].value < *first_value) *first_value = cand[i].value;
+      int a = optimal_repair(m, &cand[i], cap, OPTIMAL_REPAIR_ROUNDS, err);
+      if (a < 0) return -1;
+      sweeps += a;
+      if (order[k] == obj && (keep->value == INFINITY || optimal_better(&cand[i], keep)))
+        optimal_copy_candidate(keep, &cand[i]);
+    }
+  return sweeps;
+}
+
+/* Costs the starts in full, repairs the best for the time, and - for another objective - repairs on the
+ * energy objectives (repair_energy); writes the plan, its figures and the note. */
+static mp_status finish(const graph *g, const chip *c, objective obj, candidate *cand, int n_cand, double t_low,
+                        const char *how, const char *bound_how, long checks, plan **out, optimal_result *res,
+                        method_report *rep, mp_error *err) {
   cost_model *m = NULL;
   double *stage_s = NULL;
+  candidate keep = {0};
   int max_n = 0;
   for (int i = 0; i < n_cand; i++) max_n = cand[i].n > max_n ? cand[i].n : max_n;
   mp_status st = cost_model_new(g, c, &m, err);
   if (st != MP_OK) return st;
-  stage_s = malloc(((size_t)max_n + 1) * sizeof *stage_s);
-  if (!stage_s) {
+  stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);
+  keep.layers = malloc((size_t)g->n_ops * sizeof(int));
+  keep.cores = malloc((size_t)g->n_ops * sizeof(int));
+  if (!stage_s || !keep.layers || !keep.cores) {
     st = err_nomem(err);
     goto cleanup;
   }
   int pick = 0;
+  double before = 0;
   for (int i = 0; i < n_cand; i++) cand[i].mem_first = c->n_dram == 0;
-  for (int i = 0; i < n_cand && st == MP_OK; i++) {
-    st = optimal_cost_candidate(m, &cand[i], stage_s, err);
-    if (st == MP_OK && optimal_better(&cand[i], &cand[pick])) pick = i;
-  }
-  if (st != MP_OK) goto cleanup;
-  double before = cand[pick].period;
-  int rounds = optimal_repair(m, &cand[pick], g->n_ops, OPTIMAL_REPAIR_ROUNDS, err);
+  int rounds = repair_for(m, cand, n_cand, OBJECTIVE_TIME, g->n_ops, stage_s, &pick, &before, err);
+  if (rounds >= 0) optimal_copy_candidate(&keep, &cand[pick]);
+  if (rounds >= 0 && obj != OBJECTIVE_TIME)
+    rounds = repair_energy(m, cand, n_cand, obj, g->n_ops, stage_s, &keep, &before, err);
   if (rounds < 0) {
     st = err->status;
     goto cleanup;
   }
-  st = plan_from_stages(cand[pick].layers, cand[pick].cores, cand[pick].n, out, err);
+  st = plan_from_stages(keep.layers, keep.cores, keep.n, out, err);
   if (st != MP_OK) goto cleanup;
-  double T = cand[pick].period, gap = t_low > 0 ? T / t_low - 1 : 0;
+  double T = keep.period, gap = t_low > 0 ? T / t_low - 1 : 0;
   res->period_s = T;
   res->lower_s = t_low;
-  res->exact = T <= t_low;
+  res->value = keep.value;
+  res->lower_value = obj == OBJECTIVE_TIME ? t_low : objective_value(obj, t_low, energy_low(m, g, c, t_low));
+  res->exact = keep.value <= res->lower_value;
   const char *start = pick == 0   ? "the lower relaxation's plan"
                       : pick == 1 ? "the upper relaxation's plan"
                                   : optimal_other_starts[pick - 2];
-  if (res->exact)
+  if (obj != OBJECTIVE_TIME) {
+    const char *unit = obj == OBJECTIVE_ENERGY ? "J" : "J s";
+    double vgap = res->lower_value > 0 ? res->value / res->lower_value - 1 : 0;
+    method_note(rep,
+                "optimal --objective %s (%s; then every start repaired by local search on the energy objectives): %d stages, model period "
+                "%.6g s, %s %.6g %s per micro-batch; certified lower bound %.6g %s (compute and SRAM energy, which "
+                "every plan spends, and static power over the least period %.6g s), gap %.2f%%; the best start "
+                "%.6g %s before %d repair sweep%s.",
+                objective_name(obj), how, keep.n, T, objective_name(obj), res->value, unit, res->lower_value, unit,
+                t_low, 100 * vgap, before, unit, rounds, rounds == 1 ? "" : "s");
+  } else if (res->exact)
     method_note(rep, "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s = the certified lower "
-                     "bound: exact.", how, checks, cand[pick].n, T);
+                     "bound: exact.", how, checks, keep.n, T);
   else
     method_note(rep,
                 "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s; certified lower bound %.6g s "
                 "(%s), gap %.2f%%; the best start (%s) %.6g s before %d repair sweep%s.",
-                how, checks, cand[pick].n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
+                how, checks, keep.n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
 cleanup:
   free(stage_s);
+  free(keep.layers);
+  free(keep.cores);
   cost_model_free(m);
   return st;
 }
 
-static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+static mp_status solve_uniform(const graph *g, const chip *c, objective obj, plan **out, optimal_result *res, method_report *rep,
                                mp_error *err) {
   opt o;
   mp_status st = optimal_opt_init(&o, g, c, err);
@@ -386,7 +462,7 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
     st = err_nomem(err); /* a failed allocation is the only way a relaxation has no plan */
   if (st == MP_OK) st = optimal_method_starts(g, c, cand, &n, err);
   if (st == MP_OK)
-    st = finish(g, c, cand, n, t_low, "uniform chip: threshold DP on two relaxations",
+    st = finish(g, c, obj, cand, n, t_low, "uniform chip: threshold DP on two relaxations",
                 "the stage-local terms exact, Sends once, DRAM streams at their best position, no contention", o.checks,
                 out, res, rep, err);
   for (int k = 0; k < N_STARTS; k++) {
@@ -398,7 +474,7 @@ static mp_status solve_uniform(const graph *g, const chip *c, plan **out, optima
 }
 
 /* Heterogeneous chips: the position-aware DP of the comment at the top. */
-static mp_status solve_positions(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
+static mp_status solve_positions(const graph *g, const chip *c, objective obj, plan **out, optimal_result *res, method_report *rep,
                                  mp_error *err) {
   int L = g->n_ops, C = c->n_cores;
   opt o;
@@ -487,7 +563,7 @@ again:
   int starts = 2;
   st = optimal_method_starts(g, c, cand, &starts, err);
   if (st == MP_OK)
-    st = finish(g, c, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP",
+    st = finish(g, c, obj, cand, starts, best[cells - 1], "heterogeneous chip: position-aware DP",
                 "the stage-local terms exact, Sends once, no contention", 1, out, res, rep, err);
 cleanup:
   free(best);
@@ -502,16 +578,17 @@ cleanup:
   return st;
 }
 
-mp_status optimal_solve(const graph *g, const chip *c, plan **out, optimal_result *res, method_report *rep,
-                        mp_error *err) {
+mp_status optimal_solve(const graph *g, const chip *c, objective obj, plan **out, optimal_result *res,
+                        method_report *rep, mp_error *err) {
   *out = NULL;
   memset(res, 0, sizeof *res);
-  return c->heterogeneous ? solve_positions(g, c, out, res, rep, err) : solve_uniform(g, c, out, res, rep, err);
+  return c->heterogeneous ? solve_positions(g, c, obj, out, res, rep, err)
+                          : solve_uniform(g, c, obj, out, res, rep, err);
 }
 
 mp_status method_optimal(const graph *g, const chip *c, const method_options *o, plan **out, method_report *rep,
                          mp_error *err) {
   optimal_result res;
   if (o && o->train) return optimal_train_solve(g, c, o->train, out, &res, rep, err);
-  return optimal_solve(g, c, out, &res, rep, err);
+  return optimal_solve(g, c, o ? o->objective : OBJECTIVE_TIME, out, &res, rep, err);
 }

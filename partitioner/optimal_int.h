@@ -14,6 +14,7 @@
 #include "cost.h"
 #include "err.h"
 #include "graph.h"
+#include "objective.h"
 #include "opcost.h"
 
 /* Which relaxation a stage is timed in (optimal.c). */
@@ -105,22 +106,27 @@ double optimal_time_at(const opt *o, const figs *s, int c);
  * neither this stage nor any longer one with the same first layer can be within T (claim 3). */
 int optimal_stage_counts(opt *o, const figs *s, double T, int room);
 
-/* A plan as stage arrays, costed on the full model: its period and the 8-norm of its stage times over
- * the period (the tie-break: lower means the near-slowest stages have more slack). */
+/* A plan as stage arrays, costed on the full model: its period, the value of the objective it is
+ * judged by (the period itself for time) and the 8-norm of its stage times over the period (the
+ * tie-break: lower means the near-slowest stages have more slack). */
 typedef struct candidate {
   int n, *layers, *cores;
-  double period, norm;
+  double period, value, norm;
+  objective obj; /* what value measures (objective.h) */
   int fits;      /* every stage fits its cores' SRAM */
   int mem_first; /* a plan that fits beats one that does not (chips without DRAM ports: memory has no time) */
 } candidate;
 
-/* Costs x on the full model (m borrowed): its period and the tie-break norm; stage_s is scratch for
- * x->n entries. */
+/* Costs x on the full model (m borrowed): its period, its value under x->obj and the tie-break norm;
+ * stage_s is scratch for x->n entries. */
 mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err);
 
-/* 1 when a is better than b: (with mem_first, fitting first, then) a lower period, or the same period
- * and a lower norm. */
+/* 1 when a is better than b (both judged by one objective): (with mem_first, fitting first, then) a
+ * lower value, or the same value and a lower norm. */
 int optimal_better(const candidate *a, const candidate *b);
+
+/* Copies from's stages (to has room for them) and figures into to. */
+void optimal_copy_candidate(candidate *to, const candidate *from);
 
 /* Improves *best (room for cap stages) by local search on the full model, at most max_rounds sweeps;
  * returns the sweeps run, or -1 on an error (err set). */

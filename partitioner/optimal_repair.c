@@ -17,6 +17,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
   x->period = cost_model_period(m, p, stage_s, NULL, &x->fits, NULL);
   plan_free(p);
   if (x->period < 0) return err_nomem(err);
+  x->value = x->obj == OBJECTIVE_TIME ? x->period : objective_value(x->obj, x->period, cost_model_energy(m, x->period));
   double s8 = 0;
   for (int i = 0; i < x->n; i++) {
     double r = stage_s[i] / x->period;
@@ -28,7 +29,7 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
 
 int optimal_better(const candidate *a, const candidate *b) {
   if (a->mem_first && a->fits != b->fits) return a->fits;
-  return a->period < b->period || (a->period == b->period && a->norm < b->norm);
+  return a->value < b->value || (a->value == b->value && a->norm < b->norm);
 }
 
 /* Merges stages i and i + 1 of x (keep 0) or splits stage i in two halves of its layers and cores
@@ -71,17 +72,19 @@ static int hopeless(cost_model *m, const candidate *x, int i, int k, double peri
   return 0;
 }
 
-static void copy_candidate(candidate *to, const candidate *from) {
+void optimal_copy_candidate(candidate *to, const candidate *from) {
   to->n = from->n;
   memcpy(to->layers, from->layers, (size_t)from->n * sizeof(int));
   memcpy(to->cores, from->cores, (size_t)from->n * sizeof(int));
   to->period = from->period;
+  to->value = from->value;
+  to->obj = from->obj;
   to->norm = from->norm;
   to->fits = from->fits;
   to->mem_first = from->mem_first;
 }
 
-/* Local search from *best on the full model: sweeps over the stage boundaries trying every move of one
+/* Local search from *best on the full model, judged by best->obj: sweeps over the stage boundaries trying every move of one
  * layer or one core across each, taking a move as soon as it gives a strictly better plan (first
  * improvement: on hundreds of stages a sweep makes many moves for the cost of one steepest step); when
  * a sweep improves nothing, a sweep of merges of neighbouring stages and splits of a stage in halves,
@@ -96,10 +99,12 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
     err_nomem(err);
     goto cleanup;
   }
-  copy_candidate(&trial, best);
+  optimal_copy_candidate(&trial, best);
+  /* a stage slower than the best period rules a plan out only when the period is what is minimised */
+  int timed = best->obj == OBJECTIVE_TIME;
   while (rounds < max_rounds) {
     rounds++;
-    double before = best->period;
+    double before = best->value;
     if (!structural) {
       for (int i = 0; i + 1 < best->n; i++)
         for (int move = 0; move < 4; move++) {
@@ -107,13 +112,13 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
           if (v[from] < 2) continue;
           v[from]--;
           v[to]++;
-          int skip = hopeless(m, &trial, i, 2, best->period);
+          int skip = timed && hopeless(m, &trial, i, 2, best->period);
           if (!skip && optimal_cost_candidate(m, &trial, stage_s, err) != MP_OK) {
             rounds = -1;
             goto cleanup;
           }
           if (!skip && optimal_better(&trial, best)) {
-            copy_candidate(best, &trial);
+            optimal_copy_candidate(best, &trial);
           } else { /* undo */
             v[from]++;
             v[to]--;
@@ -124,19 +129,19 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
         for (int split = 0; split < 2; split++) {
           if ((!split && i + 1 >= best->n) || (split && best->n >= cap)) continue;
           if (!restructure(&trial, i, split)) continue;
-          int skip = hopeless(m, &trial, i, 1 + split, best->period);
+          int skip = timed && hopeless(m, &trial, i, 1 + split, best->period);
           if (!skip && optimal_cost_candidate(m, &trial, stage_s, err) != MP_OK) {
             rounds = -1;
             goto cleanup;
           }
           if (!skip && optimal_better(&trial, best)) {
-            copy_candidate(best, &trial);
+            optimal_copy_candidate(best, &trial);
           } else {
-            copy_candidate(&trial, best);
+            optimal_copy_candidate(&trial, best);
           }
         }
     }
-    int faster = best->period < before;
+    int faster = best->value < before;
     if (structural && !faster) break;
     structural = !faster; /* moves that only even out the rest: time to restructure */
   }

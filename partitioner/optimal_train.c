@@ -372,6 +372,7 @@ static mp_status cost_of(ot *o, candidate *x) {
   if (st != MP_OK) return st;
   x->period = train_model_period(o->t, o->c, p, NULL, NULL, &x->fits, o->err);
   plan_free(p);
+  x->value = x->period;
   x->norm = 0;
   return x->period < 0 ? o->err->status : MP_OK;
 }
@@ -395,6 +396,7 @@ static int repair(ot *o, candidate *best, candidate *trial, int rounds) {
         if (cost_of(o, trial) != MP_OK) return -1;
         if (optimal_better(trial, best)) {
           best->period = trial->period;
+          best->value = trial->value;
           best->fits = trial->fits;
           memcpy(best->layers, trial->layers, (size_t)best->n * sizeof(int));
           memcpy(best->cores, trial->cores, (size_t)best->n * sizeof(int));

@@ -89,6 +89,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_method_config(&cfg, c->n_cores, o->seed);
   if (o->episodes >= 0) cfg.episodes = o->episodes;
   uint64_t key = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
+  rl_reward_weights rw; /* inference: the reward measures o->objective */
+  rl_reward_weights_default(&rw, 1);
+  rw.objective = o->objective;
   rl_reward creward;
   rl_instance win;
   rl_train_config wcfg = cfg;
@@ -101,7 +104,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
       st = rl_reward_init_train_model(&creward, trained, c, g->n_ops, init->arranged, NULL, err);
     } else {
       st = cost_model_new(g, c, &model, err);
-      if (st == MP_OK) st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, NULL, err);
+      if (st == MP_OK) st = rl_reward_init_model(&creward, model, c->n_cores, g->n_ops, init->arranged, &rw, err);
     }
     if (st != MP_OK) goto cleanup;
     win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
@@ -117,7 +120,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   }
   rl_reward reward;
   st = o->train ? rl_reward_init_train_sim(&reward, s, trained, init->arranged, NULL, err)
-               : rl_reward_init_sim(&reward, s, g, init->arranged, NULL, err);
+               : rl_reward_init_sim(&reward, s, g, init->arranged, &rw, err);
   if (st != MP_OK) goto cleanup;
   rl_instance in = {env, init->arranged, rl_reward_eval, &reward, key};
   sim_stats before, after;
@@ -159,6 +162,9 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
                 warm_rl.figure * graph_batch(g), warm_best.figure * graph_batch(g));
   method_note(rep, "best simulated %.6g samples/s against %.6g for the initial plan (%+.1f%%).",
               best.figure * graph_batch(g), start.figure * graph_batch(g), 100.0 * (best.figure / start.figure - 1.0));
+  if (o->objective != OBJECTIVE_TIME) /* the reward is -X / X_ref: the best plan's X relative to the start's */
+    method_note(rep, "Rewarded by the %s: the best plan's simulated %s is %.4f of the initial plan's.",
+                objective_name(o->objective), objective_name(o->objective), -best.reward);
 cleanup:
   rl_trainer_free(t);
   rl_trainer_free(warm);

@@ -20,11 +20,12 @@ void rl_reward_weights_default(rl_reward_weights *w, int simulated) {
   (void)simulated;
   w->storage = 0.0;
   w->routing = 0.0;
+  w->objective = OBJECTIVE_TIME;
 }
 
-double rl_reward_combine(const rl_reward_weights *w, double period, double ref, double mem_ratio, double link_util) {
+double rl_reward_combine(const rl_reward_weights *w, double value, double ref, double mem_ratio, double link_util) {
   double over = mem_ratio > 1.0 ? mem_ratio - 1.0 : 0.0;
-  return -w->period * (period / ref) - w->memory * over - w->storage * mem_ratio - w->routing * link_util;
+  return -w->period * (value / ref) - w->memory * over - w->storage * mem_ratio - w->routing * link_util;
 }
 
 double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s) {
@@ -42,7 +43,8 @@ double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, i
 
 /* What a backend says about one plan, before the weights combine it. */
 typedef struct figures {
-  double period;    /* seconds per sample */
+  double period;    /* seconds per micro-batch */
+  double energy;    /* joules per micro-batch (0 on the training backends and chips without energy figures) */
   double mem_ratio; /* largest per-core memory over its (usable) SRAM */
   double link_util; /* busiest NoC link's utilisation (0 on the model, which has no links) */
   double balance;   /* rl_reward_balance against ref, 0 when ref <= 0 */
@@ -72,6 +74,7 @@ static mp_status model_figures(const rl_reward *r, const int *arranged, double r
     st = err_nomem(err);
   } else {
     f->period = worst;
+    f->energy = cost_model_energy(r->model, worst);
     f->link_util = 0.0;
     f->feasible = fits;
     stage_figures(f, buf, p->n_stages, ref);
@@ -113,6 +116,7 @@ static mp_status sim_figures(const rl_reward *r, const int *arranged, double ref
   double u = 0;
   for (int l = 0; l < res.n_links; l++) u = res.links[l].utilisation > u ? res.links[l].utilisation : u;
   f->period = res.period_s;
+  f->energy = energy_sum(&res.energy_microbatch);
   f->link_util = u;
   f->feasible = res.feasible;
   stage_figures(f, buf, res.n_stages, ref);
@@ -141,6 +145,7 @@ static mp_status train_model_figures(const rl_reward *r, const int *arranged, do
     buf[res->n_stages + i] = s->cs.mem_bytes / s->cs.sram_bytes;
   }
   f->period = res->minibatch_s / res->microbatches;
+  f->energy = 0.0;
   f->link_util = 0.0;
   f->feasible = res->feasible;
   stage_figures(f, buf, res->n_stages, ref);
@@ -176,6 +181,7 @@ static mp_status train_sim_figures(const rl_reward *r, const int *arranged, doub
     buf[res.n_stages + i] = s->sram_capacity > 0 ? (double)s->sram_peak_bytes / (double)s->sram_capacity : 0.0;
   }
   f->period = res.minibatch_s / res.microbatches;
+  f->energy = 0.0;
   f->link_util = 0.0;
   f->feasible = res.feasible;
   stage_figures(f, buf, res.n_stages, ref);
@@ -201,10 +207,19 @@ static mp_status init_common(rl_reward *r, int simulated, const int *ref, const 
     r->w = *w;
   else
     rl_reward_weights_default(&r->w, simulated);
+  int trained = r->backend == RL_REWARD_TRAIN_SIM || r->backend == RL_REWARD_TRAIN_MODEL;
+  if (r->w.objective != OBJECTIVE_TIME && trained)
+    return err_set(err, MP_USAGE, "rl: --objective %s is for inference: the training model has no energy",
+                   objective_name(r->w.objective));
   figures f;
   mp_status st = figures_of(r, ref, 0.0, &f, err);
-  if (st == MP_OK) r->ref_period_s = f.period;
-  return st;
+  if (st != MP_OK) return st;
+  r->ref_period_s = f.period;
+  r->ref_value = objective_value(r->w.objective, f.period, f.energy);
+  if (!(r->ref_value > 0) || !isfinite(r->ref_value))
+    return err_set(err, MP_USAGE, "rl: the reference plan's %s is %g: --objective %s needs a chip with energy figures",
+                   objective_name(r->w.objective), r->ref_value, objective_name(r->w.objective));
+  return MP_OK;
 }
 
 mp_status rl_reward_init_sim(rl_reward *r, sim *s, const graph *g, const int *ref, const rl_reward_weights *w,
@@ -271,7 +286,8 @@ mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error 
   figures f;
   mp_status st = figures_of(r, arranged, r->ref_period_s, &f, err);
   if (st != MP_OK) return st;
-  double reward = rl_reward_combine(&r->w, f.period, r->ref_period_s, f.mem_ratio, f.link_util);
+  double reward = rl_reward_combine(&r->w, objective_value(r->w.objective, f.period, f.energy), r->ref_value,
+                                    f.mem_ratio, f.link_util);
   if (r->backend == RL_REWARD_SIM || r->backend == RL_REWARD_TRAIN_SIM) {
     out->reward = snap(reward);
     out->balance = snap(f.balance);

@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "graph.h"
+#include "objective.h"
 
 struct sim;
 struct cost_model;
@@ -30,13 +31,16 @@ typedef struct rl_eval {
 /* Scores arranged (a valid state, n_cores entries, borrowed) into *out; ctx is the callback's. */
 typedef mp_status (*rl_reward_fn)(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
 
-/* Weights of the plan reward  R = −period·(T / T_ref) − memory·max(0, m − 1) − storage·m − routing·u
- * with T the pipeline period (seconds per sample), T_ref the period of the reference (initial) plan,
- * m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
- * period 1, storage 0, routing 0, memory 0: the simulator and the model both charge an over-full core
- * the DRAM streams of its excess (weights and spilled activations), so a penalty would count it twice. */
+/* Weights of the plan reward  R = −period·(X / X_ref) − memory·max(0, m − 1) − storage·m − routing·u
+ * with X the objective's value (objective.h) of the plan: its pipeline period T (seconds per micro-batch)
+ * for time, its energy per micro-batch E for energy, E·T for edp; X_ref that of the reference (initial)
+ * plan, m the largest per-core memory over its SRAM, u the largest NoC link utilisation.  Defaults:
+ * objective time, period 1, storage 0, routing 0, memory 0: the simulator and the model both charge an
+ * over-full core the DRAM streams of its excess (weights and spilled activations), so a penalty would
+ * count it twice.  Energy and edp need the inference backends on a chip with energy figures. */
 typedef struct rl_reward_weights {
   double period, memory, storage, routing;
+  objective objective;
 } rl_reward_weights;
 
 void rl_reward_weights_default(rl_reward_weights *w, int simulated);
@@ -46,8 +50,8 @@ void rl_reward_weights_default(rl_reward_weights *w, int simulated);
  * every stage (not only the worst).  stage_mem_ratio may be NULL. */
 double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, int n_stages, double ref_period_s);
 
-/* R of the formula above from its figures. */
-double rl_reward_combine(const rl_reward_weights *w, double period_s, double ref_period_s, double mem_ratio,
+/* R of the formula above from its figures (value and ref_value: X and X_ref). */
+double rl_reward_combine(const rl_reward_weights *w, double value, double ref_value, double mem_ratio,
                          double link_util);
 
 typedef enum rl_reward_backend {
@@ -67,7 +71,8 @@ typedef struct rl_reward {
   const struct chip *chip;  /* RL_REWARD_TRAIN_MODEL: the chip */
   int n_cores, n_layers;
   rl_reward_weights w;
-  double ref_period_s; /* T_ref, set by the init */
+  double ref_period_s; /* T_ref, set by the init: the balance's scale */
+  double ref_value;    /* X_ref, set by the init */
 } rl_reward;
 
 /* Prepares r for g on sim's chip with reference plan ref (borrowed; evaluated once for T_ref).  w

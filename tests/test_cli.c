@@ -1,5 +1,6 @@
 /* End-to-end tests of the meshpipe binary: commands, exit statuses, error lines, JSON output.
  * Commands that start SimGrid are tested in their own suites (label simgrid). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +99,50 @@ static void info_should_exit_2_naming_the_file_and_place_of_bad_input(void) {
   free(err);
 }
 
+/* --objective: an unknown name and a chip without energy figures exit 2 with one line; on a chip with
+ * energy figures optimal's energy plan spends less energy in the model than its time plan, which is no
+ * slower, and a method that does not minimise objectives says so. */
+static void partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL(testutil_meshpipe("partition -g traces/tiny_resnet.json --no-simulate --objective fast", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--objective must be time, energy or edp, not 'fast'"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("partition -g traces/tiny_resnet.json --no-simulate --objective energy", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--objective energy needs a chip with energy figures, and mesh8x8 has none"));
+  CU_ASSERT_STRING_EQUAL(out, "");
+  free(out);
+  free(err);
+  double e[2], t[2];
+  const char *objs[] = {"time", "energy"};
+  for (int k = 0; k < 2; k++) {
+    char args[256];
+    snprintf(args, sizeof args,
+             "partition -g traces/mobilenet_v2.json -c platforms/mesh8x8_fp16.json --no-simulate --json --objective %s",
+             objs[k]);
+    CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &err), 0);
+    cJSON *o = cJSON_Parse(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(o, "objective")->valuestring, objs[k]);
+    e[k] = cJSON_GetObjectItem(o, "model_energy_j_per_sample")->valuedouble;
+    t[k] = cJSON_GetObjectItem(o, "period_s")->valuedouble;
+    cJSON_Delete(o);
+    free(out);
+    free(err);
+  }
+  CU_ASSERT(e[1] < 0.95 * e[0]); /* 545.9 against 634.2 uJ when measured */
+  CU_ASSERT(t[0] <= t[1]);
+  CU_ASSERT_EQUAL(testutil_meshpipe("partition -g traces/mobilenet_v2.json -c platforms/mesh8x8_fp16.json "
+                                    "--no-simulate -m even --objective edp", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "even splits by its own rule: --objective edp does not apply to it."));
+  free(out);
+  free(err);
+}
+
 static CU_TestInfo tests[] = {
     {"help_should_list_every_command_and_exit_0", help_should_list_every_command_and_exit_0},
+    {"partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do",
+     partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do},
     {"an_unknown_command_or_option_should_exit_2_with_one_line", an_unknown_command_or_option_should_exit_2_with_one_line},
     {"info_should_print_the_hand_counted_totals", info_should_print_the_hand_counted_totals},
     {"info_json_should_expose_totals_and_what_the_cost_model_needs",

@@ -1,8 +1,10 @@
 /* Tests of rl_reward: the analytical model's reward of the reference plan, the weights (no memory
  * penalty by default: both backends charge DRAM streams in time) and the balance tie-break against
- * their formulas; the training model's reward scores a mini-batch's time over its micro-batches. */
+ * their formulas; the training model's reward scores a mini-batch's time over its micro-batches; the
+ * energy objectives score energy (or energy x period) over the reference plan's. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "chip.h"
 #include "cost.h"
@@ -104,11 +106,76 @@ static void the_training_reward_should_score_the_minibatch_over_its_microbatches
   graph_free(g);
 }
 
+/* --objective energy and edp: the reward is minus the plan's energy (or energy x period) over the
+ * reference plan's, from the model's own figures; the training backends, which have no energy, refuse
+ * them, and so does a chip without energy figures (whose energy is 0). */
+static void the_energy_reward_should_score_energy_over_the_reference_plans(void) {
+  graph *g = NULL;
+  chip *c = NULL, *bare = NULL;
+  cost_model *m = NULL, *mb = NULL;
+  train *t = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8_fp16.json"), &c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh8x8.json"), &bare, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, c, &m, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, bare, &mb, &err), MP_OK);
+  int n = c->n_cores, *ref = calloc((size_t)n, sizeof *ref), *two = calloc((size_t)n, sizeof *two);
+  ref[n - 1] = g->n_ops;
+  two[n / 2 - 1] = g->n_ops / 2, two[n - 1] = g->n_ops - g->n_ops / 2;
+  double e[2], T[2];
+  for (int k = 0; k < 2; k++) {
+    plan *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(plan_new(k ? two : ref, n, g->n_ops, &p, &err), MP_OK);
+    T[k] = cost_model_period(m, p, NULL, NULL, NULL, NULL);
+    e[k] = cost_model_energy(m, T[k]);
+    plan_free(p);
+  }
+  CU_ASSERT(e[0] > 0 && e[1] > 0 && e[0] != e[1]);
+  for (objective obj = OBJECTIVE_ENERGY; obj <= OBJECTIVE_EDP; obj++) {
+    rl_reward r;
+    rl_reward_weights w;
+    rl_reward_weights_default(&w, 0);
+    w.objective = obj;
+    CU_ASSERT_EQUAL_FATAL(rl_reward_init_model(&r, m, n, g->n_ops, ref, &w, &err), MP_OK);
+    rl_eval e1, e2;
+    CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, ref, &e1, &err), MP_OK);
+    CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, two, &e2, &err), MP_OK);
+    double want = obj == OBJECTIVE_ENERGY ? e[1] / e[0] : e[1] * T[1] / (e[0] * T[0]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.reward, -1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(e2.reward, -want, 1e-12 * want);
+    CU_ASSERT_DOUBLE_EQUAL(e2.figure, 1 / T[1], 1e-12 / T[1]); /* the figure stays the throughput */
+    err_clear(&err);
+    CU_ASSERT_EQUAL(rl_reward_init_model(&r, mb, n, g->n_ops, ref, &w, &err), MP_USAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "needs a chip with energy figures"));
+  }
+  train_options o;
+  train_options_default(&o);
+  CU_ASSERT_EQUAL_FATAL(train_new(g, &o, &t, &err), MP_OK);
+  rl_reward r;
+  rl_reward_weights w;
+  rl_reward_weights_default(&w, 0);
+  w.objective = OBJECTIVE_ENERGY;
+  err_clear(&err);
+  CU_ASSERT_EQUAL(rl_reward_init_train_model(&r, t, c, g->n_ops, ref, &w, &err), MP_USAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the training model has no energy"));
+  free(ref);
+  free(two);
+  train_free(t);
+  cost_model_free(m);
+  cost_model_free(mb);
+  chip_free(c);
+  chip_free(bare);
+  graph_free(g);
+}
+
 static CU_TestInfo tests[] = {
     {"the_cost_reward_should_score_the_reference_plan_minus_one",
      the_cost_reward_should_score_the_reference_plan_minus_one},
     {"the_training_reward_should_score_the_minibatch_over_its_microbatches",
      the_training_reward_should_score_the_minibatch_over_its_microbatches},
+    {"the_energy_reward_should_score_energy_over_the_reference_plans",
+     the_energy_reward_should_score_energy_over_the_reference_plans},
     CU_TEST_INFO_NULL,
 };
 

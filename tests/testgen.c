@@ -22,7 +22,7 @@ static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
 
 int testgen_below(int n) { return below(n); }
 
-chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int arch) {
+chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int flags) {
   strbuf b = {0};
   double bw = 1e8 * (1 + below(20)), lat = below(3) == 0 ? 0 : 1e-6 * (1 + below(20));
   char model[256] = "";
@@ -31,7 +31,7 @@ chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int
   double gamma = 1.0 + below(2);
   unsigned long long sram_bytes = 1 + (unsigned long long)(sram_scale * below(100000));
   double flops = 1e9 * (1 + below(8));
-  if (arch) {
+  if (flags & TESTGEN_CORE_MODEL) {
     int matrix = below(4) > 0, lanes = below(4) > 0 ? 1 + below(64) : 0, sram = below(4) == 0;
     double clock = 1e5 * (1 + below(10));
     int cols = matrix ? 1 << below(5) : 0, rows = matrix ? 1 << below(5) : 0; /* GCC's order, as above */
@@ -74,6 +74,15 @@ chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int
         first = 0;
       }
     strbuf_printf(&b, "]");
+  }
+  if (flags & TESTGEN_ENERGY) {
+    double mac = 0.1 * (1 + below(10)), vec = 0.1 * (1 + below(10)), sram_e = 0.5 * (1 + below(10));
+    double noc = 10.0 * (1 + below(100)), dram = 10.0 * (1 + below(100));
+    double leak = below(4) == 0 ? 0 : 1e-3 * (1 + below(100));
+    strbuf_printf(&b,
+                  ",\"energy\":{\"mac_pj\":%g,\"vector_op_pj\":%g,\"sram_pj_per_byte\":%g,"
+                  "\"noc_pj_per_byte_hop\":%g,\"dram_pj_per_byte\":%g,\"static_w_per_core\":%g}",
+                  mac, vec, sram_e, noc, dram, leak);
   }
   strbuf_printf(&b, "}");
   chip *c = b.oom ? NULL : testutil_chip_text(b.s);

@@ -20,10 +20,13 @@ int testgen_below(int n);
 /* A random chip of w x h cores (w h <= 64): heterogeneous chips override some cores' figures; sram_scale
  * makes memory tight (small) or plentiful (large); n_ports DRAM ports at distinct random positions with
  * a random bandwidth (from a tenth of the NoC's to a few times it); a hop's latency of 0 or up to 20 us.
- * With arch, a core model: mostly a MAC array of 1-16 x 1-16 at 0.1-1 MHz (its peak the flops, raised
- * to the 10^6 flop/s a chip allows; slow, so that its steps show beside the all-gathers), often vector
- * lanes, a quarter of the time an SRAM bandwidth that can bind.  Without arch it draws exactly what it
- * drew before core models existed.  Returns an owned chip (chip_free), or NULL (the reason on stderr). */
-struct chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int arch);
+ * With TESTGEN_CORE_MODEL in flags, a core model: mostly a MAC array of 1-16 x 1-16 at 0.1-1 MHz (its
+ * peak the flops, raised to the 10^6 flop/s a chip allows; slow, so that its steps show beside the
+ * all-gathers), often vector lanes, a quarter of the time an SRAM bandwidth that can bind.  With
+ * TESTGEN_ENERGY, energy figures drawn last (NoC and DRAM energy large enough to trade against static
+ * power; no static power one time in four).  With neither it draws exactly what it drew before core
+ * models existed.  Returns an owned chip (chip_free), or NULL (the reason on stderr). */
+enum { TESTGEN_CORE_MODEL = 1, TESTGEN_ENERGY = 2 };
+struct chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int flags);
 
 #endif
