@@ -290,6 +290,23 @@ static void measured_op_times_should_reach_every_search_and_the_model_figures(vo
   cJSON_Delete(timed);
 }
 
+/* A copy (in the temp folder) of the trace at path as recorded before traces had energy counts: the
+ * fields from " macs " on cut from every group line. */
+static const char *without_energy_counts(const char *path) {
+  static char text[1 << 16];
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  char line[4096];
+  while (f && fgets(line, sizeof line, f)) {
+    char *cut = strncmp(line, "group ", 6) == 0 ? strstr(line, " macs ") : NULL;
+    if (cut) strcpy(cut, "\n");
+    size_t len = strlen(line);
+    if (n + len < sizeof text) memcpy(text + n, line, len + 1), n += len;
+  }
+  if (f) fclose(f);
+  return testutil_write_temp("before-counts.trace", text);
+}
+
 /* On a chip with energy figures simulate and compare report joules, and agree on the same plan; on a
  * chip without them neither prints nor writes any. */
 static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy_figures(void) {
@@ -333,8 +350,9 @@ static void simulate_and_compare_should_report_energy_only_on_a_chip_with_energy
   CU_ASSERT(close_to(num(rep, "energy_j_per_sample"), j, 1e-9));
   CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(rep, "energy_counts_recorded")));
   cJSON_Delete(rep);
-  CU_ASSERT_EQUAL_FATAL(
-      mp("replay '%s' -c '%s' --map snake:0", testutil_src("traces/tiny_resnet.mesh4x4.trace"), C8E), 0);
+  char old[1024];
+  snprintf(old, sizeof old, "%s", without_energy_counts(testutil_src("traces/tiny_resnet.mesh4x4.trace")));
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --map snake:0", old, C8E), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "its energy leaves out compute and SRAM"));
   /* without energy figures: nothing of it */
   CU_ASSERT_EQUAL_FATAL(mp("compare -g '%s' -c '%s' --methods optimal --json", TINY, C4), 0);

@@ -45,7 +45,7 @@
 #define GRAPH_FILE "traces/tiny_resnet.json"           /* six layers with a skip connection */
 #define CHIP_FILE "platforms/mesh4x4.json"             /* 16 cores, two DRAM ports */
 #define TRACE_FILE "traces/tiny_resnet.mesh4x4.trace" /* the graph's plan below, recorded on the chip */
-static const int PLAN[16] = {1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 3};
+static const int PLAN[16] = {0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 1};
 
 typedef struct fixture {
   graph *g;
