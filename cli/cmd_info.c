@@ -7,13 +7,20 @@
 #include "cli.h"
 #include "fileio.h"
 #include "jsonio.h"
+#include "train.h"
 
 static const char usage[] =
     "usage: meshpipe info GRAPH [--json] [--layers] [--by-type] [--dtype T] [--batch N] [--no-fuse]\n"
+    "                  [--mode train [--optimizer O] [--schedule S] [--recompute] [-M M]]\n"
     "\n"
     "Reads a workload graph (.json, or an .onnx model imported on the fly), sorts it into layers and\n"
     "prints its totals: ops, layers, multiply-accumulates, flops, weight bytes and the peak of live\n"
-    "activation bytes (the tensors held while one layer runs).\n"
+    "activation bytes (the tensors held while one layer runs).  With --mode train also what training\n"
+    "it costs (traces/README.md, \"Training\"): forward, input-gradient, weight-gradient, recompute and\n"
+    "update flops; the parameters and the bytes each holds (weight, gradient, fp32 master, optimizer\n"
+    "states); the stash one micro-batch leaves for its backward and the activation arena of a forward\n"
+    "and backward, planned (co-share, in place) beside the naive sum; and the bytes the whole graph needs\n"
+    "as one stage on one core under the schedule (\"train\" in JSON).\n"
     "\n"
     "  --json        one JSON object: ops, layers, macs, flops, weight_bytes, peak_activation_bytes, ...\n"
     "  --layers      also list every layer: index, name, type, macs, flops, weight bytes and its outputs\n"
@@ -23,7 +30,9 @@ static const char usage[] =
     "                as Conv+Add+Relu counts under its leading operator (Conv)\n"
     "  --dtype T     ONNX only: bytes per element the chip stores: fp32, fp16 (default), bf16, int8\n"
     "  --batch N     ONNX only: batch size (default: the model's own)\n"
-    "  --no-fuse     ONNX only: keep every node as a layer instead of fusing activations and norms\n";
+    "  --no-fuse     ONNX only: keep every node as a layer instead of fusing activations and norms\n"
+    CLI_TRAIN_HELP
+    "  -M, --microbatches M    training: micro-batches per mini-batch (default 8)\n";
 
 typedef struct type_total {
   const char *type; /* points into an op's type; only the first type_len characters count */
@@ -60,6 +69,68 @@ static type_total *totals_by_type(const graph *g, int *n) {
   }
   qsort(t, (size_t)*n, sizeof *t, cmp_type_total);
   return t;
+}
+
+/* What training the whole graph costs (train.h): its sums as one stage, and per-layer gradient work. */
+typedef struct train_totals {
+  const train *t;
+  train_range r;
+  uint64_t dx_flops, dw_flops;
+  int in_flight;   /* stashes the graph holds as the one stage of a pipeline */
+  double one_core; /* bytes it then needs on one core */
+} train_totals;
+
+static mp_status train_totals_of(const train *t, train_totals *tt, mp_error *err) {
+  memset(tt, 0, sizeof *tt);
+  tt->t = t;
+  for (int l = 0; l < t->g->n_ops; l++) {
+    tt->dx_flops += t->layers[l].dx_flops;
+    tt->dw_flops += t->layers[l].dw_flops;
+  }
+  mp_status st = train_range_of((train *)t, 0, t->g->n_ops, &tt->r, err);
+  tt->in_flight = train_in_flight(&t->opt, 0, 1);
+  tt->one_core = train_mem_bytes(&tt->r, 1, tt->in_flight);
+  return st;
+}
+
+static int train_json(cJSON *o, const train_totals *tt) {
+  const train *t = tt->t;
+  const train_range *r = &tt->r;
+  cJSON *j = cJSON_AddObjectToObject(o, "train");
+  return j && cJSON_AddStringToObject(j, "optimizer", train_optimizer_name(t->opt.optimizer)) &&
+         cJSON_AddStringToObject(j, "schedule", train_schedule_name(t->opt.schedule)) &&
+         cJSON_AddNumberToObject(j, "microbatches", t->opt.microbatches) &&
+         cJSON_AddBoolToObject(j, "recompute", t->opt.recompute) && jsonio_add_u64(j, "fwd_flops", r->fwd_flops) &&
+         jsonio_add_u64(j, "dx_flops", tt->dx_flops) && jsonio_add_u64(j, "dw_flops", tt->dw_flops) &&
+         jsonio_add_u64(j, "recompute_flops", r->recompute_flops) && jsonio_add_u64(j, "update_flops", r->update_flops) &&
+         jsonio_add_u64(j, "params", r->params) && jsonio_add_u64(j, "bytes_per_param", t->bytes_per_param) &&
+         cJSON_AddBoolToObject(j, "fp32_master", t->master) && jsonio_add_u64(j, "static_bytes", r->static_bytes) &&
+         jsonio_add_u64(j, "stash_bytes", r->stash_bytes) && jsonio_add_u64(j, "peak_bytes", r->peak_bytes) &&
+         jsonio_add_u64(j, "naive_bytes", r->naive_bytes) && cJSON_AddNumberToObject(j, "in_flight", tt->in_flight) &&
+         cJSON_AddNumberToObject(j, "one_core_bytes", tt->one_core);
+}
+
+static void train_text(const train_totals *tt) {
+  const train *t = tt->t;
+  const train_range *r = &tt->r;
+  char a[32], b[32], c[32];
+  printf("\ntraining (%s, %s, %d micro-batches per mini-batch%s)\n", train_optimizer_name(t->opt.optimizer),
+         train_schedule_name(t->opt.schedule), t->opt.microbatches, t->opt.recompute ? ", recompute" : "");
+  printf("  forward flops       %s per micro-batch\n", cli_fmt_si((double)r->fwd_flops, a, sizeof a));
+  printf("  backward flops      %s (input gradients %s, weight gradients %s)\n",
+         cli_fmt_si((double)(tt->dx_flops + tt->dw_flops), a, sizeof a), cli_fmt_si((double)tt->dx_flops, b, sizeof b),
+         cli_fmt_si((double)tt->dw_flops, c, sizeof c));
+  if (t->opt.recompute) printf("  recompute flops     %s\n", cli_fmt_si((double)r->recompute_flops, a, sizeof a));
+  printf("  update flops        %s per mini-batch\n", cli_fmt_si((double)r->update_flops, a, sizeof a));
+  int states = t->opt.optimizer == TRAIN_ADAM ? 2 : t->opt.optimizer == TRAIN_MOMENTUM ? 1 : 0;
+  printf("  parameters          %llu x %llu bytes (weight, gradient%s, %d %s state%s) = %s\n",
+         (unsigned long long)r->params, (unsigned long long)t->bytes_per_param, t->master ? ", fp32 master" : "", states,
+         train_optimizer_name(t->opt.optimizer), states == 1 ? "" : "s", cli_fmt_bytes((double)r->static_bytes, a, sizeof a));
+  printf("  stash               %s per micro-batch in flight\n", cli_fmt_bytes((double)r->stash_bytes, a, sizeof a));
+  printf("  activation arena    %s planned (co-share, in place) against %s naive\n",
+         cli_fmt_bytes((double)r->peak_bytes, a, sizeof a), cli_fmt_bytes((double)r->naive_bytes, b, sizeof b));
+  printf("  as one stage        %s on one core (%d stash%s in flight)\n", cli_fmt_bytes(tt->one_core, a, sizeof a),
+         tt->in_flight, tt->in_flight == 1 ? "" : "es");
 }
 
 static cJSON *info_json(const graph *g, const graph_totals *t, int layers, int by_type) {
@@ -164,41 +235,63 @@ static int run(int argc, char **argv) {
   enum { OPT_BY_TYPE = CLI_OPT_FIRST_FREE };
   static const struct option options[] = {
       {"json", no_argument, NULL, 'j'}, {"layers", no_argument, NULL, 'l'}, {"by-type", no_argument, NULL, OPT_BY_TYPE},
-      CLI_GRAPH_OPTIONS,                {"help", no_argument, NULL, 'h'},   {NULL, 0, NULL, 0}};
+      {"microbatches", required_argument, NULL, 'M'}, CLI_GRAPH_OPTIONS, CLI_TRAIN_OPTIONS,
+      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
   int json = 0, layers = 0, by_type = 0, c;
+  long micro = 0;
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
+  cli_train_opts to;
+  cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "hjl", options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hjlM:", options, NULL)) != -1) {
     switch (c) {
     case 'h': return cli_help(usage);
     case 'j': json = 1; break;
     case 'l': layers = 1; break;
     case OPT_BY_TYPE: by_type = 1; break;
+    case 'M':
+      if (cli_parse_int("info", "--microbatches", optarg, 1, 1000000L, &micro)) return 2;
+      break;
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("info", c, optarg, &go)) return 2;
       break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("info", c, optarg, &to)) return 2;
+      break;
+    case ':': return cli_usage("info", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("info", "unknown option '%s'", argv[optind - 1]);
     }
   }
   if (optind != argc - 1)
     return cli_usage("info", optind >= argc ? "expects one graph file" : "expects one graph file, got more");
+  if (cli_train_check("info", &to, (int)micro)) return 2;
+  if (micro > 0 && !to.train) return cli_usage("info", "-M/--microbatches needs --mode train");
   graph *g = NULL;
+  train *tr = NULL;
+  train_totals tt;
   mp_error err;
   err_clear(&err);
-  if (cli_load_graph(argv[optind], &go, &g, &err) != MP_OK) return cli_fail(&err);
+  int rc = 0;
+  if (cli_load_graph(argv[optind], &go, &g, &err) != MP_OK ||
+      (to.train && (train_new(g, &to.o, &tr, &err) != MP_OK || train_totals_of(tr, &tt, &err) != MP_OK))) {
+    rc = cli_fail(&err);
+    goto cleanup;
+  }
   graph_totals t;
   graph_get_totals(g, &t);
-  int rc = 0;
   if (json) {
     cJSON *o = info_json(g, &t, layers, by_type);
-    if (!o) err_nomem(&err);
+    if (!o || (tr && !train_json(o, &tt))) err_nomem(&err);
     else jsonio_print(o, &err);
     cJSON_Delete(o);
     if (err.status != MP_OK) rc = cli_fail(&err);
   } else {
     print_text(g, &t, layers, by_type);
+    if (tr) train_text(&tt);
   }
+cleanup:
+  train_free(tr);
   graph_free(g);
   return rc;
 }

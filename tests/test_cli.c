@@ -99,6 +99,46 @@ static void info_should_exit_2_naming_the_file_and_place_of_bad_input(void) {
   free(err);
 }
 
+static double jnum(const cJSON *o, const char *key) { return cJSON_GetObjectItem(o, key)->valuedouble; }
+
+/* info --mode train: the training totals by hand count on the tiny graph (fp16: an fp32 master copy;
+ * adam 2 fp32 states: 2 + 2 + 4 + 8 bytes per parameter, sgd 8; adam's update 12 + 1 flops per
+ * parameter), the one-stage need (GPipe: every micro-batch's stash), and training options without
+ * --mode train refused. */
+static void info_mode_train_should_count_what_training_holds(void) {
+  char *out, *err;
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe("info traces/tiny_resnet.json --json --mode train --schedule gpipe", &out, &err), 0);
+  cJSON *o = cJSON_Parse(out), *t = cJSON_GetObjectItem(o, "train");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(jnum(t, "fwd_flops"), jnum(o, "flops")); /* the forward is the inference graph */
+  CU_ASSERT_EQUAL(jnum(t, "bytes_per_param"), 16);
+  CU_ASSERT_EQUAL(jnum(t, "static_bytes"), 16 * jnum(t, "params"));
+  CU_ASSERT_EQUAL(jnum(t, "update_flops"), 13 * jnum(t, "params"));
+  CU_ASSERT_EQUAL(jnum(t, "in_flight"), 8);
+  CU_ASSERT_EQUAL(jnum(t, "one_core_bytes"), jnum(t, "static_bytes") + 7 * jnum(t, "stash_bytes") + jnum(t, "peak_bytes"));
+  CU_ASSERT(jnum(t, "peak_bytes") <= jnum(t, "naive_bytes"));
+  CU_ASSERT(jnum(t, "dx_flops") > 0 && jnum(t, "dw_flops") > 0);
+  cJSON_Delete(o);
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe("info traces/tiny_resnet.json --json --mode train --optimizer sgd -M 3", &out, &err), 0);
+  o = cJSON_Parse(out), t = cJSON_GetObjectItem(o, "train");
+  CU_ASSERT_EQUAL(jnum(t, "bytes_per_param"), 8);
+  CU_ASSERT_EQUAL(jnum(t, "microbatches"), 3);
+  CU_ASSERT_EQUAL(jnum(t, "in_flight"), 1); /* 1F1B: one stage holds one stash */
+  cJSON_Delete(o);
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info traces/tiny_resnet.json --optimizer sgd", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "need --mode train"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("info traces/tiny_resnet.json -M 3", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "-M/--microbatches needs --mode train"));
+  free(out);
+  free(err);
+}
+
 /* --objective: an unknown name and a chip without energy figures exit 2 with one line; on a chip with
  * energy figures optimal's energy plan spends less energy in the model than its time plan, which is no
  * slower, and a method that does not minimise objectives says so. */
@@ -141,6 +181,7 @@ static void partition_objective_should_trade_period_for_energy_and_refuse_what_i
 
 static CU_TestInfo tests[] = {
     {"help_should_list_every_command_and_exit_0", help_should_list_every_command_and_exit_0},
+    {"info_mode_train_should_count_what_training_holds", info_mode_train_should_count_what_training_holds},
     {"partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do",
      partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do},
     {"an_unknown_command_or_option_should_exit_2_with_one_line", an_unknown_command_or_option_should_exit_2_with_one_line},
