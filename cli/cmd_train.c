@@ -18,6 +18,7 @@
 #include "rl_method.h"
 #include "rl_search.h"
 #include "sim.h"
+#include "train.h"
 
 static const char usage[] =
     "usage: meshpipe train -g GRAPH[,GRAPH...] [-c CHIP] -o POLICY [options]\n"
@@ -49,7 +50,10 @@ static const char usage[] =
     "  --checkpoint-every K   episodes between checkpoints (default 64; 0: only at the end)\n"
     "  --resume               continue from POLICY.ckpt (same options as the interrupted run)\n"
     "  --reward KIND          sim (default): the SimGrid simulator; model: the analytical model (fast)\n"
-    "  -M, --microbatches M   micro-batches per simulation (default: until steady state)\n"
+    "  -M, --microbatches M   micro-batches per simulation (default: until steady state); with --mode\n"
+    "                         train, per mini-batch (default 8)\n"
+    "  --objective O          what the reward measures: time (default), energy or edp, as for 'meshpipe\n"
+    "                         partition' (energy and edp need a chip with energy figures and inference)\n"
     "  --episodes-per-update B  episodes per policy update (default 8)\n"
     "  --steps T              moves per episode (default min(2 x cores, 16))\n"
     "  --samples K            proposals simulated per move (default 8)\n"
@@ -72,6 +76,10 @@ static const char usage[] =
     "  --dtype T, --batch N, --no-fuse\n"
     "                         ONNX graphs only: as for 'meshpipe import' (--batch is the graph's batch\n"
     "                         size; --episodes-per-update is the policy's)\n"
+    CLI_TRAIN_HELP
+    "                         With --mode train every reward is a training one: a mini-batch's time\n"
+    "                         over its micro-batches, simulated (or on the training model with\n"
+    "                         --reward model); a checkpoint resumes only under the same options\n"
     "\n"
     "Progress goes to stderr: one updating line on a terminal, a plain line every 5 s otherwise.\n";
 
@@ -97,6 +105,7 @@ enum {
   OPT_POLISH,
   OPT_FEASIBLE_FIRST,
   OPT_ISOLATE,
+  OPT_OBJECTIVE,
 };
 
 #define MAX_GRAPHS 32
@@ -107,6 +116,7 @@ typedef struct item {
   graph *g;
   plan *init;
   rl_env *env;
+  train *trained; /* --mode train: the graph trained under the options (its rewards are training ones) */
   rl_reward reward;
 } item;
 
@@ -137,7 +147,8 @@ static int train_policy(int argc, char **argv, int rank, int size) {
       {"feasible-first", no_argument, NULL, OPT_FEASIBLE_FIRST}, {"isolate", no_argument, NULL, OPT_ISOLATE},
       {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
       {"jobs", required_argument, NULL, OPT_JOBS},
-      {"help", no_argument, NULL, 'h'},             CLI_GRAPH_OPTIONS,
+      {"objective", required_argument, NULL, OPT_OBJECTIVE},
+      {"help", no_argument, NULL, 'h'},             CLI_GRAPH_OPTIONS, CLI_TRAIN_OPTIONS,
       {NULL, 0, NULL, 0}};
   const char *graph_list = NULL, *chip_path = CLI_DEFAULT_CHIP, *output = NULL, *init_name = "even",
              *policy_path = NULL;
@@ -148,6 +159,9 @@ static int train_policy(int argc, char **argv, int rank, int size) {
   sim_options_init(&so);
   so.routing = SIM_ROUTING_MANY; /* thousands of evaluations repay a slower start */
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
+  cli_train_opts to;
+  cli_train_opts_init(&to);
+  objective obj = OBJECTIVE_TIME;
   /* Every rank meets the same usage and input errors: rank 0 alone says so. */
   int muted = rank > 0 ? ranks_mute() : -1, agreed = size == 1;
   optind = 0;
@@ -195,6 +209,13 @@ static int train_policy(int argc, char **argv, int rank, int size) {
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("train", opt, optarg, &go)) return 2;
       break;
+    CLI_TRAIN_OPTION_CASES:
+      if (cli_train_option("train", opt, optarg, &to)) return 2;
+      break;
+    case OPT_OBJECTIVE:
+      if (!objective_parse(optarg, &obj))
+        return cli_usage("train", "--objective must be time, energy or edp, not '%s'", optarg);
+      break;
     case OPT_BATCH:
       if (cli_parse_int("train", "--episodes-per-update", optarg, 2, 100000L, &batch)) return 2;
       break;
@@ -232,6 +253,15 @@ static int train_policy(int argc, char **argv, int rank, int size) {
   if (!method_find(init_name))
     return cli_usage("train", "--init: no method '%s' (see 'meshpipe partition --help')", init_name);
   if (strcmp(init_name, "rl") == 0) return cli_usage("train", "--init cannot be rl itself");
+  if (cli_train_check("train", &to, so.microbatches)) return 2;
+  if (to.train) so.microbatches = 0; /* -M is the mini-batch's; a training simulation runs one mini-batch */
+  if (to.train && obj != OBJECTIVE_TIME)
+    return cli_usage("train", "--objective %s is for inference: the training model has no energy",
+                     objective_name(obj));
+  /* what the rewards measure, in every instance's key: a checkpoint resumes only under the same */
+  uint64_t what = (uint64_t)obj + 3 * (to.train ? 1 + (uint64_t)to.o.schedule + 2 * ((uint64_t)to.o.optimizer +
+                                                   3 * ((uint64_t)to.o.recompute + 2 * (uint64_t)to.o.microbatches))
+                                                : 0);
 
   char *list = strdup(graph_list), *save = NULL;
   item items[MAX_GRAPHS];
@@ -285,6 +315,7 @@ static int train_policy(int argc, char **argv, int rank, int size) {
   if (use_sim && sim_new(c, &so, &engine, &err) != MP_OK) goto fail;
   rl_reward_weights rw;
   rl_reward_weights_default(&rw, use_sim);
+  rw.objective = obj;
   if (w[0] >= 0) rw.period = w[0];
   if (w[1] >= 0) rw.memory = w[1];
   if (w[2] >= 0) rw.storage = w[2];
@@ -299,7 +330,13 @@ static int train_policy(int argc, char **argv, int rank, int size) {
         method_run(init_name, it->g, c, &mo, &it->init, &mr, &err) != MP_OK ||
         rl_env_from_graph(it->g, c->n_cores, &it->env, &err) != MP_OK)
       goto fail;
-    if (use_sim) {
+    if (to.train) {
+      if (train_new(it->g, &to.o, &it->trained, &err) != MP_OK ||
+          (use_sim ? rl_reward_init_train_sim(&it->reward, engine, it->trained, it->init->arranged, &rw, &err)
+                   : rl_reward_init_train_model(&it->reward, it->trained, c, it->g->n_ops, it->init->arranged, &rw,
+                                                &err)) != MP_OK)
+        goto fail;
+    } else if (use_sim) {
       if (rl_reward_init_sim(&it->reward, engine, it->g, it->init->arranged, &rw, &err) != MP_OK) goto fail;
     } else {
       if (cost_model_new(it->g, c, &models[i], &err) != MP_OK ||
@@ -308,7 +345,8 @@ static int train_policy(int argc, char **argv, int rank, int size) {
         goto fail;
     }
     inst[i] = (rl_instance){it->env, it->init->arranged, rl_reward_eval, &it->reward, 0};
-    inst[i].key = it->g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)) ^ (use_sim ? 0 : UINT64_C(1));
+    inst[i].key = it->g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)) ^ (use_sim ? 0 : UINT64_C(1)) ^
+                  (what * UINT64_C(0xbf58476d1ce4e5b9));
   }
 
   rl_train_config cfg;
@@ -395,6 +433,10 @@ static int train_policy(int argc, char **argv, int rank, int size) {
     printf("trained %ld episodes (%ld iterations) on %d graph%s over %s (%d cores) in %.1f s (+%.1f s polish), "
            "seed %ld",
            ts.episodes, ts.iterations, n, n == 1 ? "" : "s", c->name, c->n_cores, train_s, total_s - train_s, seed);
+    if (to.train)
+      printf(", rewards for training (%s, %s, %d micro-batches per mini-batch%s)", train_schedule_name(to.o.schedule),
+             train_optimizer_name(to.o.optimizer), to.o.microbatches, to.o.recompute ? ", recompute" : "");
+    if (obj != OBJECTIVE_TIME) printf(", rewards by %s", objective_name(obj));
     printf(size > 1 ? ", on %d processes\n" : "\n", size);
     printf("%ld reward evaluations", ts.evaluations - evals0);
     if (engine) printf(", %ld simulations, %.1f%% from the simulator's cache", ss.evaluations, 100 * hit);
@@ -434,6 +476,8 @@ static int train_policy(int argc, char **argv, int rank, int size) {
       cJSON_AddStringToObject(root, "chip", c->name);
       cJSON_AddStringToObject(root, "chip_hash", fileio_hash_hex(c->hash, hex));
       jsonio_add_u64(root, "seed", (uint64_t)seed);
+      cJSON_AddStringToObject(root, "mode", to.train ? "train" : "infer");
+      cJSON_AddStringToObject(root, "objective", objective_name(obj));
       cJSON_AddNumberToObject(root, "episodes", (double)ts.episodes);
       cJSON_AddNumberToObject(root, "evaluations", (double)(ts.evaluations - evals0));
       cJSON_AddNumberToObject(root, "cache_hit_rate", hit);
@@ -458,6 +502,7 @@ cleanup:
   rl_policy_free(start);
   for (int i = 0; i < n; i++) {
     rl_env_free(items[i].env);
+    train_free(items[i].trained);
     plan_free(items[i].init);
     graph_free(items[i].g);
     cost_model_free(models[i]);

@@ -154,7 +154,8 @@ mp_status rl_ckpt_resume_mem(const rl_train_config *cfg, const rl_instance *inst
     uint64_t key = bytes_get_u64(&r);
     uint32_t layers = bytes_get_u32(&r);
     if (r.short_read || key != s->in.key || layers != (uint32_t)s->in.env->n_layers) {
-      st = err_at(err, MP_INPUT, path, "instances", "graph %d differs from the one the checkpoint was trained on", i);
+      st = err_at(err, MP_INPUT, path, "instances", "graph %d, its chip or what its reward measures (simulator or model, "
+                  "objective, --mode train and its options) differs from the checkpoint's run", i);
       goto cleanup;
     }
     for (int c = 0; c < t->n_cores; c++) s->best[c] = (int)bytes_get_u32(&r);

@@ -139,6 +139,44 @@ static void info_mode_train_should_count_what_training_holds(void) {
   free(err);
 }
 
+/* train --mode train (on the training model, no SimGrid): its rewards are training ones - the initial
+ * plan's figure is the training model's samples/s of that plan, as 'partition --mode train' reports it -
+ * and a checkpoint does not resume under another schedule. */
+static void train_mode_train_should_reward_training_and_resume_only_under_the_same_options(void) {
+  char *out, *err, args[1024];
+  const char *policy = testutil_temp_path("train-mode.policy.json");
+  snprintf(args, sizeof args,
+           "train -g traces/tiny_resnet.json -c platforms/mesh4x4.json -o '%s' --mode train --schedule gpipe "
+           "--reward model --episodes 16 -q --json", policy);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &err), 0);
+  cJSON *o = cJSON_Parse(out), *g0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "graphs"), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g0);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(o, "mode")->valuestring, "train");
+  double initial = jnum(g0, "initial_samples_per_s"), best = jnum(g0, "best_samples_per_s");
+  CU_ASSERT(best >= initial);
+  cJSON_Delete(o);
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL_FATAL(testutil_meshpipe("partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m even "
+                                          "--mode train --schedule gpipe --no-simulate --json", &out, &err), 0);
+  o = cJSON_Parse(out);
+  CU_ASSERT_DOUBLE_EQUAL(jnum(o, "model_samples_per_s"), initial, 1e-9 * initial);
+  cJSON_Delete(o);
+  free(out);
+  free(err);
+  snprintf(args, sizeof args,
+           "train -g traces/tiny_resnet.json -c platforms/mesh4x4.json -o '%s' --mode train --schedule 1f1b "
+           "--reward model --episodes 24 -q --resume", policy);
+  CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "differs from the checkpoint's run"));
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("train -g traces/tiny_resnet.json -o /tmp/x --schedule gpipe", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "need --mode train"));
+  free(out);
+  free(err);
+}
+
 /* --objective: an unknown name and a chip without energy figures exit 2 with one line; on a chip with
  * energy figures optimal's energy plan spends less energy in the model than its time plan, which is no
  * slower, and a method that does not minimise objectives says so. */
@@ -182,6 +220,8 @@ static void partition_objective_should_trade_period_for_energy_and_refuse_what_i
 static CU_TestInfo tests[] = {
     {"help_should_list_every_command_and_exit_0", help_should_list_every_command_and_exit_0},
     {"info_mode_train_should_count_what_training_holds", info_mode_train_should_count_what_training_holds},
+    {"train_mode_train_should_reward_training_and_resume_only_under_the_same_options",
+     train_mode_train_should_reward_training_and_resume_only_under_the_same_options},
     {"partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do",
      partition_objective_should_trade_period_for_energy_and_refuse_what_it_cannot_do},
     {"an_unknown_command_or_option_should_exit_2_with_one_line", an_unknown_command_or_option_should_exit_2_with_one_line},
