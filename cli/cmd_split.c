@@ -22,17 +22,23 @@ static const char usage[] =
     "  -p, --plan PLAN      plan file (meshpipe partition -o PLAN)\n"
     "  -o, --output FILE    write the groups there, atomically\n"
     "  --dtype T, --batch N, --no-fuse\n"
-    "                       ONNX graphs only: as for 'meshpipe import'\n";
+    "                       ONNX graphs only: as for 'meshpipe import'\n"
+    "  --mode MODE          infer (default) or train: every pair also runs backward - per group\n"
+    "                       grad_sends (a Recv's tensor's gradient back to its producer's group) and\n"
+    "                       grad_recvs (a Send's gradient from each consumer group, added up before the\n"
+    "                       producer's backward), as the training simulator moves them\n";
 
 static int run(int argc, char **argv) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'}, {"chip", required_argument, NULL, 'c'},
       {"plan", required_argument, NULL, 'p'},  {"output", required_argument, NULL, 'o'},
       {"help", no_argument, NULL, 'h'},        CLI_GRAPH_OPTIONS,
-      {NULL, 0, NULL, 0}};
+      {"mode", required_argument, NULL, CLI_OPT_MODE}, {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *plan_path = NULL, *output = NULL;
   int opt;
   cli_graph_opts go = CLI_GRAPH_OPTS_DEFAULT;
+  cli_train_opts to;
+  cli_train_opts_init(&to);
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":g:c:p:o:h", options, NULL)) != -1) {
@@ -44,6 +50,9 @@ static int run(int argc, char **argv) {
     case 'o': output = optarg; break;
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("split", opt, optarg, &go)) return 2;
+      break;
+    case CLI_OPT_MODE:
+      if (cli_train_option("split", opt, optarg, &to)) return 2;
       break;
     case ':': return cli_usage("split", "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage("split", "unknown option '%s'", argv[optind - 1]);
@@ -65,7 +74,7 @@ static int run(int argc, char **argv) {
     rc = cli_fail(&err);
     goto cleanup;
   }
-  root = split_to_json(s, g, p, c);
+  root = split_to_json(s, g, p, c, to.train);
   if (!root) {
     err_nomem(&err);
     rc = cli_fail(&err);
@@ -77,8 +86,9 @@ static int run(int argc, char **argv) {
   }
   if (output) {
     char a[48], b[48];
-    fprintf(stderr, "meshpipe split: %s, %s written to %s\n", cli_count(s->n_groups, "group", "groups", a, sizeof a),
-            cli_count(s->n_pairs, "Send/Recv pair", "Send/Recv pairs", b, sizeof b), output);
+    fprintf(stderr, "meshpipe split: %s, %s%s written to %s\n", cli_count(s->n_groups, "group", "groups", a, sizeof a),
+            cli_count(s->n_pairs, "Send/Recv pair", "Send/Recv pairs", b, sizeof b),
+            to.train ? " (and as many gradient pairs)" : "", output);
   }
 cleanup:
   cJSON_Delete(root);

@@ -182,6 +182,42 @@ static int recv_name(char *buf, size_t n, const graph *g, int tensor) {
   return snprintf(buf, n, "recv:%s", g->tensors[tensor].name) >= (int)n ? -1 : 0;
 }
 
+/* Training: the gradient pairs of group gi, one per forward pair it takes part in, reversed.  A Recv of
+ * the forward becomes a Send of that tensor's gradient back to its producer's group, ready once the
+ * backward has passed the Recv's first consumer; a Send of the forward becomes a Recv of the gradient
+ * from the consumer's group, which the producer's backward adds up with any other group's. */
+static int add_gradients(cJSON *o, const split *s, int gi, const graph *g) {
+  const split_group *gr = &s->groups[gi];
+  char name[512];
+  cJSON *sends = cJSON_AddArrayToObject(o, "grad_sends"), *recvs = sends ? cJSON_AddArrayToObject(o, "grad_recvs") : NULL;
+  if (!recvs) return -1;
+  for (int r = 0; r < gr->n_recvs; r++) {
+    const split_recv *rv = &gr->recvs[r];
+    cJSON *x = cJSON_CreateObject();
+    if (!x) return -1;
+    cJSON_AddItemToArray(sends, x);
+    if (snprintf(name, sizeof name, "send:grad:%s>%d", g->tensors[rv->tensor].name, rv->src_group) >= (int)sizeof name ||
+        !cJSON_AddStringToObject(x, "name", name) || !cJSON_AddStringToObject(x, "tensor", g->tensors[rv->tensor].name) ||
+        !jsonio_add_u64(x, "bytes", g->tensors[rv->tensor].bytes) ||
+        !cJSON_AddStringToObject(x, "after_backward_of", g->ops[rv->consumers[0]].name) ||
+        !cJSON_AddNumberToObject(x, "to_group", rv->src_group))
+      return -1;
+  }
+  for (int k = 0; k < gr->n_sends; k++) {
+    const split_send *sd = &gr->sends[k];
+    cJSON *x = cJSON_CreateObject();
+    if (!x) return -1;
+    cJSON_AddItemToArray(recvs, x);
+    if (snprintf(name, sizeof name, "recv:grad:%s<%d", g->tensors[sd->tensor].name, sd->dst_group) >= (int)sizeof name ||
+        !cJSON_AddStringToObject(x, "name", name) || !cJSON_AddStringToObject(x, "tensor", g->tensors[sd->tensor].name) ||
+        !jsonio_add_u64(x, "bytes", g->tensors[sd->tensor].bytes) ||
+        !cJSON_AddStringToObject(x, "before_backward_of", g->ops[sd->layer].name) ||
+        !cJSON_AddNumberToObject(x, "from_group", sd->dst_group))
+      return -1;
+  }
+  return 0;
+}
+
 static cJSON *group_json(const split *s, int gi, const graph *g, const chip *c) {
   const split_group *gr = &s->groups[gi];
   char name[512];
@@ -266,7 +302,7 @@ fail:
   return NULL;
 }
 
-cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *c) {
+cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *c, int train) {
   char hex[17];
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
@@ -282,13 +318,17 @@ cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *
     cJSON_Delete(ac); /* not o's unless added */
     goto fail;
   }
-  if (!cJSON_AddNumberToObject(o, "send_recv_pairs", s->n_pairs)) goto fail;
+  if (!cJSON_AddNumberToObject(o, "send_recv_pairs", s->n_pairs) ||
+      !cJSON_AddStringToObject(o, "mode", train ? "train" : "infer") ||
+      (train && !cJSON_AddNumberToObject(o, "gradient_pairs", s->n_pairs)))
+    goto fail;
   cJSON *groups = cJSON_AddArrayToObject(o, "groups");
   if (!groups) goto fail;
   for (int i = 0; i < s->n_groups; i++) {
     cJSON *x = group_json(s, i, g, c);
     if (!x) goto fail;
     cJSON_AddItemToArray(groups, x);
+    if (train && add_gradients(x, s, i, g)) goto fail;
   }
   return o;
 fail:

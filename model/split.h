@@ -59,8 +59,12 @@ mp_status split_new(const graph *g, const plan *p, split **out, mp_error *err);
 
 /* The per-group subgraphs with their Send/Recv nodes, as `meshpipe split -o` writes them.  g and p
  * must be the ones the split was made from; c (may be NULL) adds the chip's name and core
- * positions.  Owned by the caller; NULL if out of memory. */
-cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *c);
+ * positions.  With train, every pair also runs backward (`--mode train`): each group gets grad_sends,
+ * one per Recv (the tensor's gradient back to its producer's group, once the backward has passed the
+ * Recv's first consumer), and grad_recvs, one per Send (the gradient from that consumer group, added
+ * up before the producer's backward): gradient_pairs = send_recv_pairs.  Owned by the caller; NULL
+ * if out of memory. */
+cJSON *split_to_json(const split *s, const graph *g, const plan *p, const chip *c, int train);
 
 /* The segments of a stage of layers [first, first + n) of g: runs of consecutive layers that wait for
  * the same received tensors (an input made before `first` by a layer, directly or through earlier

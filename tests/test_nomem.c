@@ -485,7 +485,7 @@ static mp_status split_to_json_call(void *ctx, int *untouched, mp_error *err) {
   *untouched = 1;
   mp_status st = split_new(f->g, f->p, &s, err);
   if (st != MP_OK) return st;
-  cJSON *doc = split_to_json(s, f->g, f->p, f->c);
+  cJSON *doc = split_to_json(s, f->g, f->p, f->c, 1);
   split_free(s);
   cJSON_Delete(doc);
   return null_is_nomem(doc, err);

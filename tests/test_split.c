@@ -77,7 +77,7 @@ static void split_should_give_a_tensor_with_two_consumers_in_another_group_one_p
   CU_ASSERT_EQUAL(rv->consumers[0], 1);
   CU_ASSERT_EQUAL(rv->consumers[1], 2);
   /* the JSON: both consumers read recv:t */
-  cJSON *j = split_to_json(s, g, p, NULL);
+  cJSON *j = split_to_json(s, g, p, NULL, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(j);
   CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(j, "format")->valuestring, SPLIT_FORMAT);
   CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(j, "send_recv_pairs")->valueint, 1);
@@ -152,6 +152,55 @@ static void split_should_give_a_skip_connection_one_pair_per_destination_group(v
   CU_ASSERT_EQUAL_FATAL(split_new(g, p, &s, &err), MP_OK);
   CU_ASSERT_EQUAL(s->n_pairs, 0);
   CU_ASSERT_EQUAL(s->n_groups, 1);
+  split_free(s);
+  plan_free(p);
+  graph_free(g);
+}
+
+/* Training: every forward pair runs backward.  On the skip graph, one layer per group, s reaches groups
+ * 1, 2 and 3, so group 0 receives three gradients of s (one per consumer group, added up before E's
+ * backward), and group 2 sends two back: s's to group 0 and f's to group 1, once G's backward is done;
+ * the inference JSON has none of it. */
+static void split_json_in_training_should_mirror_every_pair_with_a_gradient_pair(void) {
+  graph *g = parse_graph(skip);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  int arranged[4] = {1, 1, 1, 1};
+  plan *p = make_plan(arranged, 4, 4);
+  split *s = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(split_new(g, p, &s, &err), MP_OK);
+  cJSON *j = split_to_json(s, g, p, NULL, 1), *inf = split_to_json(s, g, p, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(inf);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "mode")->valuestring, "train");
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(j, "gradient_pairs")->valueint, 5);
+  const cJSON *groups = cJSON_GetObjectItem(j, "groups");
+  const cJSON *r0 = cJSON_GetObjectItem(cJSON_GetArrayItem(groups, 0), "grad_recvs");
+  CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(r0), 3);
+  for (int k = 0; k < 3; k++) {
+    const cJSON *x = cJSON_GetArrayItem(r0, k);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(x, "tensor")->valuestring, "s");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(x, "from_group")->valueint, k + 1);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(x, "before_backward_of")->valuestring, "E");
+  }
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(groups, 0), "grad_sends")), 0);
+  const cJSON *s2 = cJSON_GetObjectItem(cJSON_GetArrayItem(groups, 2), "grad_sends");
+  CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(s2), 2);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(s2, 0), "name")->valuestring, "send:grad:s>0");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(s2, 1), "name")->valuestring, "send:grad:f>1");
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(s2, 1), "after_backward_of")->valuestring, "G");
+  int sends = 0, recvs = 0; /* one gradient pair per forward pair, both ends */
+  for (int i = 0; i < 4; i++) {
+    const cJSON *gi = cJSON_GetArrayItem(groups, i);
+    sends += cJSON_GetArraySize(cJSON_GetObjectItem(gi, "grad_sends"));
+    recvs += cJSON_GetArraySize(cJSON_GetObjectItem(gi, "grad_recvs"));
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(inf, "groups"), i), "grad_sends"));
+  }
+  CU_ASSERT_EQUAL(sends, 5);
+  CU_ASSERT_EQUAL(recvs, 5);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(inf, "mode")->valuestring, "infer");
+  cJSON_Delete(j);
+  cJSON_Delete(inf);
   split_free(s);
   plan_free(p);
   graph_free(g);
@@ -315,6 +364,8 @@ static CU_TestInfo tests[] = {
      split_should_give_a_tensor_with_two_consumers_in_another_group_one_pair},
     {"split_should_give_a_skip_connection_one_pair_per_destination_group",
      split_should_give_a_skip_connection_one_pair_per_destination_group},
+    {"split_json_in_training_should_mirror_every_pair_with_a_gradient_pair",
+     split_json_in_training_should_mirror_every_pair_with_a_gradient_pair},
     {"split_should_refuse_a_plan_for_another_graph", split_should_refuse_a_plan_for_another_graph},
     {"split_should_match_a_brute_force_count_on_random_dags", split_should_match_a_brute_force_count_on_random_dags},
     {"split_cli_should_write_the_groups_and_refuse_bad_plans", split_cli_should_write_the_groups_and_refuse_bad_plans},
