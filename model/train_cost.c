@@ -11,7 +11,9 @@
  * The mini-batch (forward and backward) follows the flow-shop identity for identical jobs: M jobs through
  * stages of times t_i take sum_i t_i + (M - 1) max_i t_i.  GPipe runs the forwards as one such flow and
  * the backwards as another; 1F1B one flow of (forward + backward) at the period.  Both are exact for
- * equal stages without communication, (M + p - 1)(t_f + t_b); the slowest update follows. */
+ * equal stages without communication, (M + p - 1)(t_f + t_b).  Neither can beat the busiest link, which
+ * carries every micro-batch's bytes: at least M link bounds (GPipe's flows, built from the stages alone,
+ * would otherwise miss a link-bound pipeline entirely).  The slowest update follows. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +139,7 @@ static void minibatch(const train *t, train_result *res) {
   }
   double fb = t->opt.schedule == TRAIN_GPIPE ? sum_f + (M - 1) * max_f + sum_b + (M - 1) * max_b
                                              : sum_f + sum_b + (M - 1) * res->period_s;
+  if (M * res->link_bound_s > fb) fb = M * res->link_bound_s; /* the busiest link carries all M */
   res->minibatch_s = fb + max_u;
   res->bubble = fb > 0 ? 1 - M * (sum_f + sum_b) / (p * fb) : 0;
   if (res->bubble < 0) res->bubble = 0;

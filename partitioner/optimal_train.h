@@ -1,5 +1,6 @@
-/* optimal_train: `optimal` for a trained graph - the least period of the training model (train.h) over
- * all plans, with a certified lower bound (partitioner/README.md, "Training").
+/* optimal_train: `optimal` for a trained graph - the least mini-batch time of the training model
+ * (train.h) it can find, from the least period over all plans, which it bounds from below
+ * (partitioner/README.md, "Training").
  *
  * A stage's memory depends on the stashes it holds, and under 1F1B stage i of p holds min(p - i, M): how
  * many stages follow it.  So the threshold DP runs from the end: R(l)[q] is the set of core totals with
@@ -7,13 +8,16 @@
  * number, every stage holds M).  R(L)[0] = {0}; R(l)[min(q' + 1, M)] gathers R(r + 1)[q'] (+) S(l, r, q)
  * over r >= l and q', S the counts within T of stage l..r holding the stashes of class min(q' + 1, M).  A
  * plan within T exists iff C is in some R(0)[q] (by induction on l, as optimal.c's claim 1: a stage's
- * terms depend on its layers, its core count and its class only).  The terms are the lower relaxation of
- * the training model: compute without latency, both DRAM passes at the group's best position, every
- * tensor sent once each way; each is at most the model's, so the optimum T_low bounds every plan's
- * period from below.  The relaxation's plan and the fast methods' plans are costed on the full training
- * model, the best is improved by moving stage boundaries (a layer or a core at a time), and the result is
- * exact when its period equals T_low.  Heterogeneous chips: the same DP over (layer, core) suffixes with
- * the stage-local terms at their cores' actual positions. */
+ * terms depend on its layers, its core count and its class only); one of exactly q < M stages iff C is
+ * in R(0)[q].  The terms are the lower relaxation of the training model: compute without latency, both
+ * DRAM passes at the group's best position, every tensor sent once each way; each is at most the
+ * model's, so the optimum T_low bounds every plan's period from below.  The relaxation's plan and the
+ * fast methods' plans are costed on the full training model and the best is repaired on the period;
+ * then those plans, GPipe's optimum and (1F1B) the least-period plans of exactly q stages for a set of
+ * q < M are judged by the mini-batch time, and the best is repaired on it (boundary moves, merges).
+ * The mini-batch's certified bound is M times the whole work at the chip's total peak.  Heterogeneous
+ * chips: the same DP over (layer, core) suffixes with the stage-local terms at their cores' actual
+ * positions. */
 #ifndef MESHPIPE_OPTIMAL_TRAIN_H
 #define MESHPIPE_OPTIMAL_TRAIN_H
 

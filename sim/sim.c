@@ -451,6 +451,7 @@ mp_status sim_evaluate(sim *s, const graph *g, const plan *p, sim_result *res, m
 
 /* Empties the cache (every entry invalid, nothing it owned left). */
 static void cache_clear(sim *s) {
+  sim_train_cache_clear(s, 0);
   if (!s->cache) return;
   for (int i = 0; i < s->opt.cache_size; i++)
     if (s->cache[i].valid) {
@@ -490,6 +491,7 @@ void sim_free(sim *s) {
     if (s->opt.paje_file && rename(s->paje_part, s->opt.paje_file) != 0) remove(s->paje_part);
   }
   cache_clear(s);
+  sim_train_cache_clear(s, 1);
   free(s->cache);
   free(s->hosts);
   free(s->dram_hosts);

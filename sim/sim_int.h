@@ -239,6 +239,7 @@ struct sim {
   sim_stats stats;
   struct sim_cache_entry *cache;
   long cache_stamp;
+  struct sim_train_cache_entry *train_cache; /* sim_train.c: allocated at the first training result */
   double *link_bytes; /* scratch: per link index */
   int *link_order;    /* scratch */
 };
@@ -291,5 +292,9 @@ int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs,
 
 /* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */
 double sim_round12(double x);
+
+/* Empties (and with release frees) the cache of training results (sim_train.c); sim.c calls it where it
+ * empties its own (sim_checkpoint, sim_restore) and in sim_free. */
+void sim_train_cache_clear(sim *s, int release);
 
 #endif

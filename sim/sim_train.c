@@ -438,6 +438,84 @@ static mp_status fill(const sim *s, const tjob *j, const train *t, const train_r
   return MP_OK;
 }
 
+/* ---- the cache of training results ------------------------------------------------------------------ */
+
+/* Direct-mapped, keyed by the graph, the training options and the plan (its whole arranged_core list
+ * compared): a learning method proposes the same plan many times.  Emptied with the inference cache, so
+ * a resumed run meets the same hits as the run it resumes. */
+#define SIM_TRAIN_CACHE 1024
+
+typedef struct sim_train_cache_entry {
+  int valid;
+  uint64_t key;
+  int n_arranged;
+  int *arranged;
+  sim_train_result res;
+} sim_train_cache_entry;
+
+void sim_train_cache_clear(sim *s, int release) {
+  if (!s->train_cache) return;
+  for (int i = 0; i < SIM_TRAIN_CACHE; i++)
+    if (s->train_cache[i].valid) {
+      free(s->train_cache[i].arranged);
+      sim_train_result_clear(&s->train_cache[i].res);
+    }
+  if (release) {
+    free(s->train_cache);
+    s->train_cache = NULL;
+  } else {
+    memset(s->train_cache, 0, SIM_TRAIN_CACHE * sizeof *s->train_cache);
+  }
+}
+
+static uint64_t train_key(const train *t, const plan *p) {
+  uint64_t v[6] = {t->g->hash, (uint64_t)t->opt.schedule, (uint64_t)t->opt.optimizer, (uint64_t)t->opt.microbatches,
+                   (uint64_t)t->opt.recompute, plan_hash(p)};
+  return fileio_hash(FILEIO_HASH_INIT, v, sizeof v);
+}
+
+/* A deep copy of from into to; 0, or -1 out of memory (to then empty). */
+static int train_result_copy(const sim_train_result *from, sim_train_result *to) {
+  *to = *from;
+  to->stages = malloc(((size_t)from->n_stages + 1) * sizeof *to->stages);
+  to->completions = malloc(((size_t)from->microbatches + 1) * sizeof *to->completions);
+  if (!to->stages || !to->completions) {
+    sim_train_result_clear(to);
+    return -1;
+  }
+  memcpy(to->stages, from->stages, (size_t)from->n_stages * sizeof *to->stages);
+  memcpy(to->completions, from->completions, (size_t)from->microbatches * sizeof *to->completions);
+  return 0;
+}
+
+static sim_train_cache_entry *train_slot(sim *s, uint64_t key) {
+  if (s->opt.cache_size == 0) return NULL;
+  if (!s->train_cache) s->train_cache = calloc(SIM_TRAIN_CACHE, sizeof *s->train_cache);
+  return s->train_cache ? &s->train_cache[key % SIM_TRAIN_CACHE] : NULL;
+}
+
+static int train_hit(const sim_train_cache_entry *e, uint64_t key, const plan *p) {
+  return e && e->valid && e->key == key && e->n_arranged == p->n_cores &&
+         memcmp(e->arranged, p->arranged, (size_t)p->n_cores * sizeof(int)) == 0;
+}
+
+/* Keeps a copy of r in e (when there is room: a result that cannot be kept is still right). */
+static void train_keep(sim_train_cache_entry *e, uint64_t key, const plan *p, const sim_train_result *r) {
+  if (!e) return;
+  int *arr = malloc((size_t)p->n_cores * sizeof *arr);
+  sim_train_result copy;
+  if (!arr || train_result_copy(r, &copy) != 0) {
+    free(arr);
+    return;
+  }
+  if (e->valid) {
+    free(e->arranged);
+    sim_train_result_clear(&e->res);
+  }
+  memcpy(arr, p->arranged, (size_t)p->n_cores * sizeof *arr);
+  *e = (sim_train_cache_entry){1, key, p->n_cores, arr, copy};
+}
+
 mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   const chip *c = s->chip;
@@ -448,6 +526,14 @@ mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *
   if (p->n_layers != g->n_ops)
     return err_set(err, MP_INPUT, "sim: the plan covers %d layers but graph '%s' has %d", p->n_layers, g->name,
                    g->n_ops);
+  uint64_t key = train_key(t, p);
+  sim_train_cache_entry *slot = train_slot(s, key);
+  if (train_hit(slot, key, p)) {
+    if (train_result_copy(&slot->res, res) != 0) return err_nomem(err);
+    s->stats.evaluations++;
+    s->stats.cache_hits++;
+    return MP_OK;
+  }
   train_result *model = NULL;
   split *sp = NULL;
   int *recv_of = NULL;
@@ -472,9 +558,10 @@ mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *
   st = sim_engine_call(s, run_job, &j, err);
   if (st == MP_OK && j.failed) st = err_nomem(err);
   if (st == MP_OK) st = fill(s, &j, t, model, p, g, res, err);
-  if (st == MP_OK) { /* counted as sim_evaluate counts (sim_get_stats), never cached */
+  if (st == MP_OK) { /* counted as sim_evaluate counts (sim_get_stats) */
     s->stats.evaluations++;
     s->stats.activities += res->activities;
+    train_keep(slot, key, p, res);
   }
   if (st != MP_OK) sim_train_result_clear(res);
 cleanup:

@@ -71,7 +71,8 @@ typedef struct sim_train_result {
 } sim_train_result;
 
 /* Simulates one mini-batch of plan p (borrowed) of t's graph trained under t's options on the sim's chip
- * (never cached, never isolated).  t is borrowed and built once by the caller for every plan it
+ * (never isolated; a plan simulated before under the same graph and options is answered from a cache of
+ * 1024 results, emptied by sim_checkpoint, counted in sim_get_stats' cache_hits).  t is borrowed and built once by the caller for every plan it
  * simulates (its memo of planned ranges grows).  res is caller-owned (sim_train_result_clear).  MP_INPUT
  * if the plan does not fit the graph or chip. */
 mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err);

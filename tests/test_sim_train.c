@@ -182,6 +182,61 @@ static void gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain(vo
 /* A DAG with a skip connection over two stages, multi-core groups on a 2D mesh with latency, and a core
  * too small for the first stage (DRAM streams): both schedules run to the end, hold what the model
  * says, and every pass of the model is simulated (contention aside). */
+/* The cache: the same plan under the same options again is a hit with the same figures; other options
+ * are not; sim_checkpoint empties it.  Returns 0, or the number of the first check that failed. */
+static int cache_child(void *arg) {
+  (void)arg;
+  tcase tc = chain_case(TRAIN_1F1B, 4, 0);
+  chip *c = NULL;
+  graph *g = NULL;
+  plan *p = NULL;
+  train *t = NULL, *t5 = NULL;
+  sim *s = NULL;
+  cJSON *root = NULL, *root2 = NULL;
+  mp_error err;
+  train_options o5 = tc.o;
+  o5.microbatches = 5;
+  if (parse(tc.chip, "chip", &root) || chip_from_json(root, "chip", &c, &err) != MP_OK ||
+      sim_new(c, NULL, &s, &err) != MP_OK || parse(tc.graph, "graph", &root2) ||
+      graph_from_json(root2, "graph", &g, &err) != MP_OK || plan_new(tc.arranged, tc.n_cores, g->n_ops, &p, &err) != MP_OK ||
+      train_new(g, &tc.o, &t, &err) != MP_OK || train_new(g, &o5, &t5, &err) != MP_OK)
+    return 1;
+  sim_train_result a, b, d, e;
+  sim_stats st0, st1, st2, st3;
+  sim_get_stats(s, &st0);
+  if (sim_train_evaluate(s, t, p, &a, &err) != MP_OK || sim_train_evaluate(s, t, p, &b, &err) != MP_OK) return 2;
+  sim_get_stats(s, &st1);
+  if (st1.evaluations - st0.evaluations != 2 || st1.cache_hits - st0.cache_hits != 1) return 3;
+  if (a.minibatch_s != b.minibatch_s || a.n_stages != b.n_stages || a.bubble != b.bubble ||
+      memcmp(a.stages, b.stages, (size_t)a.n_stages * sizeof *a.stages) != 0 ||
+      memcmp(a.completions, b.completions, (size_t)a.microbatches * sizeof *a.completions) != 0)
+    return 4;
+  if (sim_train_evaluate(s, t5, p, &d, &err) != MP_OK || d.microbatches != 5) return 5;
+  sim_get_stats(s, &st2);
+  if (st2.cache_hits != st1.cache_hits) return 6; /* other options: simulated */
+  double clock;
+  if (sim_checkpoint(s, &clock, &err) != MP_OK || sim_train_evaluate(s, t, p, &e, &err) != MP_OK) return 7;
+  sim_get_stats(s, &st3);
+  if (st3.cache_hits != st2.cache_hits || e.n_stages != a.n_stages) return 8; /* emptied: simulated again */
+  sim_train_result_clear(&a);
+  sim_train_result_clear(&b);
+  sim_train_result_clear(&d);
+  sim_train_result_clear(&e);
+  cJSON_Delete(root);
+  cJSON_Delete(root2);
+  train_free(t);
+  train_free(t5);
+  plan_free(p);
+  graph_free(g);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(cache_child, NULL), 0);
+}
+
 static const char skip_graph[] =
     "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"skip\",\"inputs\":[{\"name\":\"x\",\"bytes\":4096}],"
     "\"ops\":[{\"name\":\"A\",\"type\":\"Conv+Relu\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"a\",\"bytes\":65536}],"
@@ -236,6 +291,8 @@ static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
 
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
+      {"a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint",
+       a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint},
       {"gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain",
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
