@@ -136,8 +136,8 @@ static int check(ot *o, double T) {
     for (int r = l; r < o->L; r++) {
       const train_range *rg = range(o, l, r - l + 1, &buf);
       if (!rg) return 0;
-      int pruned = 0;
-      for (int q = 0; q < o->Q && !pruned; q++) {
+      int pruned = 0, top = o->root ? o->root : o->Q; /* a root of class q is built on suffixes of classes < q */
+      for (int q = 0; q < top && !pruned; q++) {
         const uint64_t *from = set_of(o, r + 1, q);
         int m = lowest(o, from);
         if (m < 0) continue;
@@ -440,17 +440,43 @@ static int repair(ot *o, candidate *best, candidate *trial, int rounds) {
 
 #define OPTIMAL_TRAIN_REPAIR_ROUNDS 32
 
-/* Stage counts q whose least-period plans join the mini-batch's starts: every q below M up to 8, then
- * about four per doubling (a mini-batch is roughly (p + M - 1) periods under 1F1B, so fewer stages
- * can win). */
-static int next_count(int q) { return q < 8 ? q + 1 : q + (q / 4); }
+/* Stage counts q whose plans join the mini-batch's starts: every q below M up to 4, then two per
+ * doubling (a mini-batch is roughly (p + M - 1) periods under 1F1B, so fewer stages can win). */
+static int next_count(int q) { return q < 4 ? q + 1 : q + q / 2; }
+
+/* A plan of the root class (o->root) whose relaxed period is within 1 % of the least such, found by
+ * bisection from lo (below every plan's period) with the recovered plans tightening the upper end: a
+ * start for the mini-batch's repair, which moves its boundaries anyway, so the exact search of solve()
+ * (most of its checks) would be wasted here.  Returns the plan's value, or -1 when the class has no
+ * plan or on a failure. */
+static double solve_near(ot *o, double lo, int *layers, int *cores, int *n) {
+  if (!check(o, INFINITY)) { /* memory first, but no plan of the class fits: the least period whatever */
+    o->strict = 0;
+    if (!check(o, INFINITY)) return -1;
+  }
+  if ((*n = recover(o, INFINITY, layers, cores)) < 0) return -1;
+  double hi = plan_value(o, layers, cores, *n);
+  for (int it = 0; it < 40 && hi > lo * 1.01 && hi > 0; it++) {
+    double mid = lo > 0 ? sqrt(lo * hi) : hi / 2;
+    if (!check(o, mid)) {
+      lo = mid;
+      continue;
+    }
+    if ((*n = recover(o, mid, layers, cores)) < 0) return -1;
+    hi = plan_value(o, layers, cores, *n);
+  }
+  if (o->failed || hi < 0) return -1;
+  check(o, hi); /* the tables of the plan kept: recover it again, as it may come from an earlier check */
+  *n = recover(o, hi, layers, cores);
+  return *n < 0 ? -1 : hi;
+}
 
 /* 1F1B: GPipe's training optimum (its stages hold M stashes each, never fewer than under 1F1B, and its
- * DP has one class, so it reaches plans of many stages the classes below do not), and the relaxation's
- * least-period plan of exactly q stages for the counts q < M of next_count (none when no plan has q
- * stages); each a candidate with room for L stages, in *more (owned, *n_more of them).  GPipe: none.
+ * DP has one class, so it reaches plans of many stages the classes below do not), and a plan of exactly
+ * q stages within 1 % of the relaxation's least period for them (solve_near), for the counts q < M of
+ * next_count on a uniform chip (none when no plan has q stages); each a candidate with room for L stages, in *more (owned, *n_more of them).  GPipe: none.
  * MP_NOMEM, or a range's failure. */
-static mp_status more_starts(ot *o, const train_options *to, candidate **more, int *n_more) {
+static mp_status more_starts(ot *o, const train_options *to, double t_low, candidate **more, int *n_more) {
   *more = NULL;
   *n_more = 0;
   if (o->gpipe) return MP_OK;
@@ -480,7 +506,7 @@ static mp_status more_starts(ot *o, const train_options *to, candidate **more, i
   }
   plan_free(p);
   int strict = o->strict;
-  for (int q = 1; q < o->M && q <= o->L && q <= o->C; q = next_count(q)) {
+  for (int q = 1; !o->c->heterogeneous && q < o->M && q <= o->L && q <= o->C; q = next_count(q)) {
     candidate *y = &m[*n_more];
     y->layers = malloc((size_t)o->L * sizeof(int));
     y->cores = malloc((size_t)o->L * sizeof(int));
@@ -492,7 +518,7 @@ static mp_status more_starts(ot *o, const train_options *to, candidate **more, i
     (*n_more)++;
     o->root = q;
     o->strict = strict;
-    double v = solve(o, y->layers, y->cores, &y->n);
+    double v = solve_near(o, t_low, y->layers, y->cores, &y->n);
     o->root = 0;
     if (o->failed) return o->failed;
     if (v < 0) { /* no plan of q stages: drop the slot */
@@ -552,7 +578,7 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
   candidate *more = NULL;
   int n_more = 0, mb_pick = pick, mb_sweeps = 0;
   double mb_before = 0;
-  if (st == MP_OK) st = more_starts(&o, to, &more, &n_more);
+  if (st == MP_OK) st = more_starts(&o, to, t_low, &more, &n_more);
   o.by_minibatch = 1;
   candidate *best = &cand[pick];
   for (int i = 0; i < n + n_more && st == MP_OK; i++) {
