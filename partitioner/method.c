@@ -14,7 +14,8 @@
 /* The partitioners, in the order help and compare list them: name, summary, function, learning,
  * objectives. */
 static const method_info methods[] = {
-    {"optimal", "exact minimum analytical bottleneck (DP over layer prefixes and core counts)", method_optimal, 0, 1},
+    {"optimal", "least analytical period (DP, certified bound); least energy or mini-batch with --objective, --mode train",
+     method_optimal, 0, 1},
     {"seed-split", "the model-splitting paper: flops shares by speed, split_compare, finetune_maximum",
      method_seed_split, 0, 0},
     {"greedy", "TensorFlow's simulated placement: each op where it finishes earliest", method_greedy, 0, 0},

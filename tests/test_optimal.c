@@ -315,7 +315,8 @@ typedef struct brute {
 /* One plan: its full period from cost_model_period and cost_evaluate (equal bit for bit), the
  * uncontended plan terms against the reference, every stage against the reference, its relaxed
  * value and the lower bound. */
-static void visit_plan(brute *b, const plan *p) {
+static void visit_plan(void *ctx, const plan *p) {
+  brute *b = ctx;
   const graph *g = b->g;
   const chip *c = b->c;
   mp_error err;
@@ -360,28 +361,6 @@ static void visit_plan(brute *b, const plan *p) {
   cost_result_free(r);
 }
 
-/* Every arranged_core list: n_cores entries >= 0 summing to n_layers, the last > 0. */
-static void enumerate(brute *b, int *arr, int i, int left) {
-  int C = b->c->n_cores;
-  if (i == C - 1) {
-    if (left == 0) return;
-    arr[i] = left;
-    plan *p = NULL;
-    mp_error err;
-    if (plan_new(arr, C, b->g->n_ops, &p, &err) != MP_OK) {
-      b->bad_plan++;
-      return;
-    }
-    visit_plan(b, p);
-    plan_free(p);
-    return;
-  }
-  for (int k = 0; k <= left; k++) {
-    arr[i] = k;
-    enumerate(b, arr, i + 1, left - k);
-  }
-}
-
 /* The methods optimal must never be worse than (the learning method is left out). */
 static const char *const others[] = {"even", "balanced", "seed-split", "greedy"};
 
@@ -413,8 +392,7 @@ static int one_instance(int id, graph *g, chip *c, tally *t) {
       steps |= up && down;
     }
   t->stepping += steps;
-  int arr[16];
-  enumerate(&b, arr, 0, g->n_ops);
+  b.bad_plan += testgen_each_plan(c->n_cores, g->n_ops, visit_plan, &b);
   int mem_first = c->n_dram == 0 && b.any_fits; /* memory has no time there: a plan that fits comes first */
   if (mem_first) {
     b.best = b.best_fit;
@@ -564,30 +542,19 @@ static double value_of(cost_model *m, objective obj, const plan *p) {
   return objective_value(obj, period, cost_model_energy(m, period));
 }
 
-static void energy_enumerate(energy_brute *b, int *arr, int i, int left) {
-  int C = b->c->n_cores;
-  if (i == C - 1) {
-    if (left == 0) return;
-    arr[i] = left;
-    plan *p = NULL;
-    cost_result *r = NULL;
-    mp_error err;
-    if (plan_new(arr, C, b->g->n_ops, &p, &err) != MP_OK || cost_evaluate(b->g, b->c, p, &r, &err) != MP_OK) {
-      b->bad_energy++;
-    } else {
-      double v = value_of(b->m, b->obj, p);
-      double e = cost_model_energy(b->m, r->period_s);
-      if (!close_to(e, r->energy.j_per_sample * graph_batch(b->g))) b->bad_energy++;
-      if (b->plans++ == 0 || v < b->best) b->best = v;
-    }
-    cost_result_free(r);
-    plan_free(p);
+static void energy_visit(void *ctx, const plan *p) {
+  energy_brute *b = ctx;
+  cost_result *r = NULL;
+  mp_error err;
+  if (cost_evaluate(b->g, b->c, p, &r, &err) != MP_OK) {
+    b->bad_energy++;
     return;
   }
-  for (int k = 0; k <= left; k++) {
-    arr[i] = k;
-    energy_enumerate(b, arr, i + 1, left - k);
-  }
+  double v = value_of(b->m, b->obj, p);
+  double e = cost_model_energy(b->m, r->period_s);
+  if (!close_to(e, r->energy.j_per_sample * graph_batch(b->g))) b->bad_energy++;
+  if (b->plans++ == 0 || v < b->best) b->best = v;
+  cost_result_free(r);
 }
 
 /* optimal --objective energy and edp on 600 random instances (1-7 layers on 1-9 cores, chips with
@@ -617,8 +584,7 @@ static void optimal_should_respect_its_energy_bound_and_beat_every_start_on_600_
       chip_free(c);
       continue;
     }
-    int arr[16];
-    energy_enumerate(&b, arr, 0, g->n_ops);
+    b.bad_energy += testgen_each_plan(c->n_cores, g->n_ops, energy_visit, &b);
     optimal_result res, tres;
     method_report rep = {0}, trep = {0};
     plan *p = NULL, *tp = NULL;

@@ -102,7 +102,8 @@ static double reference_relaxed(brute *b, const plan *p, int *fits) {
   return worst;
 }
 
-static void visit_plan(brute *b, const plan *p) {
+static void visit_plan(void *ctx, const plan *p) {
+  brute *b = ctx;
   mp_error err;
   int fits = 0, ref_fits = 0;
   train_result *r = NULL;
@@ -131,28 +132,6 @@ static void visit_plan(brute *b, const plan *p) {
   b->plans++;
 }
 
-/* Every arranged_core list: n_cores entries >= 0 summing to n_layers, the last > 0. */
-static void enumerate(brute *b, int *arr, int i, int left) {
-  int C = b->c->n_cores;
-  if (i == C - 1) {
-    if (left == 0) return;
-    arr[i] = left;
-    plan *p = NULL;
-    mp_error err;
-    if (plan_new(arr, C, b->g->n_ops, &p, &err) != MP_OK) {
-      b->bad_plan++;
-      return;
-    }
-    visit_plan(b, p);
-    plan_free(p);
-    return;
-  }
-  for (int k = 0; k <= left; k++) {
-    arr[i] = k;
-    enumerate(b, arr, i + 1, left - k);
-  }
-}
-
 typedef struct tally {
   int instances, hetero, streaming, gpipe, failures, equal, exact, classes;
   double worst_gap;
@@ -163,8 +142,7 @@ static int one_instance(int id, graph *g, chip *c, const train_options *o, tally
   mp_error err;
   brute b = {.g = g, .c = c, .o = o};
   if (!g || !c || train_new(g, o, &b.t, &err) != MP_OK) return 1;
-  int arr[16];
-  enumerate(&b, arr, 0, g->n_ops);
+  b.bad_plan += testgen_each_plan(c->n_cores, g->n_ops, visit_plan, &b);
   int mem_first = c->n_dram == 0 && b.any_fits; /* memory has no time there: a plan that fits comes first */
   if (mem_first) {
     b.best = b.best_fit;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "chip.h"
+#include "plan.h"
 #include "strbuf.h"
 #include "testutil.h"
 
@@ -88,4 +89,36 @@ chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int
   chip *c = b.oom ? NULL : testutil_chip_text(b.s);
   strbuf_clear(&b);
   return c;
+}
+
+typedef struct each_plan {
+  int n_cores, n_layers, refused, arr[16];
+  void (*visit)(void *ctx, const plan *p);
+  void *ctx;
+} each_plan;
+
+static void each_from(each_plan *e, int i, int left) {
+  if (i == e->n_cores - 1) {
+    if (left == 0) return;
+    e->arr[i] = left;
+    plan *p = NULL;
+    mp_error err;
+    if (plan_new(e->arr, e->n_cores, e->n_layers, &p, &err) != MP_OK) {
+      e->refused++;
+      return;
+    }
+    e->visit(e->ctx, p);
+    plan_free(p);
+    return;
+  }
+  for (int k = 0; k <= left; k++) {
+    e->arr[i] = k;
+    each_from(e, i + 1, left - k);
+  }
+}
+
+int testgen_each_plan(int n_cores, int n_layers, void (*visit)(void *ctx, const plan *p), void *ctx) {
+  each_plan e = {.n_cores = n_cores, .n_layers = n_layers, .visit = visit, .ctx = ctx};
+  each_from(&e, 0, n_layers);
+  return e.refused;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct chip; /* chip.h */
+struct plan; /* plan.h */
 
 /* Restarts the generator at seed (not 0). */
 void testgen_seed(uint64_t seed);
@@ -28,5 +29,10 @@ int testgen_below(int n);
  * models existed.  Returns an owned chip (chip_free), or NULL (the reason on stderr). */
 enum { TESTGEN_CORE_MODEL = 1, TESTGEN_ENERGY = 2 };
 struct chip *testgen_chip(int w, int h, int hetero, double sram_scale, int n_ports, int flags);
+
+/* Calls visit(ctx, p) with every plan of n_layers layers on n_cores cores (1 <= n_cores <= 16): every
+ * arranged_core list of entries >= 0 summing to n_layers whose last entry is > 0, in lexicographic order;
+ * p is borrowed for the call.  Returns how many lists plan_new refused (0 when all is well). */
+int testgen_each_plan(int n_cores, int n_layers, void (*visit)(void *ctx, const struct plan *p), void *ctx);
 
 #endif
