@@ -587,9 +587,16 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
     st = cost_of(&o, y);
     if (st == MP_OK && (i == 0 || optimal_better(y, best))) best = y, mb_pick = i;
   }
-  if (st == MP_OK) {
-    mb_before = best->value;
-    if ((mb_sweeps = repair(&o, best, &cand[N_STARTS], OPTIMAL_TRAIN_REPAIR_ROUNDS)) < 0) st = err->status;
+  if (st == MP_OK) mb_before = best->value;
+  /* every start repaired, not only the best: the mini-batch's local optima are many, and a start of
+   * many stages merged down often ends below the best start's (ResNet-50 on 8x8, M = 8: 112.4 ->
+   * 140.5 samples/s simulated) */
+  for (int i = 0; i < n + n_more && st == MP_OK; i++) {
+    candidate *y = i < n ? &cand[i] : &more[i - n];
+    int sw = repair(&o, y, &cand[N_STARTS], OPTIMAL_TRAIN_REPAIR_ROUNDS);
+    if (sw < 0) st = err->status;
+    mb_sweeps += sw;
+    if (st == MP_OK && optimal_better(y, best)) best = y, mb_pick = i;
   }
   if (st == MP_OK) st = plan_from_stages(best->layers, best->cores, best->n, out, err);
   if (st == MP_OK) {
@@ -609,10 +616,10 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
                 res->lower_value > 0 ? 100 * (best->value / res->lower_value - 1) : 0.0);
     method_note(rep,
                 "The least period found is %.6g s (the relaxation's plan and the fast methods' repaired from %.6g s in "
-                "%d sweep%s); the mini-batch's best start (%s) took %.6g s before %d repair sweep%s.",
-                T_best, before, sweeps, sweeps == 1 ? "" : "s",
-                mb_pick == pick ? "that plan" : mb_pick < n ? "another start" : mb_pick == n ? "GPipe's optimum" : "a plan of fewer stages",
-                mb_before, mb_sweeps, mb_sweeps == 1 ? "" : "s");
+                "%d sweep%s); the best start's mini-batch was %.6g s, and with every start repaired on the "
+                "mini-batch (%d sweeps in all) the best came from %s.",
+                T_best, before, sweeps, sweeps == 1 ? "" : "s", mb_before, mb_sweeps,
+                mb_pick == pick ? "the least-period plan" : mb_pick < n ? "another start" : mb_pick == n ? "GPipe's optimum" : "a plan of fewer stages");
   }
   for (int k = 0; k <= N_STARTS; k++) {
     free(cand[k].layers);
