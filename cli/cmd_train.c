@@ -306,6 +306,11 @@ static int train_policy(int argc, char **argv, int rank, int size) {
     goto fail;
   }
   if (chip_load(chip_path, &c, &err) != MP_OK) goto fail;
+  if (obj != OBJECTIVE_TIME && !c->has_energy) {
+    rc = cli_usage("train", "--objective %s needs a chip with energy figures, and %s has none (platforms/README.md, "
+                   "\"Energy\")", objective_name(obj), c->name);
+    goto cleanup;
+  }
   if (c->n_cores < 2) {
     rc = cli_usage("train", "the chip '%s' has one core: there is nothing to partition", c->name);
     goto cleanup;

@@ -171,6 +171,10 @@ static void train_mode_train_should_reward_training_and_resume_only_under_the_sa
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "differs from the checkpoint's run"));
   free(out);
   free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("train -g traces/tiny_resnet.json -o /tmp/x --objective edp --reward model", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--objective edp needs a chip with energy figures, and mesh8x8 has none"));
+  free(out);
+  free(err);
   CU_ASSERT_EQUAL(testutil_meshpipe("train -g traces/tiny_resnet.json -o /tmp/x --schedule gpipe", &out, &err), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "need --mode train"));
   free(out);
