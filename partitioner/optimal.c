@@ -383,8 +383,6 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
   cost_model *m = NULL;
   double *stage_s = NULL;
   candidate keep = {0};
-  int max_n = 0;
-  for (int i = 0; i < n_cand; i++) max_n = cand[i].n > max_n ? cand[i].n : max_n;
   mp_status st = cost_model_new(g, c, &m, err);
   if (st != MP_OK) return st;
   stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);

@@ -489,8 +489,8 @@ static mp_status more_starts(ot *o, const train_options *to, double t_low, candi
   gp.schedule = TRAIN_GPIPE;
   plan *p = NULL;
   optimal_result gres;
-  method_report grep_ = {0};
-  mp_status st = optimal_train_solve(o->g, o->c, &gp, &p, &gres, &grep_, o->err);
+  method_report gp_rep = {0};
+  mp_status st = optimal_train_solve(o->g, o->c, &gp, &p, &gres, &gp_rep, o->err);
   if (st != MP_OK) return st;
   candidate *x = &m[(*n_more)++];
   x->layers = malloc((size_t)o->L * sizeof(int));
