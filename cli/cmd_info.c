@@ -80,14 +80,14 @@ typedef struct train_totals {
   double one_core; /* bytes it then needs on one core */
 } train_totals;
 
-static mp_status train_totals_of(const train *t, train_totals *tt, mp_error *err) {
+static mp_status train_totals_of(train *t, train_totals *tt, mp_error *err) {
   memset(tt, 0, sizeof *tt);
   tt->t = t;
   for (int l = 0; l < t->g->n_ops; l++) {
     tt->dx_flops += t->layers[l].dx_flops;
     tt->dw_flops += t->layers[l].dw_flops;
   }
-  mp_status st = train_range_of((train *)t, 0, t->g->n_ops, &tt->r, err);
+  mp_status st = train_range_of(t, 0, t->g->n_ops, &tt->r, err);
   tt->in_flight = train_in_flight(&t->opt, 0, 1);
   tt->one_core = train_mem_bytes(&tt->r, 1, tt->in_flight);
   return st;

@@ -227,7 +227,6 @@ static int candidates(ot *o, double lo, double hi, double *out) {
   return n;
 }
 
-/* The relaxation's optimum and its plan (first stage first, *n stages); -1 on failure. */
 /* optimal_search's view of the DP: a plan's stages (first first) go to layers/cores. */
 typedef struct search_ctx {
   ot *o;
@@ -246,6 +245,7 @@ static int search_candidates(void *ctx, double lo, double hi, double *out) {
   return candidates(((search_ctx *)ctx)->o, lo, hi, out);
 }
 
+/* The relaxation's optimum and its plan (first stage first, *n stages); -1 on failure. */
 static double solve(ot *o, int *layers, int *cores, int *n) {
   if (!check(o, INFINITY)) { /* memory first, but nothing fits: the least period whatever the memory */
     o->strict = 0;

@@ -44,7 +44,8 @@ double rl_reward_balance(const double *stage_s, const double *stage_mem_ratio, i
 /* What a backend says about one plan, before the weights combine it. */
 typedef struct figures {
   double period;    /* seconds per micro-batch */
-  double energy;    /* joules per micro-batch (0 on the training backends and chips without energy figures) */
+  double energy;    /* joules per micro-batch (0 on the training backends, on chips without energy figures
+                       and, on the model, when the objective is time) */
   double mem_ratio; /* largest per-core memory over its (usable) SRAM */
   double link_util; /* busiest NoC link's utilisation (0 on the model, which has no links) */
   double balance;   /* rl_reward_balance against ref, 0 when ref <= 0 */
@@ -74,7 +75,8 @@ static mp_status model_figures(const rl_reward *r, const int *arranged, double r
     st = err_nomem(err);
   } else {
     f->period = worst;
-    f->energy = cost_model_energy(r->model, worst);
+    /* the energy only when the reward needs it: this runs for every plan the trainer proposes */
+    f->energy = r->w.objective == OBJECTIVE_TIME ? 0.0 : cost_model_energy(r->model, worst);
     f->link_util = 0.0;
     f->feasible = fits;
     stage_figures(f, buf, p->n_stages, ref);
