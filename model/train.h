@@ -152,6 +152,24 @@ typedef struct train_result {
   double mem_ratio;     /* largest mem_bytes / sram_bytes */
 } train_result;
 
+/* A stage as train_evaluate_stages takes it, without its graph (a recorded training trace has none): its
+ * range's figures, its place, the gathering segments of a forward and of a backward, and its Sends:
+ * forward from its last core, backward (the gradient of each tensor it received) from its first core,
+ * each as the tensor's bytes (before the transfer factor) and the receiving core. */
+typedef struct train_stage_input {
+  train_range r;
+  int first_layer, n_layers, first_core, n_cores;
+  int fwd_segments, bwd_segments;
+  int n_fwd, n_bwd;
+  const cost_transfer *fwd, *bwd; /* borrowed */
+} train_stage_input;
+
+/* The model of the n stages in (borrowed) trained on c under o with `batch` samples per micro-batch; g
+ * (borrowed, may be NULL) only names the graph to the cost model.  train_evaluate is this with the
+ * stages of its plan, so both give the same figures.  *out is owned (train_result_free). */
+mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, const graph *g, int n,
+                                const train_stage_input *in, train_result **out, mp_error *err);
+
 /* The model of plan p (borrowed; made for t's graph and c's cores, else MP_INPUT) trained on c under
  * t's options.  *out is owned (train_result_free). */
 mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err);

@@ -69,46 +69,36 @@ void train_stage_local(cost_model *m, const train_range *r, int first_layer, int
   cs->time_s = busy > cs->send_s ? busy : cs->send_s;
 }
 
-/* One stage with its plan terms; link (chip_n_links entries) accumulates its loads. */
-static mp_status stage(train *t, cost_model *m, const chip *c, const plan *p, const split *sp, int i, double *link,
-                       train_stage *ts, mp_error *err) {
-  const split_group *sg = &sp->groups[i];
+/* One stage with its plan terms (stage i of p); link (chip_n_links entries) accumulates its loads. */
+static void stage(cost_model *m, const chip *c, const train_options *o, int i, int p, const train_stage_input *in,
+                  double *link, train_stage *ts) {
   memset(ts, 0, sizeof *ts);
-  mp_status st = train_range_of(t, sg->first_layer, sg->n_layers, &ts->r, err);
-  if (st != MP_OK) return st;
+  ts->r = in->r;
   const train_range *r = &ts->r;
-  ts->in_flight = train_in_flight(&t->opt, i, p->n_stages);
+  ts->in_flight = train_in_flight(o, i, p);
   cost_stage *cs = &ts->cs;
-  train_stage_local(m, r, sg->first_layer, sg->n_layers, sg->first_core, sg->n_cores, ts->in_flight, cs);
+  train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, ts->in_flight, cs);
   double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, or a backward */
-  int nf, nb, n = sg->n_cores, last = sg->first_core + n - 1;
-  segments(t, sg, &nf, &nb);
-  cost_transfer *x = malloc(((size_t)sg->n_sends + 1) * sizeof *x);
-  if (!x) return err_nomem(err);
-  for (int k = 0; k < sg->n_sends; k++)
-    x[k] = (cost_transfer){(double)t->g->tensors[sg->sends[k].tensor].bytes,
-                           sp->groups[sg->sends[k].dst_group].first_core};
-  cost_stage_plan(m, cs, nf + nb, x, sg->n_sends, link);
-  free(x);
+  int nf = in->fwd_segments, nb = in->bwd_segments, n = in->n_cores, last = in->first_core + n - 1;
+  cost_stage_plan(m, cs, nf + nb, in->fwd, in->n_fwd, link);
   ts->fwd_send_s = cs->send_s;
-  ts->fwd_sends = sg->n_sends;
+  ts->fwd_sends = in->n_fwd;
   double B = c->noc_bandwidth, lat = c->noc_latency, speed = cs->speed;
-  for (int k = 0; k < sg->n_recvs; k++) { /* the gradient of each received tensor, back to its sender */
-    double bytes = (double)t->g->tensors[sg->recvs[k].tensor].bytes;
-    const split_group *src = &sp->groups[sg->recvs[k].src_group];
-    int to = src->first_core + src->n_cores - 1;
+  for (int k = 0; k < in->n_bwd; k++) { /* the gradient of each received tensor, back to its sender */
+    double bytes = in->bwd[k].bytes;
+    int to = in->bwd[k].dst_core;
     if (!(bytes > 0)) continue;
-    ts->bwd_send_s += cost_send_s(bytes, cs->gamma, B) + (double)chip_hops(c, sg->first_core, to) * lat;
-    load_route(c, link, sg->first_core, to, cs->gamma * bytes);
+    ts->bwd_send_s += cost_send_s(bytes, cs->gamma, B) + (double)chip_hops(c, in->first_core, to) * lat;
+    load_route(c, link, in->first_core, to, cs->gamma * bytes);
     ts->bwd_sends++;
   }
   if (!cs->fits && c->n_dram > 0) /* the second pass's streams on their routes */
-    for (int k = sg->first_core; k <= last; k++) {
-      double in, out;
+    for (int k = in->first_core; k <= last; k++) {
+      double din, dout;
       int port = CHIP_PORT(chip_nearest_dram(c, k));
-      cost_core_dram(cs, (double)c->cores[k].sram_bytes, &in, &out);
-      if (in > 0) load_route(c, link, port, k, in);
-      if (out > 0) load_route(c, link, k, port, out);
+      cost_core_dram(cs, (double)c->cores[k].sram_bytes, &din, &dout);
+      if (din > 0) load_route(c, link, port, k, din);
+      if (dout > 0) load_route(c, link, k, port, dout);
     }
   cs->send_s = ts->fwd_send_s + ts->bwd_send_s;
   double busy = cs->compute_s + cs->dram_s;
@@ -121,12 +111,11 @@ static mp_status stage(train *t, cost_model *m, const chip *c, const plan *p, co
   if (!cs->fits && c->n_dram > 0 && e > 0) /* the update reads and writes the excess of its static bytes */
     ts->update_s += 2 * (e < share ? e : share) / e * cs->dram_in_s;
   ts->mem_naive_bytes = train_mem_naive_bytes(r, n, ts->in_flight);
-  return MP_OK;
 }
 
 /* The mini-batch estimate of the comment at the top, and the bubble. */
-static void minibatch(const train *t, train_result *res) {
-  int p = res->n_stages, M = t->opt.microbatches;
+static void minibatch(const train_options *o, train_result *res) {
+  int p = res->n_stages, M = o->microbatches;
   double sum_f = 0, sum_b = 0, max_f = 0, max_b = 0, max_u = 0;
   for (int i = 0; i < p; i++) {
     const train_stage *s = &res->stages[i];
@@ -137,13 +126,62 @@ static void minibatch(const train *t, train_result *res) {
     max_b = b > max_b ? b : max_b;
     max_u = s->update_s > max_u ? s->update_s : max_u;
   }
-  double fb = t->opt.schedule == TRAIN_GPIPE ? sum_f + (M - 1) * max_f + sum_b + (M - 1) * max_b
-                                             : sum_f + sum_b + (M - 1) * res->period_s;
+  double fb = o->schedule == TRAIN_GPIPE ? sum_f + (M - 1) * max_f + sum_b + (M - 1) * max_b
+                                         : sum_f + sum_b + (M - 1) * res->period_s;
   if (M * res->link_bound_s > fb) fb = M * res->link_bound_s; /* the busiest link carries all M */
   res->minibatch_s = fb + max_u;
   res->bubble = fb > 0 ? 1 - M * (sum_f + sum_b) / (p * fb) : 0;
   if (res->bubble < 0) res->bubble = 0;
   res->samples_per_s = res->minibatch_s > 0 ? (double)M * res->batch / res->minibatch_s : 0;
+}
+
+mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, const graph *g, int n,
+                                const train_stage_input *in, train_result **out, mp_error *err) {
+  *out = NULL;
+  train_result *res = calloc(1, sizeof *res);
+  double *link = calloc((size_t)chip_n_links(c), sizeof *link);
+  cost_model *m = NULL;
+  mp_status st = MP_OK;
+  if (!res || !link || !(res->stages = calloc((size_t)n + 1, sizeof *res->stages))) {
+    st = err_nomem(err);
+    goto cleanup;
+  }
+  res->schedule = o->schedule;
+  res->microbatches = o->microbatches;
+  res->batch = batch;
+  res->n_stages = n;
+  res->feasible = 1;
+  res->busiest_link = -1;
+  if ((st = cost_model_new(g, c, &m, err)) != MP_OK) goto cleanup;
+  for (int i = 0; i < n; i++) {
+    train_stage *ts = &res->stages[i];
+    stage(m, c, o, i, n, &in[i], link, ts);
+    if (i == 0 || ts->cs.time_s > res->period_s) {
+      res->period_s = ts->cs.time_s;
+      res->bottleneck_stage = i;
+    }
+    res->feasible &= ts->cs.fits;
+    double ratio = ts->cs.mem_bytes / ts->cs.sram_bytes;
+    if (ratio > res->mem_ratio) res->mem_ratio = ratio;
+  }
+  for (int k = 0; k < chip_n_links(c); k++) {
+    double v = link[k] / chip_link_bandwidth(c, k);
+    if (v > res->link_bound_s) {
+      res->link_bound_s = v;
+      res->busiest_link = k;
+    }
+  }
+  if (res->link_bound_s > res->period_s) res->period_s = res->link_bound_s;
+  minibatch(o, res);
+cleanup:
+  cost_model_free(m);
+  free(link);
+  if (st != MP_OK) {
+    train_result_free(res);
+    return st;
+  }
+  *out = res;
+  return MP_OK;
 }
 
 mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err) {
@@ -153,53 +191,45 @@ mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **
     return err_at(err, MP_INPUT, g->file ? g->file : g->name, "plan",
                   "the plan has %d layers on %d cores, but the graph has %d layers and the chip %d cores", p->n_layers,
                   p->n_cores, g->n_ops, c->n_cores);
-  train_result *res = calloc(1, sizeof *res);
-  double *link = calloc((size_t)chip_n_links(c), sizeof *link);
   split *sp = NULL;
-  cost_model *m = NULL;
-  mp_status st = MP_OK;
-  if (!res || !link || !(res->stages = calloc((size_t)p->n_stages, sizeof *res->stages))) {
+  train_stage_input *in = calloc((size_t)p->n_stages + 1, sizeof *in);
+  cost_transfer *x = NULL;
+  mp_status st = in ? split_new(g, p, &sp, err) : err_nomem(err);
+  if (st != MP_OK) goto cleanup;
+  int n_x = 0;
+  for (int i = 0; i < sp->n_groups; i++) n_x += sp->groups[i].n_sends + sp->groups[i].n_recvs;
+  if (!(x = malloc(((size_t)n_x + 1) * sizeof *x))) {
     st = err_nomem(err);
     goto cleanup;
   }
-  res->schedule = t->opt.schedule;
-  res->microbatches = t->opt.microbatches;
-  res->batch = graph_batch(g);
-  res->n_stages = p->n_stages;
-  res->feasible = 1;
-  res->busiest_link = -1;
-  if ((st = split_new(g, p, &sp, err)) != MP_OK || (st = cost_model_new(g, c, &m, err)) != MP_OK) goto cleanup;
-  for (int i = 0; i < p->n_stages && st == MP_OK; i++) {
-    train_stage *ts = &res->stages[i];
-    if ((st = stage(t, m, c, p, sp, i, link, ts, err)) != MP_OK) break;
-    if (i == 0 || ts->cs.time_s > res->period_s) {
-      res->period_s = ts->cs.time_s;
-      res->bottleneck_stage = i;
-    }
-    res->feasible &= ts->cs.fits;
-    double ratio = ts->cs.mem_bytes / ts->cs.sram_bytes;
-    if (ratio > res->mem_ratio) res->mem_ratio = ratio;
-  }
-  if (st != MP_OK) goto cleanup;
-  for (int k = 0; k < chip_n_links(c); k++) {
-    double v = link[k] / chip_link_bandwidth(c, k);
-    if (v > res->link_bound_s) {
-      res->link_bound_s = v;
-      res->busiest_link = k;
+  cost_transfer *next = x;
+  for (int i = 0; i < sp->n_groups && st == MP_OK; i++) {
+    const split_group *sg = &sp->groups[i];
+    train_stage_input *s = &in[i];
+    if ((st = train_range_of(t, sg->first_layer, sg->n_layers, &s->r, err)) != MP_OK) break;
+    s->first_layer = sg->first_layer;
+    s->n_layers = sg->n_layers;
+    s->first_core = sg->first_core;
+    s->n_cores = sg->n_cores;
+    segments(t, sg, &s->fwd_segments, &s->bwd_segments);
+    s->fwd = next;
+    s->n_fwd = sg->n_sends;
+    for (int k = 0; k < sg->n_sends; k++)
+      *next++ = (cost_transfer){(double)g->tensors[sg->sends[k].tensor].bytes,
+                                sp->groups[sg->sends[k].dst_group].first_core};
+    s->bwd = next;
+    s->n_bwd = sg->n_recvs;
+    for (int k = 0; k < sg->n_recvs; k++) { /* to the sending group's last core */
+      const split_group *src = &sp->groups[sg->recvs[k].src_group];
+      *next++ = (cost_transfer){(double)g->tensors[sg->recvs[k].tensor].bytes, src->first_core + src->n_cores - 1};
     }
   }
-  if (res->link_bound_s > res->period_s) res->period_s = res->link_bound_s;
-  minibatch(t, res);
+  if (st == MP_OK) st = train_evaluate_stages(&t->opt, graph_batch(g), c, g, sp->n_groups, in, out, err);
 cleanup:
+  free(x);
+  free(in);
   split_free(sp);
-  cost_model_free(m);
-  free(link);
-  if (st != MP_OK) {
-    train_result_free(res);
-    return st;
-  }
-  *out = res;
-  return MP_OK;
+  return st;
 }
 
 double train_model_period(train *t, const chip *c, const plan *p, double *stage_s, double *stage_mem, int *feasible,
