@@ -8,7 +8,9 @@
 #include "fileio.h"
 #include "jsonio.h"
 #include "report.h"
+#include "report_train.h"
 #include "sim.h"
+#include "sim_train.h"
 #include "trace.h"
 
 static const char usage[] =
@@ -18,7 +20,9 @@ static const char usage[] =
     "prints the same report as 'meshpipe simulate'.  The chip may differ from the recorded one in\n"
     "every figure (core speeds, SRAM, NoC bandwidth and latency, DRAM ports) but needs as many cores,\n"
     "unless --map places the recorded cores on a larger mesh.  On the chip it was recorded on, a\n"
-    "replay reproduces the recorded simulation exactly.\n"
+    "replay reproduces the recorded simulation exactly.  A training trace ('record --mode train') prints\n"
+    "the report of 'simulate --mode train': its mini-batch runs as recorded, each group's passes in the\n"
+    "recorded schedule's order, and the model figures, SRAM verdicts and DRAM streams are the chip's.\n"
     "\n"
     "  -c, --chip CHIP      chip file (default: platforms/mesh8x8.json)\n"
     "  --map MAP            place the recorded cores on a larger mesh: snake:K (core k becomes core\n"
@@ -28,6 +32,15 @@ static const char usage[] =
     "                       chip with energy figures energy_counts_recorded, false for a trace recorded\n"
     "                       before traces carried them, whose replay leaves out compute and SRAM energy)\n"
     "  -v, --verbose        let SimGrid log to stderr\n";
+
+static void print_header(const char *path, const trace *t, const chip *c, const char *map) {
+  char hex[17];
+  printf("replay of %s (recorded by meshpipe %s on %s, plan %s)%s%s%s\n", path, t->version, t->chip_name,
+         fileio_hash_hex(t->plan_hash, hex), t->chip_hash == c->hash ? ", on the chip it was recorded on" : "",
+         map ? ", placed with --map " : "", map ? map : "");
+}
+
+static int replay(const char *path, const char *chip_path, const char *map, sim_options *so, int json);
 
 static int run(int argc, char **argv) {
   enum { OPT_MAP = CLI_OPT_FIRST_FREE };
@@ -62,7 +75,38 @@ static int run(int argc, char **argv) {
     }
   }
   if (argc - optind != 1) return cli_usage("replay", "expects one trace file, got %d arguments", argc - optind);
-  const char *path = argv[optind];
+  return replay(argv[optind], chip_path, map, &so, json);
+}
+
+/* A training trace: one mini-batch (sim_train.h). */
+static int replay_train(const char *path, const trace *t, const chip *c, const sim_options *so, const char *map,
+                        int json) {
+  sim *s = NULL;
+  sim_train_result r;
+  memset(&r, 0, sizeof r);
+  mp_error err;
+  err_clear(&err);
+  int rc = 0;
+  if (sim_new(c, so, &s, &err) != MP_OK || sim_train_replay(s, t, &r, &err) != MP_OK) {
+    rc = cli_fail(&err);
+  } else if (json) {
+    cJSON *root = sim_train_result_to_json(&r);
+    if (!root || !report_add_mesh_json(root, c) || !cJSON_AddStringToObject(root, "trace", path) ||
+        !cJSON_AddStringToObject(root, "map", map ? map : "") || jsonio_print(root, &err) != MP_OK) {
+      if (err.status == MP_OK) err_nomem(&err);
+      rc = cli_fail(&err);
+    }
+    cJSON_Delete(root);
+  } else {
+    print_header(path, t, c, map);
+    report_train_sim(t->graph_name, c, &r);
+  }
+  sim_train_result_clear(&r);
+  sim_free(s);
+  return rc;
+}
+
+static int replay(const char *path, const char *chip_path, const char *map, sim_options *so, int json) {
   chip *c = NULL;
   trace *rec = NULL, *t = NULL;
   sim *s = NULL;
@@ -76,8 +120,12 @@ static int run(int argc, char **argv) {
     rc = err.status == MP_USAGE ? cli_usage("replay", "%s", err.msg) : cli_fail(&err);
     goto cleanup;
   }
-  so.microbatches = t->microbatches;
-  if (sim_new(c, &so, &s, &err) != MP_OK || sim_replay(s, t, &r, &err) != MP_OK) {
+  if (t->training) {
+    rc = replay_train(path, t, c, so, map, json);
+    goto cleanup;
+  }
+  so->microbatches = t->microbatches;
+  if (sim_new(c, so, &s, &err) != MP_OK || sim_replay(s, t, &r, &err) != MP_OK) {
     rc = cli_fail(&err);
     goto cleanup;
   }
@@ -97,10 +145,7 @@ static int run(int argc, char **argv) {
     }
     cJSON_Delete(root);
   } else {
-    char hex[17];
-    printf("replay of %s (recorded by meshpipe %s on %s, plan %s)%s%s%s\n", path, t->version, t->chip_name,
-           fileio_hash_hex(t->plan_hash, hex), t->chip_hash == c->hash ? ", on the chip it was recorded on" : "",
-           map ? ", placed with --map " : "", map ? map : "");
+    print_header(path, t, c, map);
     report_print(t->graph_name, c, &r, NULL);
     if (uncounted)
       printf("note: %s was recorded before traces carried each group's MACs, flops and SRAM bytes: its energy "

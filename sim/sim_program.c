@@ -506,6 +506,9 @@ mp_status sim_job_from_trace(const sim *s, const trace *t, int steady, job **out
         cur->n_posts = send - cur->first_post;
         break;
       }
+      default: /* trace_check keeps training actions out of inference traces; sim_replay refuses training ones */
+        st = err_at(err, MP_INPUT, t->file, at, "'%s' is not an action of an inference trace", trace_kind_name(a->kind));
+        break;
       }
     }
     free(pending);

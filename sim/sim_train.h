@@ -30,6 +30,7 @@
 #include "graph.h"
 #include "plan.h"
 #include "sim.h"
+#include "trace.h"
 #include "train.h"
 
 typedef struct sim_train_stage {
@@ -76,6 +77,19 @@ typedef struct sim_train_result {
  * simulates (its memo of planned ranges grows).  res is caller-owned (sim_train_result_clear).  MP_INPUT
  * if the plan does not fit the graph or chip. */
 mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err);
+
+/* The job sim_train_evaluate runs for plan p (borrowed) under t's options, as a training trace (trace.h):
+ * every group's passes in its schedule's order, then its update, with the stages' training figures, so that
+ * sim_train_replay can run it on another chip without the graph.  *out is owned (trace_free). */
+mp_status sim_train_record(sim *s, train *t, const plan *p, trace **out, mp_error *err);
+
+/* Runs training trace tr (borrowed; its core ids the sim chip's, see trace_map) as recorded: each group its
+ * passes in the recorded order.  The model figures are the training model's on the sim's chip from the
+ * recorded ones (train_evaluate_stages), and so is what an over-full group streams: on the chip it was
+ * recorded on, the result is sim_train_evaluate's.  MP_INPUT naming the line when the actions are not a
+ * mini-batch the simulator can run (a pass differing from the first of its kind, a backward before its
+ * forward, ...), MP_USAGE for an inference trace.  res is caller-owned (sim_train_result_clear). */
+mp_status sim_train_replay(sim *s, const trace *tr, sim_train_result *res, mp_error *err);
 
 void sim_train_result_clear(sim_train_result *r);
 

@@ -81,8 +81,8 @@ void trace_free(trace *t) {
   free(t);
 }
 
-mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers, const int *plan,
-                    int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
+mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers,
+                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
                     int microbatches, trace **out, mp_error *err) {
   *out = NULL;
   trace *t = calloc(1, sizeof *t);
@@ -97,7 +97,7 @@ mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_
     trace_free(t);
     return err_nomem(err);
   }
-  if (n_plan > 0) memcpy(t->plan, plan, (size_t)n_plan * sizeof *plan);
+  if (n_plan > 0) memcpy(t->plan, arranged, (size_t)n_plan * sizeof *arranged);
   t->n_plan = n_plan;
   t->graph_hash = graph_hash;
   t->graph_layers = graph_layers;
@@ -158,6 +158,11 @@ mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *
   return MP_OK;
 }
 
+const char *trace_kind_name(trace_kind k) {
+  static const char *const names[] = {"compute", "send", "recv", "dram", "backward", "gsend", "grecv", "update"};
+  return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
 long trace_count_actions(const trace *t) {
   long n = 0;
   for (int g = 0; g < t->n_groups; g++) n += t->groups[g].n_actions;
@@ -177,12 +182,14 @@ static const char *at_line(const trace_action *a, char *buf, size_t n) {
 
 /* A send or a recv, keyed for matching. */
 typedef struct comm_key {
+  int grad; /* 1: a gradient (gsend / grecv) */
   int from, to, name, mb;
   int group, action;
 } comm_key;
 
 static int cmp_comm(const void *a, const void *b) {
   const comm_key *x = a, *y = b;
+  if (x->grad != y->grad) return x->grad < y->grad ? -1 : 1;
   if (x->from != y->from) return x->from < y->from ? -1 : 1;
   if (x->to != y->to) return x->to < y->to ? -1 : 1;
   if (x->name != y->name) return x->name < y->name ? -1 : 1;
@@ -192,7 +199,7 @@ static int cmp_comm(const void *a, const void *b) {
 }
 
 static int same_comm(const comm_key *x, const comm_key *y) {
-  return x->from == y->from && x->to == y->to && x->name == y->name && x->mb == y->mb;
+  return x->grad == y->grad && x->from == y->from && x->to == y->to && x->name == y->name && x->mb == y->mb;
 }
 
 mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
@@ -232,6 +239,10 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
   if (!sends || !recvs || !computes) goto oom;
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
+    if (t->training && G->n_actions == 0) {
+      st = err_at(err, MP_INPUT, f, NULL, "group %d has no actions: a training group ends with its 'update'", g);
+      goto cleanup;
+    }
     for (int i = 0; i < G->n_actions; i++) /* only the micro-batches it acts in: M x groups could be huge */
       if (G->actions[i].microbatch >= 0 && G->actions[i].microbatch < t->microbatches)
         computes[G->actions[i].microbatch] = 0;
@@ -262,11 +273,32 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
         }
         computes[a->microbatch]++;
       }
-      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM) continue;
-      if (a->kind != TRACE_SEND && a->kind != TRACE_RECV) {
+      int train_only = a->kind == TRACE_BACKWARD || a->kind == TRACE_GSEND || a->kind == TRACE_GRECV ||
+                       a->kind == TRACE_UPDATE;
+      if (train_only && !t->training) {
+        st = err_at(err, MP_INPUT, f, where, "'%s' is an action of training traces (which have a 'training' line)",
+                    trace_kind_name(a->kind));
+        goto cleanup;
+      }
+      if (a->kind == TRACE_DRAM && t->training) {
+        st = err_at(err, MP_INPUT, f, where,
+                    "a training trace has no 'dram' actions: its replay streams what the chip's SRAM cannot hold");
+        goto cleanup;
+      }
+      if ((a->kind == TRACE_UPDATE) != (t->training && i == G->n_actions - 1)) {
+        st = err_at(err, MP_INPUT, f, where,
+                    a->kind == TRACE_UPDATE ? "group %d updates before its last action: the update ends a mini-batch"
+                                            : "group %d ends without its 'update': the update ends a mini-batch",
+                    g);
+        goto cleanup;
+      }
+      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM || a->kind == TRACE_BACKWARD || a->kind == TRACE_UPDATE)
+        continue;
+      if (a->kind != TRACE_SEND && a->kind != TRACE_RECV && a->kind != TRACE_GSEND && a->kind != TRACE_GRECV) {
         st = err_at(err, MP_INPUT, f, where, "unknown action kind %d", (int)a->kind);
         goto cleanup;
       }
+      int sending = a->kind == TRACE_SEND || a->kind == TRACE_GSEND;
       int self = a->core, peer = a->peer;
       if (self < 0 || self >= n_cores || peer < 0 || peer >= n_cores) {
         st = err_at(err, MP_INPUT, f, where, "core c%d is beyond the chip (%d cores, c0-c%d)",
@@ -279,12 +311,17 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
       }
       if (owner[peer] < 0 || owner[peer] == g) {
         st = err_at(err, MP_INPUT, f, where, "c%d %s c%d: the peer must be a core of another group", self,
-                    a->kind == TRACE_SEND ? "sends to" : "receives from", peer);
+                    sending ? "sends to" : "receives from", peer);
         goto cleanup;
       }
-      comm_key key = {
-          a->kind == TRACE_SEND ? self : peer, a->kind == TRACE_SEND ? peer : self, a->name, a->microbatch, g, i};
-      if (a->kind == TRACE_SEND)
+      comm_key key = {a->kind == TRACE_GSEND || a->kind == TRACE_GRECV,
+                      sending ? self : peer,
+                      sending ? peer : self,
+                      a->name,
+                      a->microbatch,
+                      g,
+                      i};
+      if (sending)
         sends[n_sends++] = key;
       else
         recvs[n_recvs++] = key;
@@ -310,22 +347,25 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
       const trace_action *a = &t->groups[sends[i + 1].group].actions[sends[i + 1].action];
       const trace_action *first = &t->groups[sends[i].group].actions[sends[i].action];
       st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
-                  "c%d sends '%s' (micro-batch %d) to c%d a second time (first at line %d)", a->core, t->names[a->name],
-                  a->microbatch, a->peer, first->line);
+                  "c%d %s '%s' (micro-batch %d) to c%d a second time (first at line %d)", a->core,
+                  sends[i].grad ? "sends the gradient of" : "sends", t->names[a->name], a->microbatch, a->peer,
+                  first->line);
       goto cleanup;
     }
     if (c < 0) {
       const trace_action *a = &t->groups[sends[i].group].actions[sends[i].action];
       st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
-                  "c%d sends '%s' (micro-batch %d) to c%d, but c%d has no matching 'recv c%d'", a->core,
-                  t->names[a->name], a->microbatch, a->peer, a->peer, a->core);
+                  "c%d %s '%s' (micro-batch %d) to c%d, but c%d has no matching '%s c%d'", a->core,
+                  sends[i].grad ? "sends the gradient of" : "sends", t->names[a->name], a->microbatch, a->peer,
+                  a->peer, sends[i].grad ? "grecv" : "recv", a->core);
       goto cleanup;
     }
     if (c > 0) {
       const trace_action *a = &t->groups[recvs[j].group].actions[recvs[j].action];
       st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
-                  "c%d receives '%s' (micro-batch %d) from c%d, but c%d has no matching 'send c%d'", a->core,
-                  t->names[a->name], a->microbatch, a->peer, a->peer, a->core);
+                  "c%d receives %s'%s' (micro-batch %d) from c%d, but c%d has no matching '%s c%d'", a->core,
+                  recvs[j].grad ? "the gradient of " : "", t->names[a->name], a->microbatch, a->peer, a->peer,
+                  recvs[j].grad ? "gsend" : "send", a->core);
       goto cleanup;
     }
     /* the first recv receives; later ones of the same key wait for the same arrival */
@@ -345,7 +385,7 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
       const trace_group *G = &t->groups[g];
       while (pos[g] < G->n_actions) {
         const trace_action *a = &G->actions[pos[g]];
-        if (a->kind == TRACE_RECV) {
+        if (a->kind == TRACE_RECV || a->kind == TRACE_GRECV) {
           long s = send_of[g][pos[g]];
           int sg = 0;
           while (base[sg + 1] <= s) sg++;
@@ -364,9 +404,10 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
       while (base[sg + 1] <= s) sg++;
       const trace_action *snd = &t->groups[sg].actions[s - base[sg]];
       st = err_at(err, MP_INPUT, f, at_line(a, where, sizeof where),
-                  "c%d waits for '%s' (micro-batch %d) from c%d, whose send (line %d) can never be reached: the "
+                  "c%d waits for %s'%s' (micro-batch %d) from c%d, whose send (line %d) can never be reached: the "
                   "actions deadlock",
-                  a->core, t->names[a->name], a->microbatch, a->peer, snd->line);
+                  a->core, a->kind == TRACE_GRECV ? "the gradient of " : "", t->names[a->name], a->microbatch, a->peer,
+                  snd->line);
       goto cleanup;
     }
   goto cleanup;
@@ -437,7 +478,11 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
   strbuf_printf(&b, "\nchip ");
   put_name(&b, t->chip_name);
   strbuf_printf(&b, " %s %d %d\n", fileio_hash_hex(t->chip_hash, h3), t->width, t->height);
-  strbuf_printf(&b, "microbatches %d%s\ngroups %d\n", t->microbatches, t->steady ? " steady" : "", t->n_groups);
+  strbuf_printf(&b, "microbatches %d%s\n", t->microbatches, t->steady ? " steady" : "");
+  if (t->training)
+    strbuf_printf(&b, "training %s %s recompute %d\n", train_schedule_name(t->train.schedule),
+                  train_optimizer_name(t->train.optimizer), t->train.recompute);
+  strbuf_printf(&b, "groups %d\n", t->n_groups);
   for (int g = 0; g < t->n_groups; g++) {
     const trace_group *G = &t->groups[g];
     strbuf_printf(&b, "group %d ", g);
@@ -447,6 +492,15 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
         " sends %d recvs %d macs %.17g ops %.17g traffic %.17g\n",
         G->first_layer, G->n_layers, G->flops, G->gather_bytes, G->send_bytes, G->weight_bytes, G->max_act_bytes,
         G->sram_bytes, G->dram_bytes, G->n_sends, G->n_recvs, G->macs, G->ops, G->traffic);
+    const train_range *r = &G->train;
+    if (t->training)
+      strbuf_printf(&b,
+                    "train %d fwd %" PRIu64 " bwd %" PRIu64 " recompute %" PRIu64 " update %" PRIu64 " fgather %" PRIu64
+                    " bgather %" PRIu64 " params %" PRIu64 " static %" PRIu64 " stash %" PRIu64 " peak %" PRIu64
+                    " naive %" PRIu64 " live %" PRIu64 " sendx %" PRIu64 " recvx %" PRIu64 " inplace %d\n",
+                    g, r->fwd_flops, r->bwd_flops, r->recompute_flops, r->update_flops, r->fwd_gather, r->bwd_gather,
+                    r->params, r->static_bytes, r->stash_bytes, r->peak_bytes, r->naive_bytes, r->live_bytes,
+                    r->send_bytes, r->recv_bytes, r->inplace);
   }
   strbuf_printf(&b, "actions %ld\n", trace_count_actions(t));
   for (int g = 0; g < t->n_groups; g++) {
@@ -463,6 +517,16 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
       case TRACE_SEND: strbuf_printf(&b, "c%d send c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
       case TRACE_RECV: strbuf_printf(&b, "c%d recv c%d %d ", a->core, a->peer, a->microbatch); break;
       case TRACE_DRAM: strbuf_printf(&b, "c%d dram %.17g %d ", a->core, a->bytes, a->microbatch); break;
+      case TRACE_BACKWARD:
+        put_cores(&b, G->cores, G->n_cores);
+        strbuf_printf(&b, " backward %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
+        break;
+      case TRACE_GSEND: strbuf_printf(&b, "c%d gsend c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
+      case TRACE_GRECV: strbuf_printf(&b, "c%d grecv c%d %d ", a->core, a->peer, a->microbatch); break;
+      case TRACE_UPDATE:
+        put_cores(&b, G->cores, G->n_cores);
+        strbuf_printf(&b, " update %.17g\n", a->flops);
+        continue; /* no name */
       }
       put_name(&b, t->names[a->name]);
       strbuf_printf(&b, "\n");
@@ -545,6 +609,8 @@ mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out,
   if (st != MP_OK) goto cleanup;
   m->steady = t->steady;
   m->batch = t->batch;
+  m->training = t->training;
+  m->train = t->train;
   free(m->file);
   if (!(m->file = strdup(t->file))) goto oom;
   for (int g = 0; g < t->n_groups; g++) {

@@ -16,7 +16,15 @@
  * and pair of cores: the first receives it, any later one in the group waits for the same arrival)
  * and every recv exactly one send; a compute depends only on earlier computes of its group and
  * micro-batch; and the actions cannot deadlock when sends are asynchronous and receives wait.  A
- * trace owns all its arrays and strings. */
+ * trace owns all its arrays and strings.
+ *
+ * A training trace (trace.training) records one mini-batch of a trained plan (sim_train.h): per group its
+ * schedule's passes in order - a forward of a micro-batch is its segments as above (recv, compute,
+ * send), a backward its segments in reverse order, each as the gradients it waits for (grecv), its
+ * backward and the gradients of what it received sent back (gsend) - then one update; each group also
+ * carries its training figures (train_range).  Its extra invariants: every gsend has its grecv and every
+ * grecv one gsend; each group ends with exactly one update and nothing follows it; an inference trace has
+ * no backward, gsend, grecv or update, a training trace no dram. */
 #ifndef MESHPIPE_TRACE_H
 #define MESHPIPE_TRACE_H
 
@@ -25,6 +33,7 @@
 
 #include "chip.h"
 #include "err.h"
+#include "train.h"
 
 #define TRACE_FORMAT "meshpipe-trace"
 #define TRACE_VERSION 1
@@ -36,17 +45,23 @@ typedef enum trace_kind {
   TRACE_COMPUTE, /* flops over the group's cores, then bytes all-gathered among them */
   TRACE_SEND,    /* bytes from core to peer (a core of group peer_group); does not wait */
   TRACE_RECV,    /* waits for the matching send from peer to core */
-  TRACE_DRAM     /* bytes of weights read into core from the DRAM port nearest the group's first core */
+  TRACE_DRAM,    /* bytes of weights read into core from the DRAM port nearest the group's first core */
+  /* training traces only (trace.training): */
+  TRACE_BACKWARD, /* a segment's backward: flops over the group's cores, then its input-gradients all-gathered */
+  TRACE_GSEND,    /* the gradient of a received tensor, bytes from core (the group's first) back to peer */
+  TRACE_GRECV,    /* waits for the gradient of a tensor the group sent, from peer */
+  TRACE_UPDATE    /* the weight update: flops over the group's cores, once, the group's last action */
 } trace_kind;
 
 typedef struct trace_action {
   trace_kind kind;
-  int microbatch;
-  int core;       /* send: the sending core; recv, dram: the receiving core; compute: the group's first */
-  int peer;       /* send: the receiving core; recv: the sending core; else -1 */
-  int peer_group; /* send/recv: the group of peer; else -1 */
-  double flops;   /* compute: the op's work on the whole group */
-  double bytes;   /* compute: bytes all-gathered after the op; send, dram: bytes moved; recv: 0 */
+  int microbatch; /* update: the last, M - 1 */
+  int core;       /* send, gsend: the sending core; recv, grecv, dram: the receiving core; compute, backward,
+                     update: the group's first */
+  int peer;       /* send, gsend: the receiving core; recv, grecv: the sending core; else -1 */
+  int peer_group; /* send/recv/gsend/grecv: the group of peer; else -1 */
+  double flops;   /* compute, backward, update: the work on the whole group */
+  double bytes;   /* compute, backward: bytes all-gathered after it; send, gsend, dram: bytes moved; else 0 */
   int name;       /* index into trace.names: the op (compute), tensor (send/recv) or "weights" (dram) */
   int n_deps;     /* compute: the earlier computes of its group and micro-batch whose outputs it reads, */
   int first_dep;  /* as indices (0 = the micro-batch's first compute) at trace.deps[first_dep ..] */
@@ -64,6 +79,7 @@ typedef struct trace_group {
                                 (0 in a trace recorded before they were) */
   uint64_t sram_bytes; /* bytes each core of the group holds */
   uint64_t dram_bytes; /* weight bytes streamed per micro-batch */
+  train_range train;   /* training traces: the stage's training figures (train.h) for one micro-batch */
   int n_sends, n_recvs;
   int n_actions, cap_actions;
   trace_action *actions; /* owned, in execution order */
@@ -82,6 +98,8 @@ typedef struct trace {
   int microbatches;
   int steady; /* 1: recorded from a steady-state run whose cap was `microbatches`; a replay looks for
                  the steady state within as many (sim.h) */
+  int training;        /* 1: a training trace (one mini-batch of `microbatches`, below) */
+  train_options train; /* training traces: the schedule, optimizer and recompute it was recorded with */
   int n_groups;
   trace_group *groups; /* owned */
   int n_names;
@@ -92,8 +110,8 @@ typedef struct trace {
 } trace;
 
 /* An empty trace with the given header (strings copied).  *out is owned (trace_free). */
-mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers, const int *plan,
-                    int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
+mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers,
+                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
                     int microbatches, trace **out, mp_error *err);
 
 /* Appends a group of n_cores cores (copied) with its static figures (g's cores, actions and counts
@@ -127,6 +145,9 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
  *                      the recorded geometry (group ids are then no longer consecutive).
  * MP_USAGE for a malformed map, MP_INPUT when the cores do not fit c. */
 mp_status trace_map(const trace *t, const chip *c, const char *map, trace **out, mp_error *err);
+
+/* The action's word in the text format ("compute", "gsend", ...). */
+const char *trace_kind_name(trace_kind k);
 
 /* Number of actions over all groups. */
 long trace_count_actions(const trace *t);

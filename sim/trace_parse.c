@@ -16,7 +16,7 @@
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 
-#define MAX_TOKENS 40
+#define MAX_TOKENS 40 /* the longest lines: a group with its energy counts (30 fields), a training group's train line (32) */
 
 typedef struct reader {
   const char *file;
@@ -192,6 +192,9 @@ static mp_status expect(reader *r, const char *keyword, int n, const char *shape
     if ((st = expect(&r, keyword, n, shape, err)) != MP_OK) goto cleanup;                                          \
   } while (0)
 
+static const char *const train_keys[] = {"fwd",    "bwd",    "recompute", "update", "fgather", "bgather", "params", "static",
+                                         "stash",  "peak",   "naive",     "live",   "sendx",   "recvx",   "inplace"};
+
 static const char *const group_keys[] = {"layers", "flops", "gather", "send",  "weights", "maxact", "sram",
                                          "dram",   "sends", "recvs",  "macs",  "ops",     "traffic"};
 
@@ -200,7 +203,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   reader r = {.file = file, .p = text, .end = text + len};
   snprintf(r.where, sizeof r.where, "line 1");
   trace *t = NULL;
-  int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0, *plan = NULL;
+  int *owner = NULL, *deps = NULL, n_deps = 0, cap_deps = 0, *arranged = NULL;
   mp_status st = MP_OK;
   long v;
   int steady = 0;
@@ -240,8 +243,8 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   NEED(parse_hash(r.tok[1], &plan_hash), "the plan hash must be 16 hex digits");
   NEED(parse_long(r.tok[2], 1, CHIP_MAX_CORES, &v), "the plan's core count must be 1-%d", CHIP_MAX_CORES);
   int n_plan = (int)v;
-  plan = malloc((size_t)n_plan * sizeof *plan);
-  if (!plan) {
+  arranged = malloc((size_t)n_plan * sizeof *arranged);
+  if (!arranged) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -251,7 +254,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       char *comma = strchr(q, ',');
       if (comma) *comma = '\0';
       if (count < n_plan && parse_long(q, 0, INT_MAX, &v))
-        plan[count] = (int)v;
+        arranged[count] = (int)v;
       else
         ok = 0;
       count++;
@@ -281,7 +284,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     if (st != MP_OK) goto cleanup;
   }
   int microbatches = (int)v;
-  st = trace_new(version, graph_name, graph_hash, graph_layers, plan, n_plan, plan_hash, chip_name, chip_hash, (int)w,
+  st = trace_new(version, graph_name, graph_hash, graph_layers, arranged, n_plan, plan_hash, chip_name, chip_hash, (int)w,
                  (int)h, microbatches, &t, err);
   if (st != MP_OK) goto cleanup;
   t->steady = steady;
@@ -293,7 +296,28 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   }
   int n_cores = (int)(w * h);
 
-  LINE("groups", 2, "groups N");
+  if (!next_line(&r, err, &st)) {
+    if (st == MP_OK) st = err_at(err, MP_INPUT, file, r.where, "truncated: the file ends before 'groups'");
+    goto cleanup;
+  }
+  if (strcmp(r.tok[0], "training") == 0) { /* a training trace: one mini-batch under a schedule */
+    if ((st = expect(&r, "training", 5, "training SCHEDULE OPTIMIZER recompute R", err)) != MP_OK) goto cleanup;
+    int sched = train_schedule_parse(r.tok[1]), optim = train_optimizer_parse(r.tok[2]);
+    NEED(sched >= 0, "unknown schedule '%s' (expected gpipe or 1f1b)", r.tok[1]);
+    NEED(optim >= 0, "unknown optimizer '%s' (expected sgd, momentum or adam)", r.tok[2]);
+    NEED(strcmp(r.tok[3], "recompute") == 0 && parse_long(r.tok[4], 0, 1, &v),
+         "expected 'training SCHEDULE OPTIMIZER recompute R' with R 0 or 1");
+    NEED(!steady, "a training trace holds one mini-batch: 'microbatches' takes no 'steady'");
+    t->training = 1;
+    train_options_default(&t->train);
+    t->train.schedule = (train_schedule)sched;
+    t->train.optimizer = (train_optimizer)optim;
+    t->train.recompute = (int)v;
+    t->train.microbatches = microbatches;
+    LINE("groups", 2, "groups N");
+  } else if ((st = expect(&r, "groups", 2, "groups N", err)) != MP_OK) {
+    goto cleanup;
+  }
   NEED(parse_long(r.tok[1], 1, n_cores, &v), "the group count must be 1-%d", n_cores);
   int n_groups = (int)v;
   owner = malloc((size_t)n_cores * sizeof *owner);
@@ -353,6 +377,25 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     for (int k = 0; k < n; k++) {
       cores[k] = first + k;
       owner[first + k] = g;
+    }
+    if (t->training) {
+      LINE("train", 32,
+           "train INDEX fwd F bwd B recompute R update U fgather A bgather G params P static S stash X peak K naive N "
+           "live L sendx X recvx R inplace I");
+      uint64_t *u[] = {&fig.train.fwd_flops,    &fig.train.bwd_flops,    &fig.train.recompute_flops,
+                       &fig.train.update_flops, &fig.train.fwd_gather,   &fig.train.bwd_gather,
+                       &fig.train.params,       &fig.train.static_bytes, &fig.train.stash_bytes,
+                       &fig.train.peak_bytes,   &fig.train.naive_bytes,  &fig.train.live_bytes,
+                       &fig.train.send_bytes,   &fig.train.recv_bytes};
+      NEED(parse_long(r.tok[1], g, g, &v), "expected 'train %d' here, after group %d", g, g);
+      for (int k = 0; k < 15; k++)
+        NEED(strcmp(r.tok[2 + 2 * k], train_keys[k]) == 0, "expected '%s' as field %d, found '%s'", train_keys[k],
+             3 + 2 * k, r.tok[2 + 2 * k]);
+      for (int k = 0; k < 14; k++)
+        NEED(parse_u64(r.tok[3 + 2 * k], u[k]), "'%s' must be a whole number from 0 to 2^64 - 1, found '%s'",
+             train_keys[k], r.tok[3 + 2 * k]);
+      NEED(parse_long(r.tok[31], 0, INT_MAX, &v), "'inplace' must be a whole number >= 0, found '%s'", r.tok[31]);
+      fig.train.inplace = (int)v;
     }
     st = trace_add_group(t, cores, n, &fig, NULL, err);
     free(cores);
@@ -430,17 +473,18 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
           q = comma + 1;
         }
       }
-    } else if (strcmp(act, "send") == 0 || strcmp(act, "recv") == 0) {
-      int is_send = act[0] == 's';
+    } else if (strcmp(act, "send") == 0 || strcmp(act, "recv") == 0 || strcmp(act, "gsend") == 0 ||
+               strcmp(act, "grecv") == 0) {
+      int grad = act[0] == 'g', is_send = act[grad] == 's';
       NEED(n == 1, "'%s' is done by one core, not %s", act, r.tok[0]);
-      NEED(r.n_tok == (is_send ? 6 : 5), "expected '%s %s'", r.tok[0],
+      NEED(r.n_tok == (is_send ? 6 : 5), "expected '%s %s%s'", r.tok[0], grad ? "g" : "",
            is_send ? "send cPEER BYTES MICROBATCH TENSOR" : "recv cPEER MICROBATCH TENSOR");
       long plo, phi;
       NEED(parse_cores(r.tok[2], &plo, &phi) && plo == phi, "expected the peer core as cN, found '%s'", r.tok[2]);
       NEED(plo < n_cores, "core c%ld is beyond the %ldx%ld chip (%d cores, c0-c%d)", plo, w, h, n_cores, n_cores - 1);
       int peer = (int)plo;
       NEED(owner[peer] >= 0, "core c%d belongs to no group", peer);
-      a.kind = is_send ? TRACE_SEND : TRACE_RECV;
+      a.kind = grad ? (is_send ? TRACE_GSEND : TRACE_GRECV) : is_send ? TRACE_SEND : TRACE_RECV;
       a.peer = peer;
       a.peer_group = owner[peer];
       if (is_send)
@@ -448,12 +492,32 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       NEED(parse_long(r.tok[is_send ? 4 : 3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
            microbatches - 1, r.tok[is_send ? 4 : 3]);
       name = r.tok[is_send ? 5 : 4];
+    } else if (strcmp(act, "backward") == 0 || strcmp(act, "update") == 0) {
+      int is_update = act[0] == 'u';
+      const trace_group *G = &t->groups[g];
+      NEED(first == G->cores[0] && n == G->n_cores, "'%s' is done by a whole group: c%d-%d, not %s", act,
+           G->cores[0], G->cores[G->n_cores - 1], r.tok[0]);
+      NEED(r.n_tok == (is_update ? 3 : 6), "expected '%s %s'", r.tok[0],
+           is_update ? "update FLOPS" : "backward FLOPS GATHER_BYTES MICROBATCH OP");
+      a.kind = is_update ? TRACE_UPDATE : TRACE_BACKWARD;
+      NEED(parse_real(r.tok[2], &a.flops), "the flops must be a number from 0 to 2^64, found '%s'", r.tok[2]);
+      if (is_update) {
+        mb = microbatches - 1;
+        name = "update";
+      } else {
+        NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'", r.tok[3]);
+        NEED(parse_long(r.tok[4], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
+             microbatches - 1, r.tok[4]);
+        name = r.tok[5];
+      }
     } else {
-      NEED(0, "unknown action '%s' (expected compute, send, recv or dram)", act);
+      NEED(0, "unknown action '%s' (expected %s)", act,
+           t->training ? "compute, send, recv, backward, gsend, grecv or update" : "compute, send, recv or dram");
     }
     a.microbatch = (int)mb;
     char *nm = (char *)name;
-    NEED(decode_name(nm), "malformed %%XX escape in the name '%s'", name);
+    if (a.kind != TRACE_UPDATE) /* its name is ours, not the file's */
+      NEED(decode_name(nm), "malformed %%XX escape in the name '%s'", name);
     if ((st = trace_add_action(t, g, &a, nm, deps, n_deps, err)) != MP_OK) goto cleanup;
     seen++;
   }
@@ -463,7 +527,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
 
 cleanup:
   free(r.text);
-  free(plan);
+  free(arranged);
   free(owner);
   free(deps);
   if (st != MP_OK) {

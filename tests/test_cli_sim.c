@@ -4,7 +4,8 @@
  * every command that takes a graph takes the ONNX options; a replay on a chip with less SRAM charges
  * what simulate charges there; measured op times reach partition, compare, sweep and the model
  * figures of simulate; partition and compare say what binds each stage and the run; --mode train runs
- * from partition to simulate under both schedules, and its wrong options exit 2 naming option and value. */
+ * from partition to simulate under both schedules, and its wrong options exit 2 naming option and value;
+ * a training mini-batch recorded and replayed prints what simulate prints. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -290,6 +291,48 @@ static void measured_op_times_should_reach_every_search_and_the_model_figures(vo
   cJSON_Delete(timed);
 }
 
+/* record --mode train writes one mini-batch; its replay on the recording chip prints what simulate --mode
+ * train prints, line for line and in JSON (the replay adds its header line, and trace and map in JSON);
+ * training options without --mode train are refused. */
+static void record_and_replay_should_carry_a_training_mini_batch(void) {
+  char plan[1024], trace[1024];
+  snprintf(plan, sizeof plan, "%s", testutil_temp_path("tiny.train.plan.json"));
+  snprintf(trace, sizeof trace, "%s", testutil_temp_path("tiny.train.trace"));
+  CU_ASSERT_EQUAL_FATAL(mp("partition -g '%s' -c '%s' --mode train -o '%s' --no-simulate", TINY, C4, plan), 0);
+  CU_ASSERT_EQUAL_FATAL(
+      mp("record -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4 -o '%s' --json", TINY, C4, plan, trace), 0);
+  cJSON *rec = cJSON_Parse(out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+  CU_ASSERT_STRING_EQUAL(str(rec, "schedule"), "gpipe");
+  CU_ASSERT(num(rec, "trace_actions") > 0);
+  cJSON_Delete(rec);
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4", TINY, C4, plan), 0);
+  char *sim_text = strdup(out);
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s'", trace, C4), 0);
+  const char *body = strchr(out, '\n');
+  CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "on the chip it was recorded on"));
+  CU_ASSERT_STRING_EQUAL(body + 1, sim_text);
+  free(sim_text);
+  CU_ASSERT_EQUAL_FATAL(
+      mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4 --json", TINY, C4, plan), 0);
+  cJSON *sim = cJSON_Parse(out);
+  CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --json", trace, C4), 0);
+  cJSON *rep = cJSON_Parse(out);
+  CU_ASSERT_FATAL(sim && rep);
+  CU_ASSERT_STRING_EQUAL(str(rep, "trace"), trace);
+  cJSON_DeleteItemFromObject(rep, "trace");
+  cJSON_DeleteItemFromObject(rep, "map");
+  char *a = cJSON_PrintUnformatted(sim), *b = cJSON_PrintUnformatted(rep);
+  CU_ASSERT_STRING_EQUAL(a, b);
+  free(a);
+  free(b);
+  cJSON_Delete(sim);
+  cJSON_Delete(rep);
+  CU_ASSERT_EQUAL(mp("record -g '%s' -c '%s' -p '%s' --schedule gpipe -o '%s'", TINY, C4, plan, trace), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--mode train"));
+}
+
 /* A copy (in the temp folder) of the trace at path as recorded before traces had energy counts: the
  * fields from " macs " on cut from every group line. */
 static const char *without_energy_counts(const char *path) {
@@ -529,6 +572,7 @@ static CU_TestInfo tests[] = {
      every_command_that_takes_a_graph_should_take_the_onnx_options},
     {"a_replay_on_a_chip_with_less_sram_should_charge_what_simulate_charges",
      a_replay_on_a_chip_with_less_sram_should_charge_what_simulate_charges},
+    {"record_and_replay_should_carry_a_training_mini_batch", record_and_replay_should_carry_a_training_mini_batch},
     {"measured_op_times_should_reach_every_search_and_the_model_figures",
      measured_op_times_should_reach_every_search_and_the_model_figures},
     {"simulate_and_compare_should_report_energy_only_on_a_chip_with_energy_figures",

@@ -1,4 +1,5 @@
-/* Out of memory in the simulator: sim_new, sim_evaluate and the other evaluations run with their
+/* Out of memory in the simulator: sim_new, sim_evaluate and the other evaluations (training's record and
+ * replay among them) run with their
  * first, second, third ... allocation refused (tests/nomem.h) until they succeed; each refusal must
  * give MP_NOMEM with a message, leave the output as it was, and free everything the call allocated.
  * SimGrid's engine starts once per process, so every attempt runs in a child of its own (the sweep
@@ -15,6 +16,7 @@
 #include "nomem.h"
 #include "plan.h"
 #include "sim.h"
+#include "sim_train.h"
 #include "testutil.h"
 #include "timeline.h"
 #include "trace.h"
@@ -28,8 +30,9 @@ typedef struct sim_case {
   graph *g;
   chip *c;
   plan *p;
-  trace *t; /* the plan's recorded trace, for sim_replay */
+  trace *t; /* the plan's recorded trace, for sim_replay (a training one for sim_train_replay) */
   sim *s;
+  train *tr; /* training runs: the graph prepared for training (setup's) */
   mp_status (*eval)(struct sim_case *sc, mp_error *err);
 } sim_case;
 
@@ -145,6 +148,48 @@ static mp_status eval_replay(sim_case *sc, mp_error *err) {
   return st;
 }
 
+/* Training: setup starts the engine and prepares the graph for training (and records the plan's mini-batch,
+ * for a replay); the call runs the evaluation and then frees what setup made. */
+static mp_status start_engine_and_train(void *ctx, mp_error *err) {
+  sim_case *sc = ctx;
+  mp_status st = start_engine(sc, err);
+  if (st == MP_OK) st = train_new(sc->g, NULL, &sc->tr, err);
+  return st;
+}
+
+static mp_status start_engine_and_record_train(void *ctx, mp_error *err) {
+  sim_case *sc = ctx;
+  mp_status st = start_engine_and_train(sc, err);
+  trace_free(sc->t);
+  sc->t = NULL;
+  if (st == MP_OK) st = sim_train_record(sc->s, sc->tr, sc->p, &sc->t, err);
+  return st;
+}
+
+static mp_status train_call(void *ctx, int *untouched, mp_error *err) {
+  sim_case *sc = ctx;
+  mp_status st = evaluation_call(ctx, untouched, err);
+  train_free(sc->tr);
+  sc->tr = NULL;
+  return st;
+}
+
+static mp_status eval_train_record(sim_case *sc, mp_error *err) {
+  trace *t = (trace *)sc; /* not NULL: a failed sim_train_record must set it to NULL */
+  mp_status st = sim_train_record(sc->s, sc->tr, sc->p, &t, err);
+  if (st != MP_OK && t) return err_set(err, MP_RUN, "a failed sim_train_record left its output set");
+  trace_free(t);
+  return st;
+}
+
+static mp_status eval_train_replay(sim_case *sc, mp_error *err) {
+  sim_train_result r;
+  mp_status st = sim_train_replay(sc->s, sc->t, &r, err);
+  if (st != MP_OK && (r.stages || r.completions)) st = err_set(err, MP_RUN, "a failed sim_train_replay left a result");
+  sim_train_result_clear(&r);
+  return st;
+}
+
 /* Sweeps one target, each attempt in a child, first refusing each allocation and all after it, then
  * each one alone, and asserts the sweep found no violation.  Only the cache may do without memory
  * (up to may_absorb refusals: a result is then not kept); nothing else may succeed with an allocation
@@ -203,6 +248,21 @@ static void sim_evaluate_timeline_should_fail_cleanly_at_every_allocation(void) 
   evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate_timeline", NULL, start_engine, eval_timeline, 0);
 }
 
+/* A training mini-batch recorded (on the 4x4 chip) and replayed (on the streaming one: the replay's groups
+ * stream what their cores cannot hold). */
+static void training_record_and_replay_should_fail_cleanly_at_every_allocation(void) {
+  sim_case sc;
+  CU_ASSERT_FATAL(sim_case_load(&sc, NULL));
+  sc.eval = eval_train_record;
+  /* train_range_of's memo of planned ranges may go without growing (test_nomem): one refusal absorbed */
+  every_allocation_in_a_child("sim_train_record", start_engine_and_train, train_call, &sc, 1);
+  sim_case_free(&sc);
+  CU_ASSERT_FATAL(sim_case_load(&sc, STREAMING_CHIP));
+  sc.eval = eval_train_replay;
+  every_allocation_in_a_child("sim_train_replay (from DRAM)", start_engine_and_record_train, train_call, &sc, 0);
+  sim_case_free(&sc);
+}
+
 /* Groups whose weights do not fit their cores' SRAM stream them from DRAM: more of the program. */
 static void evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram(void) {
   evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate (weights from DRAM)", STREAMING_CHIP,
@@ -222,6 +282,8 @@ int main(int argc, char **argv) {
        sim_evaluate_timeline_should_fail_cleanly_at_every_allocation},
       {"evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram",
        evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram},
+      {"training_record_and_replay_should_fail_cleanly_at_every_allocation",
+       training_record_and_replay_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem_sim", tests, argc, argv);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "chip.h"
+#include "fileio.h"
 #include "jsonio.h"
 #include "plan.h"
 #include "sim.h"
@@ -289,6 +290,154 @@ static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
   cJSON_Delete(res);
 }
 
+/* Record and replay.  The first child records the three schedules of the DAG above on mesh_chip, reads
+ * each trace back from its text (which must write again to the same text) and replays it; the second does
+ * the same on other_chip (4 MiB on every core, so nothing streams; faster cores, a slower NoC) from the
+ * first's files.  Each replay's JSON must be sim_train_evaluate's (to 1e-9: same_json): on its own chip
+ * the same run, elsewhere what simulating the plan there gives (test_cli_sim compares whole processes'
+ * output exactly).  Then the refusals of sim_train_replay: a pass that differs from the first of its
+ * kind, a backward before its forward, and each kind of trace given to the other's replay.  A child
+ * returns a distinct code per failed check. */
+static const char other_chip[] =
+    "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m3b\",\"mesh\":{\"width\":3,\"height\":3},"
+    "\"core\":{\"flops\":2e10,\"sram_bytes\":4194304},\"noc\":{\"bandwidth\":3e9,\"latency\":2e-8},"
+    "\"dram\":{\"bandwidth\":2e10,\"ports\":[[2,2]]}}";
+
+typedef struct rr_job {
+  const char *chip;
+  int record;
+} rr_job;
+
+static const char *rr_path(int k) {
+  char name[32];
+  snprintf(name, sizeof name, "rr%d.trace", k);
+  return testutil_temp_path(name);
+}
+
+static int backward_of(trace_kind k) { return k == TRACE_GRECV || k == TRACE_BACKWARD || k == TRACE_GSEND; }
+
+/* a and b hold the same keys, strings and booleans, and numbers equal to 1e-9: the engine's clock grows from
+ * one run to the next, which moves the last of the 12 digits a figure keeps (sim.h). */
+static int same_json(const cJSON *a, const cJSON *b) {
+  if (cJSON_IsNumber(a) && cJSON_IsNumber(b)) return close_rel(a->valuedouble, b->valuedouble);
+  if ((a->type & 0xff) != (b->type & 0xff)) return 0;
+  if (cJSON_IsString(a)) return strcmp(a->valuestring, b->valuestring) == 0;
+  if (!cJSON_IsArray(a) && !cJSON_IsObject(a)) return 1;
+  if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b)) return 0;
+  for (const cJSON *x = a->child, *y = b->child; x && y; x = x->next, y = y->next)
+    if ((x->string && (!y->string || strcmp(x->string, y->string) != 0)) || !same_json(x, y)) {
+      fprintf(stderr, "\n  '%s' differs\n", x->string ? x->string : "(item)");
+      return 0;
+    }
+  return 1;
+}
+
+/* The refusals, on the recorded trace tr (restored after each edit). */
+static int refusals(sim *s, trace *tr) {
+  sim_train_result r;
+  mp_error err;
+  trace_group *G = &tr->groups[0];
+  int i = 0;
+  while (G->actions[i].kind != TRACE_COMPUTE || G->actions[i].microbatch != 3) i++;
+  G->actions[i].flops += 1;
+  if (sim_train_replay(s, tr, &r, &err) != MP_INPUT || !strstr(err.msg, "the forward of micro-batch 3 of group 0") ||
+      !strstr(err.msg, "differs from micro-batch 0's"))
+    return 40;
+  G->actions[i].flops -= 1;
+  /* the last group's first backward moved before its first forward: nothing waits for it, so the trace
+   * is well formed, but no stage can run a micro-batch backward before forward */
+  trace_group *L = &tr->groups[tr->n_groups - 1];
+  int f0 = 0, b0 = 0;
+  while (L->actions[b0].kind != TRACE_BACKWARD) b0++;
+  int b1 = b0;
+  while (b1 < L->n_actions && backward_of(L->actions[b1].kind) && L->actions[b1].microbatch == 0) b1++;
+  trace_action *copy = malloc((size_t)L->n_actions * sizeof *copy);
+  if (!copy) return 41;
+  memcpy(copy, L->actions, (size_t)L->n_actions * sizeof *copy);
+  memcpy(L->actions, copy + b0, (size_t)(b1 - b0) * sizeof *copy);
+  memcpy(L->actions + (b1 - b0), copy + f0, (size_t)(b0 - f0) * sizeof *copy);
+  mp_status st = sim_train_replay(s, tr, &r, &err);
+  memcpy(L->actions, copy, (size_t)L->n_actions * sizeof *copy);
+  free(copy);
+  if (st != MP_INPUT || !strstr(err.msg, "runs the backward of micro-batch 0 before its forward")) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return 42;
+  }
+  sim_result ir;
+  if (sim_replay(s, tr, &ir, &err) != MP_USAGE || !strstr(err.msg, "a training trace")) return 43;
+  tr->training = 0;
+  st = sim_train_replay(s, tr, &r, &err);
+  tr->training = 1;
+  if (st != MP_USAGE || !strstr(err.msg, "an inference trace")) return 44;
+  return 0;
+}
+
+static int rr_child(void *arg) {
+  const rr_job *job = arg;
+  chip *c = NULL;
+  graph *g = NULL;
+  plan *p = NULL;
+  sim *s = NULL;
+  cJSON *root = NULL;
+  mp_error err;
+  int arranged[] = {0, 1, 0, 0, 2, 1, 0, 0, 1};
+  if (parse(job->chip, "chip", &root) || chip_from_json(root, "chip", &c, &err) != MP_OK) return 20;
+  cJSON_Delete(root);
+  if (parse(skip_graph, "graph", &root) || graph_from_json(root, "graph", &g, &err) != MP_OK ||
+      plan_new(arranged, 9, g->n_ops, &p, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
+    return 21;
+  cJSON_Delete(root);
+  for (int k = 0; k < 3; k++) {
+    train_options o;
+    train_options_default(&o);
+    o.microbatches = 5;
+    o.schedule = k == 0 ? TRAIN_GPIPE : TRAIN_1F1B;
+    o.recompute = k == 2;
+    train *t = NULL;
+    trace *rec = NULL, *back = NULL;
+    char *text = NULL, *again = NULL;
+    size_t len = 0;
+    sim_train_result a, b;
+    if (train_new(g, &o, &t, &err) != MP_OK) return 22;
+    if (job->record && (sim_train_record(s, t, p, &rec, &err) != MP_OK || trace_write(rec, rr_path(k), &err) != MP_OK))
+      return 23;
+    if (fileio_read_all(rr_path(k), &text, &len, &err) != MP_OK ||
+        trace_parse(rr_path(k), text, len, &back, &err) != MP_OK || trace_to_string(back, &again, NULL, &err) != MP_OK)
+      return 24;
+    if (strcmp(text, again) != 0) return 25;
+    if (sim_train_evaluate(s, t, p, &a, &err) != MP_OK || sim_train_replay(s, back, &b, &err) != MP_OK) {
+      fprintf(stderr, "\n  %s\n", err.msg);
+      return 26;
+    }
+    cJSON *ja = sim_train_result_to_json(&a), *jb = sim_train_result_to_json(&b);
+    if (!same_json(ja, jb)) return 30 + k;
+    if (job->record && k == 2 && (num(ja, "dram_bytes") <= 0 || a.feasible)) return 27; /* core 0 streams here */
+    if (!job->record && k == 2 && (num(ja, "dram_bytes") != 0 || !a.feasible)) return 28; /* and fits there */
+    int rc = job->record && k == 1 ? refusals(s, back) : 0;
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    sim_train_result_clear(&a);
+    sim_train_result_clear(&b);
+    free(text);
+    free(again);
+    trace_free(rec);
+    trace_free(back);
+    train_free(t);
+    if (rc) return rc;
+  }
+  sim_free(s);
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+  return 0;
+}
+
+static void a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip(void) {
+  rr_job here = {mesh_chip, 1}, there = {other_chip, 0};
+  CU_ASSERT_EQUAL(testutil_in_child(rr_child, &here), 0);
+  CU_ASSERT_EQUAL(testutil_in_child(rr_child, &there), 0);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint",
@@ -296,6 +445,8 @@ int main(int argc, char **argv) {
       {"gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain",
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
+      {"a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip",
+       a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip},
       CU_TEST_INFO_NULL};
   return testutil_run("sim_train", tests, argc, argv);
 }

@@ -40,6 +40,39 @@ static const char good[] =
     "c2-3 compute 500.5 32 1 - c%25\n"
     "end\n";
 
+/* A training trace (one mini-batch of one micro-batch) of two one-core groups on a 2 x 1 chip: c0 runs a
+ * and sends t_a to c1, which runs b; the backwards run the other way and t_a's gradient goes back. */
+static const char good_train[] =
+    "meshpipe-trace 1\n"
+    "# time-independent trace: one action per line, 'cACTOR ACTION ARGS' (format: traces/README.md)\n"
+    "meshpipe 0.1.0\n"
+    "graph g 0123456789abcdef 2\n"
+    "plan 00000000000000aa 2 1,1\n"
+    "chip t2 00000000000000bb 2 1\n"
+    "microbatches 1\n"
+    "training 1f1b adam recompute 0\n"
+    "groups 2\n"
+    "group 0 c0 layers 0 1 flops 3000 gather 64 send 64 weights 16 maxact 64 sram 80 dram 0 sends 1 recvs 0 macs 0 "
+    "ops 0 traffic 0\n"
+    "train 0 fwd 1000 bwd 2000 recompute 0 update 12 fgather 64 bgather 0 params 1 static 16 stash 64 peak 64 naive "
+    "64 live 64 sendx 64 recvx 0 inplace 0\n"
+    "group 1 c1 layers 1 1 flops 1500 gather 96 send 64 weights 0 maxact 128 sram 128 dram 0 sends 0 recvs 1 macs 0 "
+    "ops 0 traffic 0\n"
+    "train 1 fwd 500 bwd 1000 recompute 0 update 0 fgather 32 bgather 64 params 0 static 0 stash 64 peak 128 naive "
+    "128 live 128 sendx 0 recvx 64 inplace 1\n"
+    "actions 10\n"
+    "c0 compute 1000 64 0 - a\n"
+    "c0 send c1 64 0 t_a\n"
+    "c0 grecv c1 0 t_a\n"
+    "c0 backward 2000 0 0 a\n"
+    "c0 update 12\n"
+    "c1 recv c0 0 t_a\n"
+    "c1 compute 500 32 0 - b\n"
+    "c1 backward 1000 64 0 b\n"
+    "c1 gsend c0 64 0 t_a\n"
+    "c1 update 0\n"
+    "end\n";
+
 static chip *mesh(int w, int h) {
   char text[512];
   snprintf(text, sizeof text,
@@ -123,8 +156,8 @@ static void a_trace_should_read_back_to_the_same_text(void) {
 static void a_trace_built_in_memory_should_be_checked(void) {
   trace *t = NULL;
   mp_error err;
-  int plan[] = {1, 1};
-  CU_ASSERT_EQUAL_FATAL(trace_new("9", "g", 1, 2, plan, 2, 2, "c", 3, 2, 1, 1, &t, &err), MP_OK);
+  int arranged[] = {1, 1};
+  CU_ASSERT_EQUAL_FATAL(trace_new("9", "g", 1, 2, arranged, 2, 2, "c", 3, 2, 1, 1, &t, &err), MP_OK);
   trace_group fig = {.first_layer = 0, .n_layers = 1, .flops = 10};
   int c0 = 0, c1 = 1, g0, g1;
   CU_ASSERT_EQUAL(trace_add_group(t, &c0, 1, &fig, &g0, &err), MP_OK);
@@ -188,17 +221,19 @@ static void map_should_place_the_groups_on_a_larger_mesh(void) {
   trace_free(t);
 }
 
-/* good with the first occurrence of from replaced by to. */
-static char *edit(const char *from, const char *to) {
-  const char *at = strstr(good, from);
+/* base with the first occurrence of from replaced by to. */
+static char *edit_text(const char *base, const char *from, const char *to) {
+  const char *at = strstr(base, from);
   if (!at) return NULL;
-  char *s = malloc(sizeof good + strlen(to));
-  size_t head = (size_t)(at - good);
-  memcpy(s, good, head);
+  char *s = malloc(strlen(base) + strlen(to) + 1);
+  size_t head = (size_t)(at - base);
+  memcpy(s, base, head);
   strcpy(s + head, to);
   strcat(s, at + strlen(from));
   return s;
 }
+
+static char *edit(const char *from, const char *to) { return edit_text(good, from, to); }
 
 /* Sets the "actions N" header of text to the number of action lines it holds. */
 static void recount(char *text) {
@@ -322,6 +357,81 @@ static void bad_traces_should_be_rejected_naming_the_line(void) {
   }
 }
 
+/* The training trace reads back to its text, with its options and figures; each edit below is refused with
+ * its message: a training line or figure out of shape, an action of the other kind of trace, an update
+ * that does not end the group, a gradient without its receiver, a gradient awaited before the send its
+ * sender waits for (a deadlock). */
+static const struct {
+  const char *base, *from, *to, *msg;
+} bad_train_edits[] = {
+    {good_train, "training 1f1b", "training zb", "t.trace: line 8: unknown schedule 'zb' (expected gpipe or 1f1b)"},
+    {good_train, "adam recompute", "adamw recompute",
+     "t.trace: line 8: unknown optimizer 'adamw' (expected sgd, momentum or adam)"},
+    {good_train, "recompute 0\ngroups", "recompute 2\ngroups",
+     "t.trace: line 8: expected 'training SCHEDULE OPTIMIZER recompute R' with R 0 or 1"},
+    {good_train, "microbatches 1\n", "microbatches 1 steady\n",
+     "t.trace: line 8: a training trace holds one mini-batch: 'microbatches' takes no 'steady'"},
+    {good_train, "train 1 fwd", "train 0 fwd", "t.trace: line 13: expected 'train 1' here, after group 1"},
+    {good_train, "stash 64 peak 64", "stash -64 peak 64",
+     "t.trace: line 11: 'stash' must be a whole number from 0 to 2^64 - 1, found '-64'"},
+    {good_train, "peak 128 naive", "paek 128 naive", "t.trace: line 13: expected 'peak' as field 21, found 'paek'"},
+    {good_train, "c0 backward 2000 0 0 a", "c0 dram 2000 0 a",
+     "t.trace: line 18: a training trace has no 'dram' actions: its replay streams what the chip's SRAM cannot hold"},
+    {good_train, "c0 backward 2000 0 0 a", "c0 bakcward 2000 0 0 a",
+     "t.trace: line 18: unknown action 'bakcward' (expected compute, send, recv, backward, gsend, grecv or update)"},
+    {good_train, "c1 backward 1000 64 0 b", "c1 backward 1000 64 0",
+     "t.trace: line 22: expected 'c1 backward FLOPS GATHER_BYTES MICROBATCH OP'"},
+    {good_train, "c0 grecv c1 0 t_a", "c0 grecv c1 0", "t.trace: line 17: expected 'c0 grecv cPEER MICROBATCH TENSOR'"},
+    {good_train, "c1 gsend c0 64 0 t_a", "c1 gsend c0 64 0 t_b",
+     "t.trace: line 17: c0 receives the gradient of 't_a' (micro-batch 0) from c1, but c1 has no matching 'gsend c0'"},
+    {good_train, "c0 backward 2000 0 0 a\nc0 update 12", "c0 update 12\nc0 backward 2000 0 0 a",
+     "t.trace: line 18: group 0 updates before its last action: the update ends a mini-batch"},
+    {good_train, "c1 update 0", "c1 compute 0 0 0 - z",
+     "t.trace: line 24: group 1 ends without its 'update': the update ends a mini-batch"},
+    {good_train, "c0 send c1 64 0 t_a\nc0 grecv c1 0 t_a", "c0 grecv c1 0 t_a\nc0 send c1 64 0 t_a",
+     "t.trace: line 16: c0 waits for the gradient of 't_a' (micro-batch 0) from c1, whose send (line 23) can never "
+     "be reached: the actions deadlock"},
+    {good, "c2-3 compute 500.5 32 1 - c%25", "c2-3 backward 500.5 32 1 c%25",
+     "t.trace: line 23: 'backward' is an action of training traces (which have a 'training' line)"},
+    {good, "c1 send c2 64 1 t_b", "c1 gsend c2 64 1 t_b",
+     "t.trace: line 17: 'gsend' is an action of training traces (which have a 'training' line)"},
+};
+
+static void a_training_trace_should_read_back_and_bad_ones_be_rejected(void) {
+  trace *t = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(trace_parse("t.trace", good_train, strlen(good_train), &t, &err), MP_OK);
+  CU_ASSERT(t->training);
+  CU_ASSERT_EQUAL(t->train.schedule, TRAIN_1F1B);
+  CU_ASSERT_EQUAL(t->train.optimizer, TRAIN_ADAM);
+  CU_ASSERT_EQUAL(t->groups[0].train.update_flops, 12);
+  CU_ASSERT_EQUAL(t->groups[1].train.inplace, 1);
+  CU_ASSERT_EQUAL(t->groups[1].train.recv_bytes, 64);
+  CU_ASSERT_EQUAL(t->groups[1].actions[3].kind, TRACE_GSEND);
+  CU_ASSERT_EQUAL(t->groups[1].actions[3].peer, 0);
+  CU_ASSERT_EQUAL(t->groups[0].actions[4].kind, TRACE_UPDATE);
+  CU_ASSERT_EQUAL(t->groups[0].actions[4].microbatch, 0);
+  char *text = NULL;
+  CU_ASSERT_EQUAL(trace_to_string(t, &text, NULL, &err), MP_OK);
+  if (text) CU_ASSERT_STRING_EQUAL(text, good_train);
+  free(text);
+  trace_free(t);
+  for (size_t i = 0; i < sizeof bad_train_edits / sizeof bad_train_edits[0]; i++) {
+    text = edit_text(bad_train_edits[i].base, bad_train_edits[i].from, bad_train_edits[i].to);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    t = NULL;
+    err_clear(&err);
+    CU_ASSERT_EQUAL(trace_parse("t.trace", text, strlen(text), &t, &err), MP_INPUT);
+    CU_ASSERT_PTR_NULL(t);
+    if (strcmp(err.msg, bad_train_edits[i].msg) != 0) {
+      fprintf(stderr, "\ntraining case %zu: got '%s'\n      want '%s'\n", i, err.msg, bad_train_edits[i].msg);
+      CU_FAIL("message differs");
+    }
+    trace_free(t);
+    free(text);
+  }
+}
+
 /* Every prefix of a good trace that stops after a whole line is refused as truncated (or, cut among
  * the actions, as too short for the count it announces), and frees all it
  * read (the arranged_core list once leaked when the file ended after the plan line: the ASan build
@@ -396,6 +506,8 @@ static CU_TestInfo tests[] = {
     {"map_should_place_the_groups_on_a_larger_mesh", map_should_place_the_groups_on_a_larger_mesh},
     {"every_truncated_trace_should_be_refused_without_a_leak", every_truncated_trace_should_be_refused_without_a_leak},
     {"bad_traces_should_be_rejected_naming_the_line", bad_traces_should_be_rejected_naming_the_line},
+    {"a_training_trace_should_read_back_and_bad_ones_be_rejected",
+     a_training_trace_should_read_back_and_bad_ones_be_rejected},
     {"a_second_recv_of_a_tensor_should_wait_for_the_same_arrival",
      a_second_recv_of_a_tensor_should_wait_for_the_same_arrival},
     {"actions_that_wait_for_each_other_should_be_a_deadlock", actions_that_wait_for_each_other_should_be_a_deadlock},
