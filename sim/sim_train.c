@@ -914,12 +914,14 @@ static mp_status trace_backward(const trace *tr, int gi, const tpass *passes, tj
     tseg *x = q >= 0 ? &gr->segs[gr->n_segs - 1 - q] : NULL;
     if (a->kind == TRACE_GRECV) {
       int f = a->core == gr->last_core ? find_send(gr, a->peer, name) : -1;
+      int dup = 0; /* a second grecv of a gradient waits for the same arrival */
+      for (int k = 0; k < n_pending; k++) dup |= pending[k] == f;
       if (f < 0)
         st = err_at(err, MP_INPUT, tr->file, at,
                     "c%d waits for the gradient of '%s' from c%d, but its group's last core (c%d) sends that tensor "
                     "there in no forward",
                     a->core, name, a->peer, gr->last_core);
-      else
+      else if (!dup)
         pending[n_pending++] = f;
     } else if (a->kind == TRACE_BACKWARD) {
       x = &gr->segs[gr->n_segs - 1 - ++q];

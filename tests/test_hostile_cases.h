@@ -69,6 +69,37 @@ static void make_trace(const char *path, int variant) {
   free(text);
 }
 
+/* Training traces: the fuzzer's hand-written seed (two one-core groups, one micro-batch) with one edit. */
+static const struct {
+  const char *from, *to;
+} train_trace_edits[] = {
+    {"c1 backward 1000 64 0 b\n", "c1 backward 1000 64 0\n"},
+    {"training 1f1b", "training zb"},
+    /* well formed and free of deadlock, but group 1 runs micro-batch 0 backward before forward: the
+     * replay refuses it */
+    {"c1 recv c0 0 t_a\nc1 compute 500 32 0 - b\nc1 backward 1000 64 0 b\nc1 gsend c0 64 0 t_a\n",
+     "c1 backward 1000 64 0 b\nc1 gsend c0 64 0 t_a\nc1 recv c0 0 t_a\nc1 compute 500 32 0 - b\n"},
+};
+
+static void make_train_trace(const char *path, int variant) {
+  char *text = NULL;
+  size_t len = 0;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(
+      fileio_read_all(testutil_src("tests/fuzz/seeds/trace/two-groups-train.trace"), &text, &len, &err), MP_OK);
+  const char *from = train_trace_edits[variant].from, *to = train_trace_edits[variant].to;
+  char *at = strstr(text, from);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  char *out = malloc(len + strlen(to) + 1);
+  size_t head = (size_t)(at - text);
+  memcpy(out, text, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  write_bytes(path, out, strlen(out));
+  free(out);
+  free(text);
+}
+
 /* A graph document of tiny form, and one op. */
 #define GDOC(inputs, ops) \
   "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"t\",\"inputs\":" inputs ",\"ops\":" ops "}"
@@ -93,6 +124,7 @@ static void make_trace(const char *path, int variant) {
 #define C_CMD "partition -g traces/tiny_resnet.json -c @F -o @D/out.json"
 #define P_CMD "simulate -g traces/tiny_resnet.json -c platforms/mesh4x4.json -p @F --timeline @D/run.json"
 #define T_CMD "replay @F -c platforms/mesh4x4.json"
+#define TT_CMD "replay @F -c platforms/mesh4x4.json --map snake:0 --json"
 #define O_CMD "record -g traces/tiny_resnet.json -c platforms/mesh4x4.json -p @P -t @F -o @D/run.trace"
 #define POL_CMD \
   "partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json -m rl --policy @F --episodes 0 -o @D/out.json"
@@ -244,6 +276,9 @@ static const bad_case cases[] = {
     MADE("trace", "no end", "in", make_trace, 21, T_CMD),
     MADE("trace", "more groups than cores", "in", make_trace, 22, T_CMD),
     MADE("trace", "the file ends after the plan line", "in", make_trace, -1, T_CMD),
+    MADE("trace", "training: a backward without its op", "in", make_train_trace, 0, TT_CMD),
+    MADE("trace", "training: an unknown schedule", "in", make_train_trace, 1, TT_CMD),
+    MADE("trace", "training: a backward before its forward", "in", make_train_trace, 2, TT_CMD),
     TEXT("trace", "empty file", "", T_CMD),
     MADE("trace", "a NUL byte", "in", make_nul, 1, T_CMD),
 

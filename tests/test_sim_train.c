@@ -438,6 +438,61 @@ static void a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and
   CU_ASSERT_EQUAL(testutil_in_child(rr_child, &there), 0);
 }
 
+/* A hand-written trace (test_trace.c's good_train, kept as the trace fuzzer's seed) on a 2 x 1 chip of 1e9
+ * flop/s cores and a 1e9 B/s NoC without latency: c0's forward (1000 flops) 1 us, t_a's 64 bytes 64 ns,
+ * c1's forward 0.5 us and backward 1 us, the gradient back 64 ns, c0's backward 2 us: the last backward
+ * ends at 4.628 us, and c0's update of 12 flops 12 ns later.  A second grecv of the same gradient waits
+ * for the same arrival. */
+static int hand_child(void *arg) {
+  (void)arg;
+  static const char line2[] = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"t2\",\"mesh\":{\"width\":2,"
+                              "\"height\":1},\"core\":{\"flops\":1e9,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e9,"
+                              "\"latency\":0}}";
+  chip *c = NULL;
+  sim *s = NULL;
+  cJSON *root = NULL;
+  mp_error err;
+  char *text = NULL;
+  size_t len = 0;
+  if (parse(line2, "chip", &root) || chip_from_json(root, "chip", &c, &err) != MP_OK ||
+      sim_new(c, NULL, &s, &err) != MP_OK ||
+      fileio_read_all(testutil_src("tests/fuzz/seeds/trace/two-groups-train.trace"), &text, &len, &err) != MP_OK)
+    return 50;
+  cJSON_Delete(root);
+  const char *from = "c0 grecv c1 0 t_a\n";
+  char *at = strstr(text, from), *dup = malloc(len + strlen(from) + 1), *count = NULL;
+  if (!at || !dup) return 51;
+  size_t head = (size_t)(at - text);
+  memcpy(dup, text, head);
+  strcpy(dup + head, from);
+  strcat(dup, at);
+  if (!(count = strstr(dup, "actions 10\n"))) return 52;
+  memcpy(count, "actions 11\n", 11);
+  for (int k = 0; k < 2; k++) {
+    trace *t = NULL;
+    sim_train_result r;
+    const char *src = k ? dup : text;
+    if (trace_parse("hand.trace", src, strlen(src), &t, &err) != MP_OK || sim_train_replay(s, t, &r, &err) != MP_OK) {
+      fprintf(stderr, "\n  %s\n", err.msg);
+      return 53;
+    }
+    if (!close_rel(r.fb_s, 4.628e-6) || !close_rel(r.minibatch_s, 4.640e-6) || r.n_stages != 2 ||
+        !close_rel(r.stages[0].fwd_s, 1e-6) || !close_rel(r.stages[1].bwd_s, 1e-6) || r.stages[0].held != 1)
+      return 54 + k;
+    sim_train_result_clear(&r);
+    trace_free(t);
+  }
+  free(dup);
+  free(text);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void a_hand_written_mini_batch_should_replay_to_its_hand_count(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(hand_child, NULL), 0);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint",
@@ -445,6 +500,7 @@ int main(int argc, char **argv) {
       {"gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain",
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
+      {"a_hand_written_mini_batch_should_replay_to_its_hand_count", a_hand_written_mini_batch_should_replay_to_its_hand_count},
       {"a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip",
        a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip},
       CU_TEST_INFO_NULL};
