@@ -3,7 +3,8 @@
  * The files of the simulator: sim_platform.c writes the chip's platform, sim_program.c compiles a plan
  * (or a recorded trace) into the job the engine runs and says what work is simulated, sim_engine.c runs
  * SimGrid in a thread of its own with the actors that play a job, sim_record.c records and replays
- * traces, and this file holds the public object: start-up, the result cache, and results.
+ * traces (sim_train.c simulates a training mini-batch, sim_train_record.c records and replays it), and this
+ * file holds the public object: start-up, the result cache, and results.
  *
  * Figures.  c[m] is the time micro-batch m is complete (every group's segments and sends for it).
  * By default a run goes on until the completions are periodic (steady state, sim_int.h), and the
