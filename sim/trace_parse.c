@@ -369,15 +369,6 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
     fig.n_layers = (int)nl;
     fig.n_sends = (int)ns;
     fig.n_recvs = (int)nr;
-    int *cores = malloc((size_t)n * sizeof *cores);
-    if (!cores) {
-      st = err_nomem(err);
-      goto cleanup;
-    }
-    for (int k = 0; k < n; k++) {
-      cores[k] = first + k;
-      owner[first + k] = g;
-    }
     if (t->training) {
       LINE("train", 32,
            "train INDEX fwd F bwd B recompute R update U fgather A bgather G params P static S stash X peak K naive N "
@@ -396,6 +387,15 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
              train_keys[k], r.tok[3 + 2 * k]);
       NEED(parse_long(r.tok[31], 0, INT_MAX, &v), "'inplace' must be a whole number >= 0, found '%s'", r.tok[31]);
       fig.train.inplace = (int)v;
+    }
+    int *cores = malloc((size_t)n * sizeof *cores);
+    if (!cores) {
+      st = err_nomem(err);
+      goto cleanup;
+    }
+    for (int k = 0; k < n; k++) {
+      cores[k] = first + k;
+      owner[first + k] = g;
     }
     st = trace_add_group(t, cores, n, &fig, NULL, err);
     free(cores);

@@ -599,10 +599,10 @@ static void optimes_load_should_fail_cleanly_at_every_allocation(void) {
 
 /* ---- sim/ without the engine: traces and timelines -------------------------------------------- */
 
+/* ctx: the trace file to load (NULL: TRACE_FILE). */
 static mp_status trace_load_call(void *ctx, int *untouched, mp_error *err) {
-  (void)ctx;
   trace *t = POISON;
-  mp_status st = trace_load(testutil_src(TRACE_FILE), &t, err);
+  mp_status st = trace_load(testutil_src(ctx ? (const char *)ctx : TRACE_FILE), &t, err);
   *untouched = LEFT_ALONE(t);
   if (st == MP_OK) trace_free(t);
   return st;
@@ -706,6 +706,8 @@ static void trace_constructors_and_writers_should_fail_cleanly_at_every_allocati
   CU_ASSERT_EQUAL_FATAL(chip_from_json(doc, "m5.json", &tc.big, &err), MP_OK);
   cJSON_Delete(doc);
   every_allocation("trace_load", NULL, trace_load_call, NULL);
+  every_allocation("trace_load (a training trace)", NULL, trace_load_call,
+                   (void *)"tests/fuzz/seeds/trace/two-groups-train.trace");
   every_allocation("trace_new + trace_add_group + trace_add_action", NULL, trace_build_call, NULL);
   trace *built = NULL;
   char *text = NULL;
