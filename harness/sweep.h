@@ -140,8 +140,18 @@ mp_status sweep_run_case(const sweep *s, int i, sweep_row *row, mp_error *err);
 /* The CSV header, "case,<axis keys>,graph,method,feasible,...,cores,solve_s\n", into buf; returns its
  * length, or -1 if it does not fit.  A sweep whose chip has energy figures has the columns
  * energy_j_per_sample, power_w, samples_per_j, tops_per_w before solve_s (the last column always); a
- * training sweep (method_options.train) then bubble and sram_peak_bytes. */
+ * training sweep (method_options.train) then bubble and sram_peak_bytes; then options and inputs
+ * (sweep_csv_options, sweep_case_inputs), which a resume requires to be this sweep's. */
 int sweep_csv_header(const sweep *s, char *buf, size_t cap);
+
+/* The options column: what every case ran with, "seed=1;objective=time;...;mode=infer" (method options,
+ * the simulator's micro-batch options, the training options), string values %XX-escaped so that it holds
+ * no ',', ';' or '='; into buf, returning its length, or -1 if it does not fit. */
+int sweep_csv_options(const sweep *s, char *buf, size_t cap);
+
+/* The inputs column of case i: a hash of its chip variant, its graph and each op's work (which measured
+ * op times change). */
+uint64_t sweep_case_inputs(const sweep *s, int i);
 
 /* Row of case i as one CSV line ending in '\n'; returns its length, or -1 if it does not fit.  Numbers
  * are printed with 12 significant digits (the simulator's own precision). */
@@ -152,8 +162,9 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
  * otherwise: the columns differ); a last line without its newline (cut by a kill) is truncated away;
  * done[i] (n_cases entries, set here) becomes 1 for each case whose key starts a row, and *n_done
  * counts them (rows of other keys are kept and ignored).  A row of one of the cases must hold that
- * case's axis values, graph and method and figures in the form sweep_csv_row writes (MP_INPUT naming
- * the line otherwise: it would count as done); a file over SWEEP_MAX_CSV is refused.  *fd is
+ * case's axis values, graph and method, figures in the form sweep_csv_row writes, and this sweep's
+ * options and the case's inputs (MP_INPUT naming the line otherwise: it would count as done, though run
+ * with another seed, objective or chip); a file over SWEEP_MAX_CSV is refused.  *fd is
  * O_APPEND; the caller closes it. */
 mp_status sweep_csv_open(const sweep *s, const char *path, int *fd, unsigned char *done, int *n_done,
                          mp_error *err);

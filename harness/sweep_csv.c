@@ -46,12 +46,48 @@ static int put(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
   return 1;
 }
 
+/* A string option as part of the options column: bytes other than letters, digits and ._/+- as %XX, so
+ * that it holds no ',' (a column), ';' or '=' (the column's own separators). */
+static int put_text(char *buf, size_t cap, size_t *used, const char *v) {
+  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++)
+    if (!(isalnum(*p) || strchr("._/+-", *p) ? put(buf, cap, used, "%c", *p) : put(buf, cap, used, "%%%02X", *p)))
+      return 0;
+  return 1;
+}
+
+int sweep_csv_options(const sweep *s, char *buf, size_t cap) {
+  const method_options *m = &s->method_opts;
+  const sim_options *o = &s->sim_opts;
+  size_t used = 0;
+  int ok = put(buf, cap, &used, "seed=%llu;objective=%s;tau=%.12g;max_step=%d;episodes=%d;init=",
+               (unsigned long long)m->seed, objective_name(m->objective), m->tau, m->max_step, m->episodes) &&
+           put_text(buf, cap, &used, m->init) && put(buf, cap, &used, ";policy=") &&
+           put_text(buf, cap, &used, m->policy) &&
+           put(buf, cap, &used, ";M=%d;max_M=%d;fast_gather=%d", o->microbatches, o->max_microbatches, o->fast_gather);
+  if (ok && m->train)
+    ok = put(buf, cap, &used, ";mode=train;schedule=%s;optimizer=%s;train_M=%d;recompute=%d",
+             train_schedule_name(m->train->schedule), train_optimizer_name(m->train->optimizer),
+             m->train->microbatches, m->train->recompute);
+  else if (ok)
+    ok = put(buf, cap, &used, ";mode=infer");
+  return ok ? (int)used : -1;
+}
+
+uint64_t sweep_case_inputs(const sweep *s, int i) {
+  const sweep_case *c = &s->cases[i];
+  const graph *g = s->graphs[c->graph];
+  uint64_t v[2] = {s->variants[c->variant].chip->hash, g->hash};
+  uint64_t h = fileio_hash(FILEIO_HASH_INIT, v, sizeof v);
+  for (int l = 0; l < g->n_ops; l++) h = fileio_hash(h, &g->ops[l].flops, sizeof g->ops[l].flops);
+  return h;
+}
+
 int sweep_csv_header(const sweep *s, char *buf, size_t cap) {
   size_t used = 0;
   if (!put(buf, cap, &used, "case,")) return -1;
   for (int a = 0; a < s->n_axes; a++)
     if (!put(buf, cap, &used, "%s,", s->axes[a].key)) return -1;
-  if (!put(buf, cap, &used, "%s%s%ssolve_s\n", ROW_COLUMNS, has_energy(s) ? ENERGY_COLUMNS : "",
+  if (!put(buf, cap, &used, "%s%s%soptions,inputs,solve_s\n", ROW_COLUMNS, has_energy(s) ? ENERGY_COLUMNS : "",
            s->method_opts.train ? TRAIN_COLUMNS : ""))
     return -1;
   return (int)used;
@@ -73,7 +109,11 @@ int sweep_csv_row(const sweep *s, int i, const sweep_row *r, char *buf, size_t c
   if (s->method_opts.train &&
       !put(buf, cap, &used, "%.12g,%llu,", r->bubble, (unsigned long long)r->sram_peak_bytes))
     return -1;
-  if (!put(buf, cap, &used, "%.6g\n", r->solve_s)) return -1;
+  char hex[17];
+  int n = sweep_csv_options(s, buf + used, cap - used);
+  if (n < 0) return -1;
+  used += (size_t)n;
+  if (!put(buf, cap, &used, ",%s,%.6g\n", fileio_hash_hex(sweep_case_inputs(s, i), hex), r->solve_s)) return -1;
   return (int)used;
 }
 
@@ -88,14 +128,16 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
 }
 
 /* Checks a row of case i (NUL-terminated, without its newline; cut in place at the commas) column by
- * column: the case's axis values, graph and method, then the figures in the form sweep_csv_row writes
- * them.  A row with the right key and garbage after it would otherwise count as done. */
+ * column: the case's axis values, graph and method, the figures in the form sweep_csv_row writes them,
+ * and this sweep's options and the case's inputs.  A row with the right key and garbage after it, or one
+ * made under another seed, objective, chip or op times, would otherwise count as done. */
 static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
   /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS, then ENERGY_COLUMNS with
-   * energy figures, TRAIN_COLUMNS when training, then solve_s): G the case's graph, M its method, 'i' a
-   * whole number >= 0, 'r' a finite number >= 0, '-' any text (the busiest link). */
+   * energy figures, TRAIN_COLUMNS when training, then options, inputs and solve_s): G the case's graph, M
+   * its method, O this sweep's options, H the case's inputs, 'i' a whole number >= 0, 'r' a finite number
+   * >= 0, '-' any text (the busiest link). */
   char kinds[32];
-  snprintf(kinds, sizeof kinds, "GiMiirrr-riri%s%sr", has_energy(s) ? "rrrr" : "", s->method_opts.train ? "ri" : "");
+  snprintf(kinds, sizeof kinds, "GiMiirrr-riri%s%sOHr", has_energy(s) ? "rrrr" : "", s->method_opts.train ? "ri" : "");
   enum { MOST = 20 };
   const int FIXED = (int)strlen(kinds);
   const sweep_case *c = &s->cases[i];
@@ -112,6 +154,9 @@ static mp_status check_row(const sweep *s, int i, char *row, int line, const cha
   if (n != max)
     return err_at(err, MP_INPUT, path, where, "case '%.200s': %d columns, the header has %d (fix or delete the row)",
                   c->key, n, max);
+  char options[SWEEP_LINE_MAX], inputs[17];
+  if (sweep_csv_options(s, options, sizeof options) < 0) return err_set(err, MP_USAGE, "the options are too long");
+  fileio_hash_hex(sweep_case_inputs(s, i), inputs);
   for (int k = 0; k < s->n_axes + FIXED; k++) {
     const char *v = col[1 + k], *want = NULL;
     char kind = k < s->n_axes ? 'A' : kinds[k - s->n_axes];
@@ -121,6 +166,16 @@ static mp_status check_row(const sweep *s, int i, char *row, int line, const cha
     if (want && strcmp(v, want) != 0)
       return err_at(err, MP_INPUT, path, where, "case '%.200s': column %d is '%.80s', the case's is '%.80s' (fix or "
                     "delete the row)", c->key, 2 + k, v, want);
+    if (kind == 'O' && strcmp(v, options) != 0)
+      return err_at(err, MP_INPUT, path, where,
+                    "case '%.200s' was run with the options '%.300s', this sweep's are '%.300s': resume with those "
+                    "options, or write to another -o",
+                    c->key, v, options);
+    if (kind == 'H' && strcmp(v, inputs) != 0)
+      return err_at(err, MP_INPUT, path, where,
+                    "case '%.200s' was run on other inputs (hash %.40s, now %s: the base chip, the graph or its op "
+                    "times changed): write to another -o",
+                    c->key, v, inputs);
     if (kind != 'i' && kind != 'r') continue;
     char *end = NULL;
     errno = 0;

@@ -264,6 +264,20 @@ static void chip_variant_should_reject_bad_keys_and_values_naming_them(void) {
 
 /* ---- the sweep: cases and keys ---------------------------------------------------------------- */
 
+/* The options column of a sweep with the default options. */
+#define OPTIONS "seed=1;objective=time;tau=1e-06;max_step=100;episodes=-1;init=;policy=;M=0;max_M=0;fast_gather=0;mode=infer"
+
+/* row (a literal row of case i of s, ending in ",SOLVE_S\n") with the options and inputs columns before its
+ * last: a row this sweep would have written.  Owned by the caller. */
+static char *with_id(const sweep *s, int i, const char *row) {
+  char options[SWEEP_LINE_MAX], hex[17], *out = malloc(strlen(row) + SWEEP_LINE_MAX);
+  const char *last = strrchr(row, ',');
+  CU_ASSERT_FATAL(out && last && sweep_csv_options(s, options, sizeof options) > 0);
+  snprintf(out, strlen(row) + SWEEP_LINE_MAX, "%.*s,%s,%s%s", (int)(last - row), row, options,
+           fileio_hash_hex(sweep_case_inputs(s, i), hex), last);
+  return out;
+}
+
 static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(void) {
   const char *vary[] = {"mesh=2x2,4x4,3x2", "noc.bandwidth=1e10,3.2e10"};
   const char *methods[] = {"optimal", "even"};
@@ -284,7 +298,8 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   CU_ASSERT(sweep_csv_header(s, header, sizeof header) > 0);
   CU_ASSERT_STRING_EQUAL(header,
                          "case,mesh,noc.bandwidth,graph,batch,method,feasible,stages,model_period_s,samples_per_s,"
-                         "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,solve_s\n");
+                         "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,options,"
+                         "inputs,solve_s\n");
   CU_ASSERT_EQUAL(sweep_csv_header(s, header, 20), -1);
   sweep_row r;
   memset(&r, 0, sizeof r);
@@ -302,8 +317,19 @@ static void sweep_new_should_number_the_cases_variant_major_with_unique_keys(voi
   r.solve_s = 0.25;
   char row[SWEEP_LINE_MAX];
   CU_ASSERT(sweep_csv_row(s, 2, &r, row, sizeof row) > 0);
-  CU_ASSERT_STRING_EQUAL(row, "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,8,optimal,1,3,"
-                              "0.333333333333,2.5,0.125,x0y0>x1y0,0.5,4096,32000000000,4,0.25\n");
+  char want[SWEEP_LINE_MAX], hex[17];
+  snprintf(want, sizeof want,
+           "mesh=2x2;noc.bandwidth=3.2e10|tiny_resnet|optimal,2x2,3.2e10,tiny_resnet,8,optimal,1,3,0.333333333333,2.5,"
+           "0.125,x0y0>x1y0,0.5,4096,32000000000,4,%s,%s,0.25\n",
+           OPTIONS, fileio_hash_hex(sweep_case_inputs(s, 2), hex));
+  CU_ASSERT_STRING_EQUAL(row, want);
+  /* the inputs are the chip variant's and the graph's: the same for two methods, not for two chips */
+  CU_ASSERT_EQUAL(sweep_case_inputs(s, 2), sweep_case_inputs(s, 3));
+  CU_ASSERT_NOT_EQUAL(sweep_case_inputs(s, 0), sweep_case_inputs(s, 2));
+  uint64_t before = sweep_case_inputs(s, 2); /* measured op times change an op's work */
+  s->graphs[0]->ops[1].flops++;
+  CU_ASSERT_NOT_EQUAL(sweep_case_inputs(s, 2), before);
+  s->graphs[0]->ops[1].flops--;
   CU_ASSERT_EQUAL(sweep_csv_row(s, 2, &r, row, 40), -1);
   sweep_free(s);
   sweep_free(NULL);
@@ -368,8 +394,8 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
   CU_ASSERT_EQUAL(n_done, 0);
   /* A second process cannot write the same file while this one holds it. */
   CU_ASSERT_EQUAL(testutil_in_child(lock_is_held, (void *)path), 0);
-  const char row1[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
-  const char row3[] = "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
+  char *row1 = with_id(s, 1, "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
+  char *row3 = with_id(s, 3, "mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row1, strlen(row1), &err), MP_OK);
   CU_ASSERT_EQUAL(sweep_csv_append(fd, path, row3, strlen(row3), &err), MP_OK);
   close(fd);
@@ -390,6 +416,8 @@ static void csv_open_should_write_the_header_then_resume_dropping_a_cut_row(void
            "mesh=9x9|tiny_resnet|even,9x9,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
   CU_ASSERT_STRING_EQUAL(text, expect);
   free(text);
+  free(row1);
+  free(row3);
 
   /* Only the header, cut before its newline: started afresh. */
   write_text(path, "case,mesh,gra");
@@ -450,29 +478,43 @@ static void csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage(voi
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   char header[SWEEP_LINE_MAX];
   sweep_csv_header(s, header, sizeof header);
-  const char good[] = "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n";
+  char *good = with_id(s, 0, "mesh=2x2|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n");
+  /* id: 0 the row as it is; else with its options and inputs (with_id), and then 2 a column more, 3 another
+   * seed, 4 other inputs */
   static const struct {
     const char *row, *want;
+    int id;
   } bad[] = {
-      {"mesh=4x4|tiny_resnet|even,garbage,zz\n", "line 3: case 'mesh=4x4|tiny_resnet|even': 3 columns, the header has 16"},
+      {"mesh=4x4|tiny_resnet|even,garbage,zz\n", "line 3: case 'mesh=4x4|tiny_resnet|even': 3 columns, the header has 18",
+       0},
       {"mesh=4x4|tiny_resnet|even,2x2,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
-       "line 3: case 'mesh=4x4|tiny_resnet|even': column 2 is '2x2', the case's is '4x4'"},
-      {"mesh=4x4|tiny_resnet|even,4x4,vgg16,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 3 is 'vgg16'"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,optimal,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 5 is 'optimal'"},
+       "line 3: case 'mesh=4x4|tiny_resnet|even': column 2 is '2x2', the case's is '4x4'", 1},
+      {"mesh=4x4|tiny_resnet|even,4x4,vgg16,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 3 is 'vgg16'", 1},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,optimal,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 5 is 'optimal'", 1},
       {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,one,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
-       "column 4 is 'one', not a whole number"},
+       "column 4 is 'one', not a whole number", 1},
       {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,yes,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
-       "column 6 is 'yes', not a whole number"},
+       "column 6 is 'yes', not a whole number", 1},
       {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,nan,3,x,0.5,4,1e10,4,0.1\n",
-       "column 9 is 'nan', not a number"},
+       "column 9 is 'nan', not a number", 1},
       {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,-3,x,0.5,4,1e10,4,0.1\n",
-       "column 10 is '-3', not a number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,\n", "column 16 is '', not a number"},
-      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1,9\n", "column 16 is '0.1,9'"},
+       "column 10 is '-3', not a number", 1},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,\n", "column 18 is '', not a number",
+       1},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n", "column 18 is '0.1,9'", 2},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "case 'mesh=4x4|tiny_resnet|even' was run with the options 'seed=2;objective=time;", 3},
+      {"mesh=4x4|tiny_resnet|even,4x4,tiny_resnet,1,even,1,4,1,2,3,x,0.5,4,1e10,4,0.1\n",
+       "case 'mesh=4x4|tiny_resnet|even' was run on other inputs (hash 0000000000000000, now ", 4},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    char text[3 * SWEEP_LINE_MAX];
-    snprintf(text, sizeof text, "%s%s%s", header, good, bad[i].row);
+    char text[3 * SWEEP_LINE_MAX], *row = bad[i].id ? with_id(s, 1, bad[i].row) : strdup(bad[i].row);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    if (bad[i].id == 2) strcpy(strrchr(row, '\n'), ",9\n");
+    if (bad[i].id == 3) memcpy(strstr(row, "seed=1"), "seed=2", 6);
+    if (bad[i].id == 4) memset(strrchr(row, ',') - 16, '0', 16);
+    snprintf(text, sizeof text, "%s%s%s", header, good, row);
+    free(row);
     const char *path = testutil_write_temp("garbage.csv", text);
     unsigned char done[2] = {7, 7};
     int fd = -1, n = -1;
@@ -485,6 +527,7 @@ static void csv_open_should_refuse_a_row_of_a_case_whose_columns_are_garbage(voi
     CU_ASSERT_STRING_EQUAL(after, text);
     free(after);
   }
+  free(good);
   sweep_free(s);
 }
 
@@ -670,7 +713,7 @@ static void a_sweep_of_a_chip_with_energy_figures_should_have_the_energy_columns
   CU_ASSERT_STRING_EQUAL(header,
                          "case,energy.mac_pj,graph,batch,method,feasible,stages,model_period_s,samples_per_s,"
                          "latency_s,busiest_link,busiest_link_utilisation,total_sram_bytes,noc_bandwidth,cores,"
-                         "energy_j_per_sample,power_w,samples_per_j,tops_per_w,solve_s\n");
+                         "energy_j_per_sample,power_w,samples_per_j,tops_per_w,options,inputs,solve_s\n");
   CU_ASSERT_EQUAL(s->variants[1].chip->energy.mac_pj, 0.8);
   sweep_free(s);
   CU_ASSERT_EQUAL(testutil_in_child(run_energy_cases, NULL), 0);
@@ -716,6 +759,20 @@ static void sweep_command_should_write_every_case_once_and_skip_them_on_a_rerun(
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "is not this sweep's header"));
   free(out);
   free(err);
+  /* The same cases under another seed or objective are another experiment: refused, the file untouched
+   * (it once resumed and kept the other seed's rows). */
+  const char *other[] = {"--seed 2", "--mode train"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, SWEEP_ARGS SMALL_AXES "%s -o '%s'", other[k], path);
+    CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, k == 0 ? "was run with the options 'seed=1;" : "is not this sweep's header"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "line "));
+    char *now = slurp(path);
+    CU_ASSERT_STRING_EQUAL(now, first);
+    free(now);
+    free(out);
+    free(err);
+  }
   free(first);
 }
 
