@@ -41,7 +41,9 @@ static const char usage[] =
     "                          with energy figures energy_j_per_sample, power_w, samples_per_j,\n"
     "                          tops_per_w, energy by kind and per stage energy_j)\n"
     "  -T, --timeline FILE     also write the run as Chrome trace events (Perfetto, chrome://tracing):\n"
-    "                          a track per core and per busy NoC link, Send/Recv arrows, SRAM counters\n"
+    "                          a track per core and per busy NoC link, Send/Recv arrows, SRAM counters;\n"
+    "                          with --mode train each forward, backward ('OP (backward)'), gradient sent\n"
+    "                          back ('grad TENSOR') and update of the mini-batch\n"
     "  -P, --paje FILE         also write SimGrid's own Paje trace of the run (ViTE, PajeNG)\n"
     "  -t, --op-times FILE     measured op times (CSV 'op,seconds' lines under an optional header 'op,UNIT',\n"
     "                          UNIT seconds, ms, us or ns; or JSON {\"op\": seconds}), on one core of the\n"
@@ -51,18 +53,29 @@ static const char usage[] =
     "                          ONNX graphs only: as for 'meshpipe import'\n"
     CLI_TRAIN_HELP;
 
+static void print_timeline(const timeline *tl, const char *path) {
+  printf("timeline     %zu simulated activities written to %s (Chrome trace events, ts in us of\n"
+         "             simulated time; each becomes a slice, a counter or a flow arrow)\n",
+         timeline_count(tl), path);
+}
+
 /* --mode train: one mini-batch under the schedule. */
 static int simulate_train(const graph *g, const chip *c, const plan *p, const sim_options *so, const train_options *o,
-                          int json) {
+                          const char *timeline_path, int json) {
   sim *s = NULL;
   train *t = NULL;
+  timeline *tl = NULL;
   sim_train_result r;
+  memset(&r, 0, sizeof r);
   mp_error err;
   err_clear(&err);
   int rc = 0;
   if (train_new(g, o, &t, &err) != MP_OK || sim_new(c, so, &s, &err) != MP_OK ||
-      sim_train_evaluate(s, t, p, &r, &err) != MP_OK) {
+      (timeline_path && timeline_new(c, g->name, &tl, &err) != MP_OK) ||
+      (tl ? sim_train_evaluate_timeline(s, t, p, tl, &r, &err) : sim_train_evaluate(s, t, p, &r, &err)) != MP_OK ||
+      (tl && timeline_write(tl, timeline_path, &err) != MP_OK)) {
     rc = cli_fail(&err);
+    sim_train_result_clear(&r);
   } else if (json) {
     cJSON *root = sim_train_result_to_json(&r);
     if (!root || !report_add_mesh_json(root, c) || jsonio_print(root, &err) != MP_OK) {
@@ -74,8 +87,11 @@ static int simulate_train(const graph *g, const chip *c, const plan *p, const si
   } else {
     report_train_sim(g->name, c, &r);
     sim_train_result_clear(&r);
+    if (tl) print_timeline(tl, timeline_path);
+    if (so->paje_file) printf("paje         SimGrid's Paje trace goes to %s\n", so->paje_file);
   }
   sim_free(s);
+  timeline_free(tl);
   train_free(t);
   return rc;
 }
@@ -131,8 +147,6 @@ static int run(int argc, char **argv) {
   if (!graph_path) return cli_usage("simulate", "needs a graph (-g GRAPH)");
   if (!plan_path) return cli_usage("simulate", "needs a plan (-p PLAN)");
   if (cli_train_check("simulate", &to, so.microbatches)) return 2;
-  if (to.train && (timeline_path || so.paje_file))
-    return cli_usage("simulate", "--timeline and --paje record inference runs, not --mode train");
   if (to.train) so.microbatches = 0;
   graph *g = NULL, *timed = NULL;
   chip *c = NULL;
@@ -147,13 +161,13 @@ static int run(int argc, char **argv) {
   int rc = 0;
   if (cli_load_graph(graph_path, &go, &g, &err) != MP_OK || chip_load(chip_path, &c, &err) != MP_OK ||
       plan_load(plan_path, g, c, &p, &err) != MP_OK || cli_op_times(times_path, g, c, &timed, &ot, &err) != MP_OK ||
-      (timeline_path && timeline_new(c, g->name, &tl, &err) != MP_OK)) {
+      (timeline_path && !to.train && timeline_new(c, g->name, &tl, &err) != MP_OK)) {
     rc = cli_fail(&err);
     goto cleanup;
   }
   const graph *work = timed ? timed : g; /* the model and the simulator both see the measured times */
   if (to.train) {
-    rc = simulate_train(work, c, p, &so, &to.o, json);
+    rc = simulate_train(work, c, p, &so, &to.o, timeline_path, json);
     goto cleanup;
   }
   if (sim_new(c, &so, &s, &err) != MP_OK ||
@@ -173,10 +187,7 @@ static int run(int argc, char **argv) {
     cJSON_Delete(root);
   } else {
     report_print(g->name, c, &r, ot);
-    if (tl)
-      printf("timeline     %zu simulated activities written to %s (Chrome trace events, ts in us of\n"
-             "             simulated time; each becomes a slice, a counter or a flow arrow)\n",
-             timeline_count(tl), timeline_path);
+    if (tl) print_timeline(tl, timeline_path);
     if (so.paje_file) printf("paje         SimGrid's Paje trace goes to %s\n", so.paje_file);
   }
 cleanup:

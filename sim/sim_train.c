@@ -227,10 +227,89 @@ static int ready(const tgroup *gr, const tseg *x, int backward, int mb) {
   return 1;
 }
 
-static void pass(sim *s, tgroup *gr, int backward, int mb) {
-  double busy = 0, t = simgrid_get_clock();
-  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->pass_x, gr->dram_hosts, gr->execs, 0);
-  double dram = simgrid_get_clock() - t;
+/* Timeline events (only when the job has a timeline; times relative to the job's start). */
+
+static void tl_add(tjob *j, const timeline_event *e) {
+  if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
+}
+
+/* A segment's pass (name "OP" forward, "OP (backward)"), or the update (x NULL): its gathered bytes
+ * count as held on the group's cores until the micro-batch is done there (timeline.h), which for a
+ * forward is the end of its backward: the naive stash. */
+static void tl_exec(tjob *j, int g, const tseg *x, int backward, int mb, double t0, double tg, double t1) {
+  const tgroup *gr = &j->groups[g];
+  char name[256];
+  snprintf(name, sizeof name, "%s%s", x ? x->name : "update", backward ? " (backward)" : "");
+  timeline_event e = {.kind = TIMELINE_EXEC,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = name,
+                      .microbatch = x ? mb : -1,
+                      .first_core = gr->first_core,
+                      .n_cores = gr->n_cores,
+                      .flops = !x ? gr->update_raw : backward ? x->b_raw : x->f_raw,
+                      .gather_s = tg > t0 && tg < t1 ? tg - j->t0 : 0,
+                      .bytes = x ? (uint64_t)llround(backward ? x->b_gather : x->f_gather) : 0,
+                      .dram_port = -1};
+  tl_add(j, &e);
+}
+
+/* The DRAM streams of a pass (mb >= 0) or of the update (mb -1): x the group's pass_x or upd_x. */
+static void tl_dram(tjob *j, int g, const double *x, int mb, int write, double t0, double t1) {
+  const tgroup *gr = &j->groups[g];
+  const chip *c = j->s->chip;
+  for (int k = 0; k < gr->n_cores; k++) {
+    double bytes = x[10 * k + (write ? 6 : 1)];
+    timeline_event e = {.kind = TIMELINE_TRANSFER,
+                        .start_s = t0 - j->t0,
+                        .end_s = t1 - j->t0,
+                        .name = mb < 0 ? "weights and optimizer state" : write ? "spilled" : "weights and spilled",
+                        .microbatch = mb,
+                        .src_core = gr->first_core + k,
+                        .dst_core = gr->first_core + k,
+                        .dram_port = chip_nearest_dram(c, gr->first_core + k),
+                        .to_dram = write,
+                        .src_group = write ? g : -1,
+                        .dst_group = write ? -1 : g,
+                        .bytes = (uint64_t)llround(bytes)};
+    if (bytes > 0) tl_add(j, &e);
+  }
+}
+
+/* A Send, or a gradient sent back (named "grad TENSOR"). */
+static void tl_send(tjob *j, int g, const txfer *x, int backward, int mb, double t0, double t1) {
+  char name[256];
+  snprintf(name, sizeof name, "%s%s", backward ? "grad " : "", x->name);
+  timeline_event e = {.kind = TIMELINE_TRANSFER,
+                      .start_s = t0 - j->t0,
+                      .end_s = t1 - j->t0,
+                      .name = name,
+                      .microbatch = mb,
+                      .src_core = x->from,
+                      .dst_core = x->to,
+                      .dram_port = -1,
+                      .src_group = g,
+                      .dst_group = x->group,
+                      .is_send = 1,
+                      .bytes = (uint64_t)llround(x->bytes)};
+  tl_add(j, &e);
+}
+
+/* Streams of group g (x its pass_x or upd_x) in one direction, timed for the timeline. */
+static double streams(tjob *j, int g, double *x, int mb, int write) {
+  tgroup *gr = &j->groups[g];
+  double t = simgrid_get_clock();
+  gr->acts += sim_dram_streams(gr->n_cores, x, gr->dram_hosts, gr->execs, write);
+  double t1 = simgrid_get_clock();
+  if (j->tl) tl_dram(j, g, x, mb, write, t, t1);
+  return t1 - t;
+}
+
+static void pass(tjob *j, int g, int backward, int mb) {
+  sim *s = j->s;
+  tgroup *gr = &j->groups[g];
+  double busy = 0, t;
+  double dram = gr->streams ? streams(j, g, gr->pass_x, mb, 0) : 0;
   for (int q = 0; q < gr->n_segs; q++) {
     int k = backward ? gr->n_segs - 1 - q : q;
     const tseg *x = &gr->segs[k];
@@ -241,21 +320,20 @@ static void pass(sim *s, tgroup *gr, int backward, int mb) {
       sg_actor_execute(flops);
       gr->acts++;
     }
+    double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && bytes > 0) {
       sim_all_gather(s, gr->first_core, gr->n_cores, bytes, gr->gather, gr->gather_execs);
       gr->acts++;
     }
-    busy += simgrid_get_clock() - t;
+    double t1 = simgrid_get_clock();
+    if (j->tl) tl_exec(j, g, x, backward, mb, t, gr->n_cores > 1 && bytes > 0 ? tg : 0, t1);
+    busy += t1 - t;
     if (!backward)
       for (int i = x->first_post; i < x->first_post + x->n_posts; i++) post(gr, 0, i, mb);
     else
       for (int i = 0; i < x->n_gposts; i++) post(gr, 1, x->gposts[i], mb);
   }
-  if (gr->streams) {
-    t = simgrid_get_clock();
-    gr->acts += sim_dram_streams(gr->n_cores, gr->pass_x, gr->dram_hosts, gr->execs, 1);
-    dram += simgrid_get_clock() - t;
-  }
+  if (gr->streams) dram += streams(j, g, gr->pass_x, mb, 1);
   gr->dram_s += dram;
   *(backward ? &gr->bwd_s : &gr->fwd_s) += busy + dram;
 }
@@ -268,7 +346,7 @@ static void group_actor(int argc, char **argv) {
   tgroup *gr = &j->groups[a->g];
   for (int i = 0; i < gr->n_order; i++) {
     const sim_schedule_step *st = &gr->order[i];
-    pass(j->s, gr, st->backward, st->mb);
+    pass(j, a->g, st->backward, st->mb);
     if (!st->backward) {
       if (++gr->held > gr->peak) gr->peak = gr->held;
     } else {
@@ -277,12 +355,14 @@ static void group_actor(int argc, char **argv) {
     }
   }
   double t = simgrid_get_clock();
-  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->upd_x, gr->dram_hosts, gr->execs, 0);
+  if (gr->streams) streams(j, a->g, gr->upd_x, -1, 0);
+  double tu = simgrid_get_clock();
   if (gr->update_flops > 0) {
     sg_actor_execute(gr->update_flops);
     gr->acts++;
   }
-  if (gr->streams) gr->acts += sim_dram_streams(gr->n_cores, gr->upd_x, gr->dram_hosts, gr->execs, 1);
+  if (j->tl && gr->update_flops > 0) tl_exec(j, a->g, NULL, 0, -1, tu, 0, simgrid_get_clock());
+  if (gr->streams) streams(j, a->g, gr->upd_x, -1, 1);
   gr->end = simgrid_get_clock();
   gr->upd_s = gr->end - t;
   if (gr->n_fsends + gr->n_recvs > 0) post(gr, 0, -1, -1);
@@ -305,7 +385,9 @@ static void sender_actor(int argc, char **argv) {
       sim_ptask2(s->hosts[x->from], s->hosts[x->to], x->bytes);
       gr->acts++;
     }
-    gr->comm_s += simgrid_get_clock() - t;
+    double t1 = simgrid_get_clock();
+    if (j->tl && x->bytes > 0) tl_send(j, a->g, x, it.backward, it.mb, t, t1);
+    gr->comm_s += t1 - t;
     tgroup *dg = &j->groups[x->group];
     (it.backward ? dg->barrived : dg->farrived)[x->slot]++;
     sg_sem_release(dg->ev);
@@ -555,6 +637,34 @@ mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *
   mp_status st = sim_train_compile_plan(s, t, p, &j, err);
   if (st == MP_OK) st = sim_train_run(s, &j, &t->opt, graph_batch(g), g->hash, plan_hash(p), res, err);
   if (st == MP_OK) train_keep(slot, key, p, res);
+  sim_train_job_free(&j);
+  return st;
+}
+
+mp_status sim_train_evaluate_timeline(sim *s, train *t, const plan *p, timeline *tl, sim_train_result *res,
+                                      mp_error *err) {
+  memset(res, 0, sizeof *res);
+  const chip *c = s->chip;
+  if (p->n_cores != c->n_cores || p->n_layers != t->g->n_ops)
+    return err_set(err, MP_INPUT, "sim: the plan (%d cores, %d layers) does not fit chip '%s' (%d) and graph '%s' (%d)",
+                   p->n_cores, p->n_layers, c->name, c->n_cores, t->g->name, t->g->n_ops);
+  tjob j = {.s = s, .tl = tl};
+  mp_status st = sim_train_compile_plan(s, t, p, &j, err);
+  if (st == MP_OK) st = sim_train_run(s, &j, &t->opt, graph_batch(t->g), t->g->hash, plan_hash(p), res, err);
+  if (st == MP_OK && j.tl_failed) st = err_nomem(err);
+  /* what each core keeps of its static bytes (weights, gradients, optimizer state): the rest streams */
+  for (int gi = 0; st == MP_OK && gi < j.n_groups; gi++) {
+    const cost_stage *cs = &j.groups[gi].model->cs;
+    double w = cs->weight_bytes / cs->n_cores;
+    for (int k = cs->first_core; st == MP_OK && k < cs->first_core + cs->n_cores; k++) {
+      double in = 0, out = 0;
+      if (!cs->fits && c->n_dram > 0) cost_core_dram(cs, (double)c->cores[k].sram_bytes, &in, &out);
+      timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .microbatch = -1,
+                          .bytes = (uint64_t)llround(w - (in < w ? in : w))};
+      if (e.bytes > 0) st = timeline_add(tl, &e, err);
+    }
+  }
+  if (st != MP_OK) sim_train_result_clear(res);
   sim_train_job_free(&j);
   return st;
 }

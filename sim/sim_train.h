@@ -30,6 +30,7 @@
 #include "graph.h"
 #include "plan.h"
 #include "sim.h"
+#include "timeline.h"
 #include "trace.h"
 #include "train.h"
 
@@ -77,6 +78,15 @@ typedef struct sim_train_result {
  * simulates (its memo of planned ranges grows).  res is caller-owned (sim_train_result_clear).  MP_INPUT
  * if the plan does not fit the graph or chip. */
 mp_status sim_train_evaluate(sim *s, train *t, const plan *p, sim_train_result *res, mp_error *err);
+
+/* sim_train_evaluate (never from the cache) that also adds the run's events to tl (borrowed; timeline.h):
+ * per group each segment's forward ("OP") and backward ("OP (backward)") with its all-gather, the update,
+ * the DRAM streams around passes and the update, every Send and gradient sent back ("grad TENSOR"), and per
+ * core the static bytes it keeps.  The SRAM counter then shows those plus the activations and gradients
+ * each micro-batch leaves on the group until its backward is done: the naive stash.  MP_NOMEM (and no
+ * result) when an event cannot be added. */
+mp_status sim_train_evaluate_timeline(sim *s, train *t, const plan *p, timeline *tl, sim_train_result *res,
+                                      mp_error *err);
 
 /* The job sim_train_evaluate runs for plan p (borrowed) under t's options, as a training trace (trace.h):
  * every group's passes in its schedule's order, then its update, with the stages' training figures, so that

@@ -10,6 +10,7 @@
 
 #include "sim_schedule.h"
 #include "sim_train.h"
+#include "timeline.h"
 
 typedef struct tseg {
   double f_flops, b_flops;   /* on the group's first core (its share of the group's work) */
@@ -66,6 +67,8 @@ typedef struct tjob {
   int M, n_groups;
   tgroup *groups;
   train_result *model; /* owned: the training model's figures of the stages */
+  timeline *tl;         /* NULL, or where the run's events go (borrowed) */
+  int tl_failed;        /* an event could not be added (out of memory) */
   double t0;
   int failed;
 } tjob;

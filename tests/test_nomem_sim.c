@@ -182,6 +182,19 @@ static mp_status eval_train_record(sim_case *sc, mp_error *err) {
   return st;
 }
 
+static mp_status eval_train_timeline(sim_case *sc, mp_error *err) {
+  timeline *tl = NULL;
+  sim_train_result r;
+  memset(&r, 0, sizeof r);
+  mp_status st = timeline_new(sc->c, "nomem", &tl, err);
+  if (st == MP_OK) st = sim_train_evaluate_timeline(sc->s, sc->tr, sc->p, tl, &r, err);
+  if (st != MP_OK && (r.stages || r.completions))
+    st = err_set(err, MP_RUN, "a failed sim_train_evaluate_timeline left a result");
+  sim_train_result_clear(&r);
+  timeline_free(tl);
+  return st;
+}
+
 static mp_status eval_train_replay(sim_case *sc, mp_error *err) {
   sim_train_result r;
   mp_status st = sim_train_replay(sc->s, sc->t, &r, err);
@@ -248,9 +261,9 @@ static void sim_evaluate_timeline_should_fail_cleanly_at_every_allocation(void) 
   evaluation_should_fail_cleanly_at_every_allocation("sim_evaluate_timeline", NULL, start_engine, eval_timeline, 0);
 }
 
-/* A training mini-batch recorded (on the 4x4 chip) and replayed (on the streaming one: the replay's groups
- * stream what their cores cannot hold). */
-static void training_record_and_replay_should_fail_cleanly_at_every_allocation(void) {
+/* A training mini-batch recorded (on the 4x4 chip), simulated with a timeline and replayed (on the streaming
+ * one: its groups stream what their cores cannot hold). */
+static void training_record_timeline_and_replay_should_fail_cleanly_at_every_allocation(void) {
   sim_case sc;
   CU_ASSERT_FATAL(sim_case_load(&sc, NULL));
   sc.eval = eval_train_record;
@@ -258,6 +271,8 @@ static void training_record_and_replay_should_fail_cleanly_at_every_allocation(v
   every_allocation_in_a_child("sim_train_record", start_engine_and_train, train_call, &sc, 1);
   sim_case_free(&sc);
   CU_ASSERT_FATAL(sim_case_load(&sc, STREAMING_CHIP));
+  sc.eval = eval_train_timeline;
+  every_allocation_in_a_child("sim_train_evaluate_timeline (from DRAM)", start_engine_and_train, train_call, &sc, 1);
   sc.eval = eval_train_replay;
   every_allocation_in_a_child("sim_train_replay (from DRAM)", start_engine_and_record_train, train_call, &sc, 0);
   sim_case_free(&sc);
@@ -282,8 +297,8 @@ int main(int argc, char **argv) {
        sim_evaluate_timeline_should_fail_cleanly_at_every_allocation},
       {"evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram",
        evaluations_should_fail_cleanly_at_every_allocation_when_weights_stream_from_dram},
-      {"training_record_and_replay_should_fail_cleanly_at_every_allocation",
-       training_record_and_replay_should_fail_cleanly_at_every_allocation},
+      {"training_record_timeline_and_replay_should_fail_cleanly_at_every_allocation",
+       training_record_timeline_and_replay_should_fail_cleanly_at_every_allocation},
       CU_TEST_INFO_NULL,
   };
   int rc = testutil_run("nomem_sim", tests, argc, argv);

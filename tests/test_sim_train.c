@@ -18,6 +18,7 @@
 #include "sim.h"
 #include "sim_train.h"
 #include "testutil.h"
+#include "timeline.h"
 
 typedef struct tcase {
   const char *graph, *chip;
@@ -290,6 +291,73 @@ static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
   cJSON_Delete(res);
 }
 
+/* The timeline of GPipe's mini-batch of M = 4 on the equal chain: the run is the one sim_train_evaluate
+ * makes (its closed form), the file passes timeline_validate, and it holds per stage M forwards and M
+ * backwards, its update, the 3M Sends and 3M gradients between the stages and the four cores' static
+ * bytes: 14M + 8 events.  Stage 3 runs forward m from 3 + m s and its first backward from 7 s. */
+static double first_ts(const cJSON *events, const char *name) {
+  double t = INFINITY;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, events) {
+    const cJSON *n = cJSON_GetObjectItem(e, "name"), *ph = cJSON_GetObjectItem(e, "ph");
+    if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0 && cJSON_IsString(ph) &&
+        strchr("BX", ph->valuestring[0]) && num(e, "ts") < t)
+      t = num(e, "ts");
+  }
+  return t;
+}
+
+static int timeline_child(void *arg) {
+  (void)arg;
+  tcase k = chain_case(TRAIN_GPIPE, 4, 0);
+  chip *c = NULL;
+  graph *g = NULL;
+  plan *p = NULL;
+  sim *s = NULL;
+  train *t = NULL;
+  timeline *tl = NULL;
+  cJSON *root = NULL;
+  mp_error err;
+  sim_train_result r;
+  char *text = NULL;
+  size_t len = 0, n_events = 0;
+  if (parse(k.chip, "chip", &root) || chip_from_json(root, "chip", &c, &err) != MP_OK) return 60;
+  cJSON_Delete(root);
+  if (parse(k.graph, "graph", &root) || graph_from_json(root, "graph", &g, &err) != MP_OK ||
+      plan_new(k.arranged, k.n_cores, g->n_ops, &p, &err) != MP_OK || train_new(g, &k.o, &t, &err) != MP_OK ||
+      sim_new(c, NULL, &s, &err) != MP_OK || timeline_new(c, "chain", &tl, &err) != MP_OK ||
+      sim_train_evaluate_timeline(s, t, p, tl, &r, &err) != MP_OK) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return 61;
+  }
+  cJSON_Delete(root);
+  if (!close_rel(r.fb_s, 7 * 3.0)) return 62; /* (M + p - 1)(t_f + t_b) */
+  if (timeline_count(tl) != 14 * 4 + 8) {
+    fprintf(stderr, "\n  %zu events\n", timeline_count(tl));
+    return 63;
+  }
+  if (timeline_to_string(tl, &text, &len, &err) != MP_OK || timeline_validate("t.json", text, len, &n_events, &err) != MP_OK)
+    return 64;
+  cJSON *doc = cJSON_Parse(text), *events = cJSON_GetObjectItem(doc, "traceEvents");
+  if (!events || !close_rel(first_ts(events, "L3"), 3e6) || !close_rel(first_ts(events, "L3 (backward)"), 7e6) ||
+      !isfinite(first_ts(events, "grad t3")) || !isfinite(first_ts(events, "update")))
+    return 65;
+  cJSON_Delete(doc);
+  free(text);
+  sim_train_result_clear(&r);
+  timeline_free(tl);
+  sim_free(s);
+  train_free(t);
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+  return 0;
+}
+
+static void a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(timeline_child, NULL), 0);
+}
+
 /* Record and replay.  The first child records the three schedules of the DAG above on mesh_chip, reads
  * each trace back from its text (which must write again to the same text) and replays it; the second does
  * the same on other_chip (4 MiB on every core, so nothing streams; faster cores, a slower NoC) from the
@@ -501,6 +569,8 @@ int main(int argc, char **argv) {
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
       {"a_hand_written_mini_batch_should_replay_to_its_hand_count", a_hand_written_mini_batch_should_replay_to_its_hand_count},
+      {"a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch",
+       a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch},
       {"a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip",
        a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip},
       CU_TEST_INFO_NULL};
