@@ -44,6 +44,19 @@ static const struct {
     {"groups 5", "groups 17"},
 };
 
+/* Writes text with the first occurrence of from replaced by to. */
+static void write_edited(const char *path, const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  char *out = malloc(strlen(text) + strlen(to) + 1);
+  size_t head = (size_t)(at - text);
+  memcpy(out, text, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  write_bytes(path, out, strlen(out));
+  free(out);
+}
+
 static void make_trace(const char *path, int variant) {
   char *text = NULL;
   size_t len = 0;
@@ -56,16 +69,7 @@ static void make_trace(const char *path, int variant) {
     free(text);
     return;
   }
-  const char *from = trace_edits[variant].from, *to = trace_edits[variant].to;
-  char *at = strstr(text, from);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-  char *out = malloc(len + strlen(to) + 1);
-  size_t head = (size_t)(at - text);
-  memcpy(out, text, head);
-  strcpy(out + head, to);
-  strcat(out, at + strlen(from));
-  write_bytes(path, out, strlen(out));
-  free(out);
+  write_edited(path, text, trace_edits[variant].from, trace_edits[variant].to);
   free(text);
 }
 
@@ -87,16 +91,7 @@ static void make_train_trace(const char *path, int variant) {
   mp_error err;
   CU_ASSERT_EQUAL_FATAL(
       fileio_read_all(testutil_src("tests/fuzz/seeds/trace/two-groups-train.trace"), &text, &len, &err), MP_OK);
-  const char *from = train_trace_edits[variant].from, *to = train_trace_edits[variant].to;
-  char *at = strstr(text, from);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-  char *out = malloc(len + strlen(to) + 1);
-  size_t head = (size_t)(at - text);
-  memcpy(out, text, head);
-  strcpy(out + head, to);
-  strcat(out, at + strlen(from));
-  write_bytes(path, out, strlen(out));
-  free(out);
+  write_edited(path, text, train_trace_edits[variant].from, train_trace_edits[variant].to);
   free(text);
 }
 
