@@ -82,8 +82,8 @@ void trace_free(trace *t) {
 }
 
 mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers,
-                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
-                    int microbatches, trace **out, mp_error *err) {
+                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash,
+                    int width, int height, int microbatches, trace **out, mp_error *err) {
   *out = NULL;
   trace *t = calloc(1, sizeof *t);
   if (!t) return err_nomem(err);

@@ -111,8 +111,8 @@ typedef struct trace {
 
 /* An empty trace with the given header (strings copied).  *out is owned (trace_free). */
 mp_status trace_new(const char *version, const char *graph_name, uint64_t graph_hash, int graph_layers,
-                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash, int width, int height,
-                    int microbatches, trace **out, mp_error *err);
+                    const int *arranged, int n_plan, uint64_t plan_hash, const char *chip_name, uint64_t chip_hash,
+                    int width, int height, int microbatches, trace **out, mp_error *err);
 
 /* Appends a group of n_cores cores (copied) with its static figures (g's cores, actions and counts
  * other than those listed are ignored); returns its index in *index. */
