@@ -360,16 +360,6 @@ int chip_nearest_dram(const chip *c, int core) {
 
 /* ---- links and routes ------------------------------------------------------------------------- */
 
-int chip_n_links(const chip *c) { return 4 * c->width * c->height + 2 * c->n_dram; }
-
-int chip_link_index(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
-
-int chip_port_link(const chip *c, int port, int up) { return 4 * c->width * c->height + 2 * port + (up ? 1 : 0); }
-
-double chip_link_bandwidth(const chip *c, int link) {
-  return link >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
-}
-
 void chip_link_name(const chip *c, int link, char *buf, size_t n) {
   int noc = 4 * c->width * c->height;
   if (link >= noc) {

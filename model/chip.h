@@ -108,10 +108,15 @@ int chip_nearest_dram(const chip *c, int core);
  * 4WH + 2i, and one up from that core into the port, 4WH + 2i + 1, each of the port's bandwidth.
  * Names: "x0y0>x1y0", "dram0>x3y0" (down), "x3y0>dram0" (up). */
 enum { CHIP_XPLUS, CHIP_XMINUS, CHIP_YPLUS, CHIP_YMINUS };
-int chip_n_links(const chip *c);
-int chip_link_index(const chip *c, int x, int y, int dir);
-int chip_port_link(const chip *c, int port, int up);
-double chip_link_bandwidth(const chip *c, int link);
+static inline int chip_n_links(const chip *c) { return 4 * c->width * c->height + 2 * c->n_dram; }
+static inline int chip_link_index(const chip *c, int x, int y, int dir) { return (y * c->width + x) * 4 + dir; }
+static inline int chip_port_link(const chip *c, int port, int up) {
+  return 4 * c->width * c->height + 2 * port + (up ? 1 : 0);
+}
+/* (inline: the model reads it for every link of every plan it costs) */
+static inline double chip_link_bandwidth(const chip *c, int link) {
+  return link >= 4 * c->width * c->height ? c->dram_bandwidth : c->noc_bandwidth;
+}
 void chip_link_name(const chip *c, int link, char *buf, size_t n);
 
 /* An end of a route: a core id (>= 0), or DRAM port i as CHIP_PORT(i). */

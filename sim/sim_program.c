@@ -123,7 +123,7 @@ static int plan_terms(cost_model *cm, const chip *c, job *j) {
   if (!j->link_bytes || !off || !stages) goto cleanup;
   off[0] = 0;
   for (int gi = 0; gi < n; gi++) off[gi + 1] = off[gi] + j->groups[gi].n_sends;
-  if (!(x = malloc(((size_t)off[n] + 1) * sizeof *x))) goto cleanup;
+  if (!(x = calloc((size_t)off[n] + 1, sizeof *x))) goto cleanup; /* zeroed: GCC cannot see every entry set */
   for (int gi = 0; gi < n; gi++) {
     jgroup *gr = &j->groups[gi];
     int segs = 0;
