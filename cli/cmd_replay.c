@@ -40,44 +40,6 @@ static void print_header(const char *path, const trace *t, const chip *c, const 
          map ? ", placed with --map " : "", map ? map : "");
 }
 
-static int replay(const char *path, const char *chip_path, const char *map, sim_options *so, int json);
-
-static int run(int argc, char **argv) {
-  enum { OPT_MAP = CLI_OPT_FIRST_FREE };
-  static const struct option options[] = {{"chip", required_argument, NULL, 'c'},
-                                          {"map", required_argument, NULL, OPT_MAP},
-                                          {"links", required_argument, NULL, 'l'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"verbose", no_argument, NULL, 'v'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-  const char *chip_path = CLI_DEFAULT_CHIP, *map = NULL;
-  int json = 0, opt;
-  long v;
-  sim_options so;
-  sim_options_init(&so);
-  so.cache_size = 0;
-  optind = 0;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":c:l:jvh", options, NULL)) != -1) {
-    switch (opt) {
-    case 'h': return cli_help(usage);
-    case 'c': chip_path = optarg; break;
-    case OPT_MAP: map = optarg; break;
-    case 'l':
-      if (cli_parse_int("replay", "--links", optarg, 0, 100000L, &v)) return 2;
-      so.top_links = (int)v;
-      break;
-    case 'j': json = 1; break;
-    case 'v': so.verbose = 1; break;
-    case ':': return cli_usage("replay", "option '%s' needs a value", argv[optind - 1]);
-    default: return cli_usage("replay", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
-  if (argc - optind != 1) return cli_usage("replay", "expects one trace file, got %d arguments", argc - optind);
-  return replay(argv[optind], chip_path, map, &so, json);
-}
-
 /* A training trace: one mini-batch (sim_train.h). */
 static int replay_train(const char *path, const trace *t, const chip *c, const sim_options *so, const char *map,
                         int json) {
@@ -106,6 +68,8 @@ static int replay_train(const char *path, const trace *t, const chip *c, const s
   return rc;
 }
 
+/* Loads the trace and the chip, places the trace (--map) and runs it: a training trace as its mini-batch,
+ * any other as 'simulate' runs a plan. */
 static int replay(const char *path, const char *chip_path, const char *map, sim_options *so, int json) {
   chip *c = NULL;
   trace *rec = NULL, *t = NULL;
@@ -159,6 +123,42 @@ cleanup:
   trace_free(rec);
   chip_free(c);
   return rc;
+}
+
+static int run(int argc, char **argv) {
+  enum { OPT_MAP = CLI_OPT_FIRST_FREE };
+  static const struct option options[] = {{"chip", required_argument, NULL, 'c'},
+                                          {"map", required_argument, NULL, OPT_MAP},
+                                          {"links", required_argument, NULL, 'l'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"verbose", no_argument, NULL, 'v'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  const char *chip_path = CLI_DEFAULT_CHIP, *map = NULL;
+  int json = 0, opt;
+  long v;
+  sim_options so;
+  sim_options_init(&so);
+  so.cache_size = 0;
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":c:l:jvh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'h': return cli_help(usage);
+    case 'c': chip_path = optarg; break;
+    case OPT_MAP: map = optarg; break;
+    case 'l':
+      if (cli_parse_int("replay", "--links", optarg, 0, 100000L, &v)) return 2;
+      so.top_links = (int)v;
+      break;
+    case 'j': json = 1; break;
+    case 'v': so.verbose = 1; break;
+    case ':': return cli_usage("replay", "option '%s' needs a value", argv[optind - 1]);
+    default: return cli_usage("replay", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 1) return cli_usage("replay", "expects one trace file, got %d arguments", argc - optind);
+  return replay(argv[optind], chip_path, map, &so, json);
 }
 
 const cli_command cmd_replay = {"replay", "run a recorded trace on a chip and print the simulate report", run};

@@ -1,8 +1,8 @@
 /* sim_train: a mini-batch of a trained plan on the simulator.  See sim_train.h.
  *
  * The job is compiled on the caller's thread (segments, Sends both ways, orders, DRAM matrices) from a plan
- * (compile_plan) or from a recorded training trace (compile_trace: the same job, so a replay on the recording
- * chip is the same run, and sim_train_record writes a plan's job as that trace), and run
+ * (sim_train_compile_plan) or from a recorded training trace (sim_train_record.c: the same job, so a replay
+ * on the recording chip is the same run), and run
  * on the engine's (sim_engine_call): a group actor per group walks its order, and a sender actor per group
  * that sends anything runs its transfers one at a time in the order they were posted, forward and backward
  * alike (double buffering, as in inference), then raises the receiving group's arrival count.  A pass
