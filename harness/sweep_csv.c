@@ -129,9 +129,11 @@ mp_status sweep_csv_append(int fd, const char *path, const char *line, size_t le
 
 /* Checks a row of case i (NUL-terminated, without its newline; cut in place at the commas) column by
  * column: the case's axis values, graph and method, the figures in the form sweep_csv_row writes them,
- * and this sweep's options and the case's inputs.  A row with the right key and garbage after it, or one
- * made under another seed, objective, chip or op times, would otherwise count as done. */
-static mp_status check_row(const sweep *s, int i, char *row, int line, const char *path, mp_error *err) {
+ * and this sweep's options (sweep_csv_options, computed once by the caller) and the case's inputs.  A row
+ * with the right key and garbage after it, or one made under another seed, objective, chip or op times,
+ * would otherwise count as done. */
+static mp_status check_row(const sweep *s, const char *options, int i, char *row, int line, const char *path,
+                           mp_error *err) {
   /* The columns after the axes, as sweep_csv_row writes them (ROW_COLUMNS, then ENERGY_COLUMNS with
    * energy figures, TRAIN_COLUMNS when training, then options, inputs and solve_s): G the case's graph, M
    * its method, O this sweep's options, H the case's inputs, 'i' a whole number >= 0, 'r' a finite number
@@ -154,8 +156,7 @@ static mp_status check_row(const sweep *s, int i, char *row, int line, const cha
   if (n != max)
     return err_at(err, MP_INPUT, path, where, "case '%.200s': %d columns, the header has %d (fix or delete the row)",
                   c->key, n, max);
-  char options[SWEEP_LINE_MAX], inputs[17];
-  if (sweep_csv_options(s, options, sizeof options) < 0) return err_set(err, MP_USAGE, "the options are too long");
+  char inputs[17];
   fileio_hash_hex(sweep_case_inputs(s, i), inputs);
   for (int k = 0; k < s->n_axes + FIXED; k++) {
     const char *v = col[1 + k], *want = NULL;
@@ -192,9 +193,11 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned
   *fd_out = -1;
   *n_done = 0;
   memset(done, 0, (size_t)s->n_cases);
-  char header[SWEEP_LINE_MAX];
+  char header[SWEEP_LINE_MAX], options[SWEEP_LINE_MAX];
   int hlen = sweep_csv_header(s, header, sizeof header);
   if (hlen < 0) return err_set(err, MP_USAGE, "the CSV header is longer than %d bytes", SWEEP_LINE_MAX);
+  if (sweep_csv_options(s, options, sizeof options) < 0)
+    return err_set(err, MP_USAGE, "the options column is longer than %d bytes", SWEEP_LINE_MAX);
   int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return err_at(err, MP_OUTPUT, path, NULL, "cannot open: %s", strerror(errno));
   mp_status st = MP_OK;
@@ -275,7 +278,7 @@ mp_status sweep_csv_open(const sweep *s, const char *path, int *fd_out, unsigned
         int i = sweep_find_case(s, line);
         if (i >= 0) {
           *comma = ',';
-          st = check_row(s, i, line, lineno, path, err);
+          st = check_row(s, options, i, line, lineno, path, err);
         }
         if (i >= 0 && st == MP_OK && !done[i]) {
           done[i] = 1;

@@ -253,8 +253,13 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
   }
   for (int i = 0; i < n_sends; i++)
     if (sends[i].bytes > 0) cost_load_route(c, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
+  cost_stage_dram_load(m, s, link_bytes);
+}
+
+void cost_stage_dram_load(cost_model *m, const cost_stage *s, double *link_bytes) {
+  const chip *c = m->c;
   if (s->fits || c->n_dram == 0) return;
-  for (int k = s->first_core; k <= last; k++) {
+  for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
     double in, out;
     cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
     if (in > 0) cost_load_route(c, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);

@@ -169,6 +169,15 @@ typedef struct cost_transfer {
 void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_transfer *sends, int n_sends,
                      double *link_bytes);
 
+/* Adds to link_bytes (chip_n_links entries) what one pass of stage s streams on its routes: each core's
+ * reads from its nearest DRAM port and writes back to it (cost_core_dram); nothing when s fits or the chip
+ * has no port.  cost_stage_plan adds it once; a trained stage streams around both of its passes. */
+void cost_stage_dram_load(cost_model *m, const cost_stage *s, double *link_bytes);
+
+/* Adds bytes on every link of the route from `from` to `to` (chip_route's ends) into load, listing in
+ * touched (when not NULL) the links whose load was 0; returns the route's hops. */
+int cost_load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched);
+
 /* Contention (a plan term): an activity (an all-gather, a DRAM stream, a Send) shares its links with
  * the rest of their traffic.  At a period T the rest of a link's load per micro-batch, O, keeps the
  * link busy a share u = O / (bandwidth T) of the time.  The simulator splits a link equally between the

@@ -57,8 +57,4 @@ struct cost_model {
   int cap_phase;
 };
 
-/* Adds bytes on every link of the route from `from` to `to` (chip_route's ends) into load, listing in
- * touched (when not NULL) the links whose load was 0; returns the route's hops. */
-int cost_load_route(const chip *c, double *load, int from, int to, double bytes, int *touched, int *n_touched);
-
 #endif

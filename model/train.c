@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "memplan.h"
+#include "train_int.h"
 
 void train_options_default(train_options *o) {
   o->optimizer = TRAIN_ADAM;
@@ -174,6 +175,7 @@ void train_free(train *t) {
     free(m->mt);
   }
   free(t->memo);
+  train_scratch_free(t->scratch);
   free(t->layers);
   free(t);
 }

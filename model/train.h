@@ -75,6 +75,7 @@ typedef struct train {
   int update_flops_per_param;
   train_layer *layers; /* owned, g->n_ops entries */
   struct train_memo *memo; /* owned: the ranges planned so far */
+  struct train_scratch *scratch; /* owned: train_evaluate's cost model and buffers (train_int.h), or NULL */
 } train;
 
 /* Prepares g (borrowed) for training with o (copied; NULL for the defaults).  MP_USAGE for M < 1.
@@ -164,14 +165,15 @@ typedef struct train_stage_input {
   const cost_transfer *fwd, *bwd; /* borrowed */
 } train_stage_input;
 
-/* The model of the n stages in (borrowed) trained on c under o with `batch` samples per micro-batch; g
- * (borrowed, may be NULL) only names the graph to the cost model.  train_evaluate is this with the
- * stages of its plan, so both give the same figures.  *out is owned (train_result_free). */
-mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, const graph *g, int n,
-                                const train_stage_input *in, train_result **out, mp_error *err);
+/* The model of the n stages in (borrowed) trained on c under o with `batch` samples per micro-batch.
+ * train_evaluate is this with the stages of its plan, so both give the same figures.  *out is owned
+ * (train_result_free). */
+mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, int n, const train_stage_input *in,
+                                train_result **out, mp_error *err);
 
 /* The model of plan p (borrowed; made for t's graph and c's cores, else MP_INPUT) trained on c under
- * t's options.  *out is owned (train_result_free). */
+ * t's options.  t keeps a cost model of c and buffers for the next call (rebuilt for another chip).
+ * *out is owned (train_result_free). */
 mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err);
 
 /* The same, with the stage figures only when stage_s (p->n_stages entries: time_s) and stage_mem

@@ -19,20 +19,7 @@
 
 #include "split.h"
 #include "train.h"
-
-typedef struct loading {
-  double *load, bytes;
-} loading;
-
-static void add_load(void *ctx, int link) {
-  loading *x = ctx;
-  x->load[link] += x->bytes;
-}
-
-static void load_route(const chip *c, double *load, int from, int to, double bytes) {
-  loading x = {load, bytes};
-  chip_route(c, from, to, add_load, &x);
-}
+#include "train_int.h"
 
 /* The gathering segments of a group's forward (a layer with outputs) and backward (a layer with
  * input-gradients). */
@@ -79,7 +66,7 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
   cost_stage *cs = &ts->cs;
   train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, ts->in_flight, cs);
   double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, or a backward */
-  int nf = in->fwd_segments, nb = in->bwd_segments, n = in->n_cores, last = in->first_core + n - 1;
+  int nf = in->fwd_segments, nb = in->bwd_segments, n = in->n_cores;
   cost_stage_plan(m, cs, nf + nb, in->fwd, in->n_fwd, link);
   ts->fwd_send_s = cs->send_s;
   ts->fwd_sends = in->n_fwd;
@@ -89,17 +76,10 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
     int to = in->bwd[k].dst_core;
     if (!(bytes > 0)) continue;
     ts->bwd_send_s += cost_send_s(bytes, cs->gamma, B) + (double)chip_hops(c, in->first_core, to) * lat;
-    load_route(c, link, in->first_core, to, cs->gamma * bytes);
+    cost_load_route(c, link, in->first_core, to, cs->gamma * bytes, NULL, NULL);
     ts->bwd_sends++;
   }
-  if (!cs->fits && c->n_dram > 0) /* the second pass's streams on their routes */
-    for (int k = in->first_core; k <= last; k++) {
-      double din, dout;
-      int port = CHIP_PORT(chip_nearest_dram(c, k));
-      cost_core_dram(cs, (double)c->cores[k].sram_bytes, &din, &dout);
-      if (din > 0) load_route(c, link, port, k, din);
-      if (dout > 0) load_route(c, link, k, port, dout);
-    }
+  cost_stage_dram_load(m, cs, link); /* the second pass's streams (cost_stage_plan added the first's) */
   cs->send_s = ts->fwd_send_s + ts->bwd_send_s;
   double busy = cs->compute_s + cs->dram_s;
   cs->time_s = busy > cs->send_s ? busy : cs->send_s;
@@ -135,24 +115,22 @@ static void minibatch(const train_options *o, train_result *res) {
   res->samples_per_s = res->minibatch_s > 0 ? (double)M * res->batch / res->minibatch_s : 0;
 }
 
-mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, const graph *g, int n,
-                                const train_stage_input *in, train_result **out, mp_error *err) {
+/* The model of the n stages in on m's chip, with link (chip_n_links entries, zeroed here) for the loads. */
+static mp_status evaluate_stages(const train_options *o, int batch, cost_model *m, const chip *c, double *link, int n,
+                                 const train_stage_input *in, train_result **out, mp_error *err) {
   *out = NULL;
   train_result *res = calloc(1, sizeof *res);
-  double *link = calloc((size_t)chip_n_links(c), sizeof *link);
-  cost_model *m = NULL;
-  mp_status st = MP_OK;
-  if (!res || !link || !(res->stages = calloc((size_t)n + 1, sizeof *res->stages))) {
-    st = err_nomem(err);
-    goto cleanup;
+  if (!res || !(res->stages = calloc((size_t)n + 1, sizeof *res->stages))) {
+    train_result_free(res);
+    return err_nomem(err);
   }
+  memset(link, 0, (size_t)chip_n_links(c) * sizeof *link);
   res->schedule = o->schedule;
   res->microbatches = o->microbatches;
   res->batch = batch;
   res->n_stages = n;
   res->feasible = 1;
   res->busiest_link = -1;
-  if ((st = cost_model_new(g, c, &m, err)) != MP_OK) goto cleanup;
   for (int i = 0; i < n; i++) {
     train_stage *ts = &res->stages[i];
     stage(m, c, o, i, n, &in[i], link, ts);
@@ -173,15 +151,62 @@ mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c
   }
   if (res->link_bound_s > res->period_s) res->period_s = res->link_bound_s;
   minibatch(o, res);
-cleanup:
-  cost_model_free(m);
-  free(link);
-  if (st != MP_OK) {
-    train_result_free(res);
-    return st;
-  }
   *out = res;
   return MP_OK;
+}
+
+mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c, int n, const train_stage_input *in,
+                                train_result **out, mp_error *err) {
+  *out = NULL;
+  cost_model *m = NULL;
+  double *link = malloc((size_t)chip_n_links(c) * sizeof *link);
+  mp_status st = link ? cost_model_new(NULL, c, &m, err) : err_nomem(err);
+  if (st == MP_OK) st = evaluate_stages(o, batch, m, c, link, n, in, out, err);
+  cost_model_free(m);
+  free(link);
+  return st;
+}
+
+/* t's scratch for plans on chip c, (re)built when c is not the chip it was built for, with room for n
+ * stages and n_x transfers; NULL when out of memory. */
+static train_scratch *scratch_for(train *t, const chip *c, int n, int n_x, mp_error *err) {
+  train_scratch *x = t->scratch;
+  if (!x && !(x = t->scratch = calloc(1, sizeof *x))) goto nomem;
+  if (x->c != c || x->chip_hash != c->hash) {
+    cost_model_free(x->m);
+    free(x->link);
+    x->m = NULL;
+    x->c = NULL;
+    if (!(x->link = malloc((size_t)chip_n_links(c) * sizeof *x->link))) goto nomem;
+    if (cost_model_new(NULL, c, &x->m, err) != MP_OK) return NULL;
+    x->c = c;
+    x->chip_hash = c->hash;
+  }
+  if (n > x->cap_in) {
+    train_stage_input *v = realloc(x->in, (size_t)n * sizeof *v);
+    if (!v) goto nomem;
+    x->in = v;
+    x->cap_in = n;
+  }
+  if (n_x > x->cap_x) {
+    cost_transfer *v = realloc(x->x, (size_t)n_x * sizeof *v);
+    if (!v) goto nomem;
+    x->x = v;
+    x->cap_x = n_x;
+  }
+  return x;
+nomem:
+  err_nomem(err);
+  return NULL;
+}
+
+void train_scratch_free(train_scratch *x) {
+  if (!x) return;
+  cost_model_free(x->m);
+  free(x->link);
+  free(x->in);
+  free(x->x);
+  free(x);
 }
 
 mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err) {
@@ -192,21 +217,17 @@ mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **
                   "the plan has %d layers on %d cores, but the graph has %d layers and the chip %d cores", p->n_layers,
                   p->n_cores, g->n_ops, c->n_cores);
   split *sp = NULL;
-  train_stage_input *in = calloc((size_t)p->n_stages + 1, sizeof *in);
-  cost_transfer *x = NULL;
-  mp_status st = in ? split_new(g, p, &sp, err) : err_nomem(err);
-  if (st != MP_OK) goto cleanup;
+  mp_status st = split_new(g, p, &sp, err);
+  if (st != MP_OK) return st;
   int n_x = 0;
   for (int i = 0; i < sp->n_groups; i++) n_x += sp->groups[i].n_sends + sp->groups[i].n_recvs;
-  if (!(x = malloc(((size_t)n_x + 1) * sizeof *x))) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
-  cost_transfer *next = x;
+  train_scratch *x = scratch_for(t, c, sp->n_groups + 1, n_x + 1, err);
+  if (!x) st = err->status;
+  cost_transfer *next = x ? x->x : NULL;
   for (int i = 0; i < sp->n_groups && st == MP_OK; i++) {
     const split_group *sg = &sp->groups[i];
-    train_stage_input *s = &in[i];
-    if ((st = train_range_of(t, sg->first_layer, sg->n_layers, &s->r, err)) != MP_OK) break;
+    train_stage_input *s = &x->in[i];
+    st = train_range_of(t, sg->first_layer, sg->n_layers, &s->r, err);
     s->first_layer = sg->first_layer;
     s->n_layers = sg->n_layers;
     s->first_core = sg->first_core;
@@ -224,10 +245,7 @@ mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **
       *next++ = (cost_transfer){(double)g->tensors[sg->recvs[k].tensor].bytes, src->first_core + src->n_cores - 1};
     }
   }
-  if (st == MP_OK) st = train_evaluate_stages(&t->opt, graph_batch(g), c, g, sp->n_groups, in, out, err);
-cleanup:
-  free(x);
-  free(in);
+  if (st == MP_OK) st = evaluate_stages(&t->opt, graph_batch(g), x->m, c, x->link, sp->n_groups, x->in, out, err);
   split_free(sp);
   return st;
 }

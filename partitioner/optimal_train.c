@@ -474,8 +474,8 @@ static double solve_near(ot *o, double lo, int *layers, int *cores, int *n) {
 /* 1F1B: GPipe's training optimum (its stages hold M stashes each, never fewer than under 1F1B, and its
  * DP has one class, so it reaches plans of many stages the classes below do not), and a plan of exactly
  * q stages within 1 % of the relaxation's least period for them (solve_near), for the counts q < M of
- * next_count on a uniform chip (none when no plan has q stages); each a candidate with room for L stages, in *more (owned, *n_more of them).  GPipe: none.
- * MP_NOMEM, or a range's failure. */
+ * next_count on a uniform chip (none when no plan has q stages); each a candidate with room for L stages,
+ * in *more (owned, *n_more of them).  GPipe: none.  MP_NOMEM, or a range's failure. */
 static mp_status more_starts(ot *o, const train_options *to, double t_low, candidate **more, int *n_more) {
   *more = NULL;
   *n_more = 0;

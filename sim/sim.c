@@ -592,23 +592,25 @@ fail:
 /* The timeline's SRAM baseline: each core of a stage keeps its share of the stage's weights resident, less
  * what it streams from DRAM every micro-batch (cost_core_dram); the activations come and go with the
  * run's events (timeline.h). */
+mp_status sim_timeline_resident(const chip *c, const cost_stage *cs, timeline *tl, mp_error *err) {
+  double w = cs->weight_bytes / cs->n_cores;
+  mp_status st = MP_OK;
+  for (int k = cs->first_core; st == MP_OK && k < cs->first_core + cs->n_cores; k++) {
+    double in, out;
+    cost_core_dram(cs, (double)c->cores[k].sram_bytes, &in, &out);
+    timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .microbatch = -1,
+                        .bytes = (uint64_t)llround(w - (in < w ? in : w))};
+    if (e.bytes > 0) st = timeline_add(tl, &e, err);
+  }
+  return st;
+}
+
 mp_status sim_evaluate_timeline(sim *s, const graph *g, const plan *p, int microbatches, timeline *tl, sim_result *res,
                                 mp_error *err) {
   cost_result *cr = NULL;
   mp_status st = evaluate(s, g, p, microbatches, tl, res, err);
   if (st == MP_OK) st = cost_evaluate(g, s->chip, p, &cr, err);
-  for (int i = 0; st == MP_OK && i < cr->n_stages; i++) {
-    const cost_stage *cs = &cr->stages[i];
-    double w = cs->weight_bytes / cs->n_cores;
-    for (int k = cs->first_core; st == MP_OK && k < cs->first_core + cs->n_cores; k++) {
-      double in, out;
-      cost_core_dram(cs, (double)s->chip->cores[k].sram_bytes, &in, &out);
-      double resident = w - (in < w ? in : w);
-      timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .microbatch = -1,
-                          .bytes = (uint64_t)llround(resident)};
-      if (e.bytes > 0) st = timeline_add(tl, &e, err);
-    }
-  }
+  for (int i = 0; st == MP_OK && i < cr->n_stages; i++) st = sim_timeline_resident(s->chip, &cr->stages[i], tl, err);
   cost_result_free(cr);
   /* A failed evaluation leaves no result, like sim_evaluate_m, also when the run's events (evaluate's
    * tl_failed) or the SRAM counters could not all be added to the timeline. */

@@ -290,6 +290,10 @@ void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *s
  * execs holds n_cores entries.  Returns the number of transfers. */
 int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write);
 
+/* Adds to tl, per core of stage cs, the bytes it keeps resident: its share of the stage's weight bytes
+ * (training: its static bytes) less what it streams from DRAM (cost_core_dram). */
+mp_status sim_timeline_resident(const chip *c, const cost_stage *cs, timeline *tl, mp_error *err);
+
 /* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */
 double sim_round12(double x);
 

@@ -125,7 +125,8 @@ mp_status sim_replay(sim *s, const trace *t, sim_result *res, mp_error *err) {
   memset(res, 0, sizeof *res);
   job *j = NULL;
   if (t->training)
-    return err_at(err, MP_USAGE, t->file, NULL, "a training trace (recorded with --mode train): sim_train_replay runs it");
+    return err_at(err, MP_USAGE, t->file, NULL,
+                  "a training trace (recorded with --mode train): sim_train_replay runs it");
   mp_status st = trace_check(t, s->chip->n_cores, err);
   if (st == MP_OK) st = sim_job_from_trace(s, t, t->steady, &j, err);
   if (st == MP_OK) st = sim_engine_run(s, j, err);

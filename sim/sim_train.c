@@ -653,17 +653,7 @@ mp_status sim_train_evaluate_timeline(sim *s, train *t, const plan *p, timeline 
   if (st == MP_OK) st = sim_train_run(s, &j, &t->opt, graph_batch(t->g), t->g->hash, plan_hash(p), res, err);
   if (st == MP_OK && j.tl_failed) st = err_nomem(err);
   /* what each core keeps of its static bytes (weights, gradients, optimizer state): the rest streams */
-  for (int gi = 0; st == MP_OK && gi < j.n_groups; gi++) {
-    const cost_stage *cs = &j.groups[gi].model->cs;
-    double w = cs->weight_bytes / cs->n_cores;
-    for (int k = cs->first_core; st == MP_OK && k < cs->first_core + cs->n_cores; k++) {
-      double in = 0, out = 0;
-      if (!cs->fits && c->n_dram > 0) cost_core_dram(cs, (double)c->cores[k].sram_bytes, &in, &out);
-      timeline_event e = {.kind = TIMELINE_SRAM, .first_core = k, .dram_port = -1, .microbatch = -1,
-                          .bytes = (uint64_t)llround(w - (in < w ? in : w))};
-      if (e.bytes > 0) st = timeline_add(tl, &e, err);
-    }
-  }
+  for (int gi = 0; st == MP_OK && gi < j.n_groups; gi++) st = sim_timeline_resident(c, &j.groups[gi].model->cs, tl, err);
   if (st != MP_OK) sim_train_result_clear(res);
   sim_train_job_free(&j);
   return st;

@@ -399,7 +399,7 @@ static mp_status compile_trace(sim *s, const trace *tr, tjob *j, mp_error *err) 
   if (st != MP_OK) goto cleanup;
   train_options o = tr->train;
   o.microbatches = M;
-  if ((st = train_evaluate_stages(&o, tr->batch, c, NULL, n, in, &j->model, err)) != MP_OK) goto cleanup;
+  if ((st = train_evaluate_stages(&o, tr->batch, c, n, in, &j->model, err)) != MP_OK) goto cleanup;
   for (int gi = 0; gi < n && st == MP_OK; gi++) {
     tgroup *gr = &j->groups[gi];
     gr->model = &j->model->stages[gi];
