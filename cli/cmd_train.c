@@ -506,6 +506,7 @@ cleanup:
   rl_trainer_free(t);
   rl_policy_free(start);
   for (int i = 0; i < n; i++) {
+    rl_reward_clear(&items[i].reward);
     rl_env_free(items[i].env);
     train_free(items[i].trained);
     plan_free(items[i].init);

@@ -45,6 +45,27 @@ mp_status plan_validate(const int *arranged, int n_cores, int n_layers, const ch
   return MP_OK;
 }
 
+/* The stages of a valid arranged_core list, in order. */
+static void fill_stages(const int *arranged, int n_cores, plan_stage *stages) {
+  int s = 0, first_core = 0, first_layer = 0;
+  for (int i = 0; i < n_cores; i++) {
+    if (arranged[i] == 0) continue;
+    stages[s++] = (plan_stage){first_layer, arranged[i], first_core, i - first_core + 1};
+    first_layer += arranged[i];
+    first_core = i + 1;
+  }
+}
+
+void plan_view(const int *arranged, int n_cores, int n_layers, plan_stage *stages, plan *view) {
+  view->n_cores = n_cores;
+  view->n_layers = n_layers;
+  view->n_stages = 0;
+  for (int i = 0; i < n_cores; i++) view->n_stages += arranged[i] > 0;
+  view->arranged = (int *)arranged; /* a view never writes it: plans are immutable */
+  view->stages = stages;
+  fill_stages(arranged, n_cores, stages);
+}
+
 mp_status plan_new(const int *arranged, int n_cores, int n_layers, plan **out, mp_error *err) {
   *out = NULL;
   mp_status st = plan_validate(arranged, n_cores, n_layers, NULL, err);
@@ -61,14 +82,7 @@ mp_status plan_new(const int *arranged, int n_cores, int n_layers, plan **out, m
     goto cleanup;
   }
   memcpy(p->arranged, arranged, (size_t)n_cores * sizeof *arranged);
-  int s = 0, first_core = 0, first_layer = 0;
-  for (int i = 0; i < n_cores; i++) {
-    if (arranged[i] == 0) continue;
-    p->stages[s] = (plan_stage){first_layer, arranged[i], first_core, i - first_core + 1};
-    first_layer += arranged[i];
-    first_core = i + 1;
-    s++;
-  }
+  fill_stages(arranged, n_cores, p->stages);
 
 cleanup:
   if (st != MP_OK)

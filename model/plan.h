@@ -36,6 +36,12 @@ mp_status plan_validate(const int *arranged, int n_cores, int n_layers, const ch
 /* Builds a plan from an arranged_core list (copied, not kept). *out is owned by the caller. */
 mp_status plan_new(const int *arranged, int n_cores, int n_layers, plan **out, mp_error *err);
 
+/* Fills *view with the plan plan_new would build from arranged (valid for n_cores and n_layers:
+ * plan_validate), without allocating: the view borrows arranged (it must outlive the view and not
+ * change while it is used) and writes its stages into stages (room for n_cores).  Never plan_free a
+ * view. */
+void plan_view(const int *arranged, int n_cores, int n_layers, plan_stage *stages, plan *view);
+
 /* Builds a plan from per-stage layer and core counts (copied); each count must be >= 1. */
 mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int n_stages, plan **out, mp_error *err);
 

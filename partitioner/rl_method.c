@@ -77,6 +77,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   train *trained = NULL;
   method_report init_rep;
   rl_eval warm_rl = {0}, warm_best = {0};
+  rl_reward creward = {0}, reward = {0}; /* the model's (warm-up) and the simulator's */
   mp_status st = method_run(init_name, g, c, o, &init, &init_rep, err);
   if (st != MP_OK) return st;
   st = rl_env_from_graph(g, c->n_cores, &env, err);
@@ -92,7 +93,6 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   rl_reward_weights rw; /* inference: the reward measures o->objective */
   rl_reward_weights_default(&rw, 1);
   rw.objective = o->objective;
-  rl_reward creward;
   rl_instance win;
   rl_train_config wcfg = cfg;
   /* training: one trained graph for the model's and the simulator's rewards, M micro-batches a mini-batch */
@@ -118,7 +118,6 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
-  rl_reward reward;
   st = o->train ? rl_reward_init_train_sim(&reward, s, trained, init->arranged, NULL, err)
                : rl_reward_init_sim(&reward, s, g, init->arranged, &rw, err);
   if (st != MP_OK) goto cleanup;
@@ -168,6 +167,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
 cleanup:
   rl_trainer_free(t);
   rl_trainer_free(warm);
+  rl_reward_clear(&reward);
+  rl_reward_clear(&creward);
   cost_model_free(model);
   train_free(trained);
   rl_policy_free(pol);

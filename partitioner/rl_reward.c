@@ -60,51 +60,46 @@ static void stage_figures(figures *f, const double *buf, int n, double ref) {
   f->balance = ref > 0 ? rl_reward_balance(buf, buf + n, n, ref) : 0.0;
 }
 
-/* Per-stage scratch for stage_figures: 2n doubles (at least 2), or NULL. */
-static double *stage_buf(int n) { return malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof(double)); }
+/* arranged as a plan in r's scratch (plan_view), once checked: the callback takes any list. */
+static mp_status view_of(const rl_reward *r, const int *arranged, plan *view, mp_error *err) {
+  mp_status st = plan_validate(arranged, r->n_cores, r->n_layers, NULL, err);
+  if (st == MP_OK) plan_view(arranged, r->n_cores, r->n_layers, r->stages, view);
+  return st;
+}
 
 /* Evaluates arranged on the model, the balance against ref (or 0 when ref <= 0). */
 static mp_status model_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
+  plan p;
+  mp_status st = view_of(r, arranged, &p, err);
   if (st != MP_OK) return st;
-  double *buf = stage_buf(p->n_stages);
+  double *buf = r->buf;
   int fits = 1;
-  double worst = buf ? cost_model_period(r->model, p, buf, buf + p->n_stages, &fits, NULL) : -1;
-  if (worst < 0) {
-    st = err_nomem(err);
-  } else {
-    f->period = worst;
-    /* the energy only when the reward needs it: this runs for every plan the trainer proposes */
-    f->energy = r->w.objective == OBJECTIVE_TIME ? 0.0 : cost_model_energy(r->model, worst);
-    f->link_util = 0.0;
-    f->feasible = fits;
-    stage_figures(f, buf, p->n_stages, ref);
-    if (!(f->period > 0) || !isfinite(f->period))
-      st = err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", f->period);
-  }
-  free(buf);
-  plan_free(p);
-  return st;
+  double worst = cost_model_period(r->model, &p, buf, buf + p.n_stages, &fits, NULL);
+  if (worst < 0) return err_nomem(err);
+  f->period = worst;
+  /* the energy only when the reward needs it: this runs for every plan the trainer proposes */
+  f->energy = r->w.objective == OBJECTIVE_TIME ? 0.0 : cost_model_energy(r->model, worst);
+  f->link_util = 0.0;
+  f->feasible = fits;
+  stage_figures(f, buf, p.n_stages, ref);
+  if (!(f->period > 0) || !isfinite(f->period))
+    return err_set(err, MP_RUN, "rl: the cost model gave a bottleneck of %g s for a plan", f->period);
+  return MP_OK;
 }
 
 /* Simulates arranged: the period, the memory and routing figures, and the balance figures (per-stage
  * times and memory ratios, against ref when ref > 0). */
 static mp_status sim_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
-  plan *p = NULL;
-  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
+  plan p;
+  mp_status st = view_of(r, arranged, &p, err);
   if (st != MP_OK) return st;
   sim_result res;
   memset(&res, 0, sizeof res);
-  double *buf = NULL;
-  st = sim_evaluate(r->sim, r->g, p, &res, err);
+  double *buf = r->buf;
+  st = sim_evaluate(r->sim, r->g, &p, &res, err);
   if (st != MP_OK) goto cleanup;
   if (!(res.period_s > 0) || !isfinite(res.period_s)) {
     st = err_set(err, MP_RUN, "rl: the simulator gave a period of %g s for a plan", res.period_s);
-    goto cleanup;
-  }
-  if (!(buf = stage_buf(res.n_stages))) {
-    st = err_nomem(err);
     goto cleanup;
   }
   const chip *c = sim_chip(r->sim);
@@ -123,24 +118,18 @@ static mp_status sim_figures(const rl_reward *r, const int *arranged, double ref
   f->feasible = res.feasible;
   stage_figures(f, buf, res.n_stages, ref);
 cleanup:
-  free(buf);
   sim_result_clear(&res);
-  plan_free(p);
   return st;
 }
 
 /* Training on the model: the period is the mini-batch over M, stage times its forward and backward. */
 static mp_status train_model_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
-  plan *p = NULL;
+  plan p;
   train_result *res = NULL;
-  double *buf = NULL;
-  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
-  if (st == MP_OK) st = train_evaluate(r->train, r->chip, p, &res, err);
+  double *buf = r->buf;
+  mp_status st = view_of(r, arranged, &p, err);
+  if (st == MP_OK) st = train_evaluate(r->train, r->chip, &p, &res, err);
   if (st != MP_OK) goto cleanup;
-  if (!(buf = stage_buf(res->n_stages))) {
-    st = err_nomem(err);
-    goto cleanup;
-  }
   for (int i = 0; i < res->n_stages; i++) {
     const train_stage *s = &res->stages[i];
     buf[i] = s->cs.time_s;
@@ -154,27 +143,21 @@ static mp_status train_model_figures(const rl_reward *r, const int *arranged, do
   if (!(f->period > 0) || !isfinite(f->period))
     st = err_set(err, MP_RUN, "rl: the training model gave a mini-batch of %g s for a plan", res->minibatch_s);
 cleanup:
-  free(buf);
   train_result_free(res);
-  plan_free(p);
   return st;
 }
 
 /* Training on the simulator: one mini-batch; stage times its forward and backward per micro-batch. */
 static mp_status train_sim_figures(const rl_reward *r, const int *arranged, double ref, figures *f, mp_error *err) {
-  plan *p = NULL;
+  plan p;
   sim_train_result res;
   memset(&res, 0, sizeof res);
-  double *buf = NULL;
-  mp_status st = plan_new(arranged, r->n_cores, r->n_layers, &p, err);
-  if (st == MP_OK) st = sim_train_evaluate(r->sim, r->train, p, &res, err);
+  double *buf = r->buf;
+  mp_status st = view_of(r, arranged, &p, err);
+  if (st == MP_OK) st = sim_train_evaluate(r->sim, r->train, &p, &res, err);
   if (st != MP_OK) goto cleanup;
   if (!(res.minibatch_s > 0) || !isfinite(res.minibatch_s)) {
     st = err_set(err, MP_RUN, "rl: the simulator gave a mini-batch of %g s for a plan", res.minibatch_s);
-    goto cleanup;
-  }
-  if (!(buf = stage_buf(res.n_stages))) {
-    st = err_nomem(err);
     goto cleanup;
   }
   for (int i = 0; i < res.n_stages; i++) {
@@ -188,9 +171,7 @@ static mp_status train_sim_figures(const rl_reward *r, const int *arranged, doub
   f->feasible = res.feasible;
   stage_figures(f, buf, res.n_stages, ref);
 cleanup:
-  free(buf);
   sim_train_result_clear(&res);
-  plan_free(p);
   return st;
 }
 
@@ -213,15 +194,30 @@ static mp_status init_common(rl_reward *r, int simulated, const int *ref, const 
   if (r->w.objective != OBJECTIVE_TIME && trained)
     return err_set(err, MP_USAGE, "rl: --objective %s is for inference: the training model has no energy",
                    objective_name(r->w.objective));
+  size_t n = r->n_cores > 0 ? (size_t)r->n_cores : 1;
+  r->stages = malloc(n * sizeof *r->stages);
+  r->buf = malloc(2 * n * sizeof *r->buf);
+  if (!r->stages || !r->buf) {
+    rl_reward_clear(r);
+    return err_nomem(err);
+  }
   figures f;
   mp_status st = figures_of(r, ref, 0.0, &f, err);
-  if (st != MP_OK) return st;
-  r->ref_period_s = f.period;
-  r->ref_value = objective_value(r->w.objective, f.period, f.energy);
-  if (!(r->ref_value > 0) || !isfinite(r->ref_value))
-    return err_set(err, MP_USAGE, "rl: the reference plan's %s is %g: --objective %s needs a chip with energy figures",
+  if (st == MP_OK) {
+    r->ref_period_s = f.period;
+    r->ref_value = objective_value(r->w.objective, f.period, f.energy);
+    if (!(r->ref_value > 0) || !isfinite(r->ref_value))
+      st = err_set(err, MP_USAGE, "rl: the reference plan's %s is %g: --objective %s needs a chip with energy figures",
                    objective_name(r->w.objective), r->ref_value, objective_name(r->w.objective));
-  return MP_OK;
+  }
+  if (st != MP_OK) rl_reward_clear(r);
+  return st;
+}
+
+void rl_reward_clear(rl_reward *r) {
+  free(r->stages);
+  free(r->buf);
+  memset(r, 0, sizeof *r);
 }
 
 mp_status rl_reward_init_sim(rl_reward *r, sim *s, const graph *g, const int *ref, const rl_reward_weights *w,

@@ -3,7 +3,7 @@
  * --mode train) of training, where the period is a mini-batch's time over its M micro-batches.
  *
  * An rl_reward is filled by one init per backend (rl_reward_init_sim, rl_reward_init_model,
- * rl_reward_init_train_sim, rl_reward_init_train_model), which
+ * rl_reward_init_train_sim, rl_reward_init_train_model; rl_reward_clear frees what it holds), which
  * evaluates the reference plan once for T_ref; rl_reward_eval then scores any plan of the same graph
  * and chip with the same formula and weights.  The simulator's figures are snapped to a grid so that
  * the same plan scores the same whatever the engine simulated before (see rl_reward.c). */
@@ -61,7 +61,8 @@ typedef enum rl_reward_backend {
   RL_REWARD_TRAIN_MODEL /* training: figure = M / the training model's mini-batch (train.h); no routing term */
 } rl_reward_backend;
 
-/* A reward of one graph on one chip.  Pointers are borrowed and must outlive it. */
+/* A reward of one graph on one chip.  Pointers are borrowed and must outlive it, but for its scratch,
+ * which an init allocates (scoring a plan allocates nothing more) and rl_reward_clear frees. */
 typedef struct rl_reward {
   rl_reward_backend backend;
   struct sim *sim;          /* RL_REWARD_SIM, RL_REWARD_TRAIN_SIM: the simulator, of the plan's chip */
@@ -73,6 +74,8 @@ typedef struct rl_reward {
   rl_reward_weights w;
   double ref_period_s; /* T_ref, set by the init: the balance's scale */
   double ref_value;    /* X_ref, set by the init */
+  struct plan_stage *stages; /* owned scratch, n_cores entries: the stages of the plan being scored */
+  double *buf;               /* owned scratch, 2 n_cores entries: its per-stage times and memory ratios */
 } rl_reward;
 
 /* Prepares r for g on sim's chip with reference plan ref (borrowed; evaluated once for T_ref).  w
@@ -94,6 +97,8 @@ mp_status rl_reward_init_train_sim(rl_reward *r, struct sim *s, struct train *t,
 mp_status rl_reward_init_train_model(rl_reward *r, struct train *t, const struct chip *c, int n_layers, const int *ref,
                                      const rl_reward_weights *w, mp_error *err);
 
+/* Frees r's scratch (r may be zeroed, or an init may have failed on it); r is then zeroed. */
+void rl_reward_clear(rl_reward *r);
 /* The rl_reward_fn of every backend: ctx is an initialised rl_reward. */
 mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
 

@@ -54,6 +54,9 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   CU_ASSERT_DOUBLE_EQUAL(rl_reward_balance(t3, NULL, 2, 2.0), -pow(1 + pow(0.5, 8), 1.0 / 8) / 2, 1e-15);
   CU_ASSERT(rl_reward_balance(t3, NULL, 2, 1.0) > rl_reward_balance(t2, NULL, 2, 1.0));
   CU_ASSERT_DOUBLE_EQUAL(rl_reward_balance(t2, m2, 2, 1.0), -pow(2, 1.0 / 8) - 0.5, 1e-15);
+  rl_reward_clear(&r);
+  CU_ASSERT_PTR_NULL(r.stages); /* cleared: a second clear is harmless */
+  rl_reward_clear(&r);
   plan_free(p);
   free(ref);
   cost_model_free(m);
@@ -95,6 +98,7 @@ static void the_training_reward_should_score_the_minibatch_over_its_microbatches
   CU_ASSERT_DOUBLE_EQUAL(e1.reward, -1.0, 1e-12);
   CU_ASSERT_EQUAL((e2.reward > e1.reward), (r2->minibatch_s < r1->minibatch_s));
   CU_ASSERT_EQUAL(e1.feasible, r1->feasible);
+  rl_reward_clear(&r);
   train_result_free(r1);
   train_result_free(r2);
   plan_free(p1);
@@ -145,6 +149,7 @@ static void the_energy_reward_should_score_energy_over_the_reference_plans(void)
     CU_ASSERT_DOUBLE_EQUAL(e1.reward, -1.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(e2.reward, -want, 1e-12 * want);
     CU_ASSERT_DOUBLE_EQUAL(e2.figure, 1 / T[1], 1e-12 / T[1]); /* the figure stays the throughput */
+    rl_reward_clear(&r);
     err_clear(&err);
     CU_ASSERT_EQUAL(rl_reward_init_model(&r, mb, n, g->n_ops, ref, &w, &err), MP_USAGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "needs a chip with energy figures"));
