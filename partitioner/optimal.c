@@ -20,8 +20,9 @@
  *         latency, a Send per consumer layer beyond the stage at the longest route's latency.  Each stage
  *         term is at least the model's, so the HIGH plan's stages are within its optimum in the model.
  * Both plans and those of the fast methods are costed in full, the best is improved by a local search
- * on the full model (optimal_repair.c), and the result is certified exact when its period equals T_low,
- * else the report gives T_low and the gap.
+ * on the full model (optimal_repair.c) and, when that stops more than 1 % above T_low on at most 64
+ * cores, by the deep search (rl's search of the model, optimal_int.h); the result is certified exact
+ * when its period equals T_low, else the report gives T_low and the gap.
  * Each relaxation's optimum is found by a threshold DP.  For a threshold T, a stage l..r and a core
  * count c are within T when max(compute(c) + dram(c), send) <= T.  With D = F/f - A/B, compute(c) =
  * A/B + D/c is monotone in c; the memory per core W/c + Y falls with c, so the counts that fit form
@@ -320,9 +321,6 @@ cleanup:
   return T;
 }
 
-/* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
-#define OPTIMAL_REPAIR_ROUNDS 64
-
 
 /* A certified lower bound on the energy of a micro-batch of any plan of g on c whose period is at least
  * t_low: the compute and SRAM energy, which no plan changes (every op runs once, on the MACs and the
@@ -396,6 +394,13 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
   double before = 0;
   for (int i = 0; i < n_cand; i++) cand[i].mem_first = c->n_dram == 0;
   int rounds = repair_for(m, cand, n_cand, OBJECTIVE_TIME, g->n_ops, stage_s, &pick, &before, err);
+  double repaired = rounds >= 0 ? cand[pick].period : 0;
+  int deep = -1; /* the period's plan searched deeper (optimal_int.h); for energy, a start like the others */
+  if (rounds >= 0 && repaired > t_low * (1 + OPTIMAL_DEEP_GAP) && c->n_cores >= 2 &&
+      c->n_cores <= OPTIMAL_DEEP_MAX_CORES) {
+    deep = optimal_deep_repair(m, g, c, &cand[pick], err);
+    if (deep < 0) rounds = -1;
+  }
   if (rounds >= 0) optimal_copy_candidate(&keep, &cand[pick]);
   if (rounds >= 0 && obj != OBJECTIVE_TIME)
     rounds = repair_energy(m, cand, n_cand, obj, g->n_ops, stage_s, &keep, &before, err);
@@ -432,6 +437,11 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
                 "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s; certified lower bound %.6g s "
                 "(%s), gap %.2f%%; the best start (%s) %.6g s before %d repair sweep%s.",
                 how, checks, keep.n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
+  if (deep >= 0)
+    method_note(rep,
+                "The period's gap was above %g%% after the repair (%.6g s): the deep search of the model (regrouping, "
+                "random kicks, the pair polish; partitioner/README.md) %s.",
+                100 * OPTIMAL_DEEP_GAP, repaired, deep ? "found the plan above" : "found no better plan");
 cleanup:
   free(stage_s);
   free(keep.layers);

@@ -131,6 +131,28 @@ void optimal_copy_candidate(candidate *to, const candidate *from);
 /* Improves *best (room for cap stages) by local search on the full model, at most max_rounds sweeps;
  * returns the sweeps run, or -1 on an error (err set). */
 int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err);
+/* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
+#define OPTIMAL_REPAIR_ROUNDS 64
+
+/* The deep search, for the time objective where the repaired plan is far from the certified bound (the
+ * link and DRAM-port loads bind, and the repair's one-step moves stop in a local optimum): rl's search
+ * of the model (rl_search.h: regrouping, random kicks each followed by steepest ascent, regrouping
+ * again, the pair polish) from *best (room for g->n_ops stages), its kicks drawn from a generator seeded
+ * by the graph's and the chip's hashes, and the repair from the best plan it finds.  *best becomes that
+ * plan when it is better (optimal_better) by more than the tie-break: a lower period, or with mem_first
+ * a plan that fits where *best does not.  g, c and m (the model of g on c) borrowed.  Returns 1 when
+ * *best changed, 0 when the search found nothing better, -1 on an error (err set). */
+int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err);
+#define OPTIMAL_DEEP_REGROUP_ROUNDS 100
+#define OPTIMAL_DEEP_KICKS 500        /* kicks at most ... */
+#define OPTIMAL_DEEP_KICK_BUDGET 8000 /* ... and at most this over the core count (a kick's ascent costs more
+                                         moves and longer evaluations on a larger chip) */
+#define OPTIMAL_DEEP_KICK_MOVES 16
+#define OPTIMAL_DEEP_PAIR_ROUNDS 64
+/* When it runs: the repaired period more than OPTIMAL_DEEP_GAP above the bound, on at most
+ * OPTIMAL_DEEP_MAX_CORES cores. */
+#define OPTIMAL_DEEP_GAP 0.01
+#define OPTIMAL_DEEP_MAX_CORES 64
 
 /* The fast methods whose plans join the relaxations' as starts of the repair (the model's best start may
  * come from anywhere: a relaxation's plan ignores the link loads), and how many starts there are. */

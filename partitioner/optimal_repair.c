@@ -1,13 +1,17 @@
-/* optimal_repair: the starts beside the relaxations' plans, and the local search that takes optimal's
+/* optimal_repair: the starts beside the relaxations' plans, the local search that takes optimal's
  * best start to a better plan on the full model (optimal.c; the relaxations ignore what only whole plans
- * have: per-destination Sends, latencies, contention).  Moves keep a plan valid (every stage at least one layer and one core), so every plan it
- * returns is one the model can cost. */
+ * have: per-destination Sends, latencies, contention), and the deep search that continues from it where
+ * that stops far from the bound (rl's search of the model, rl_search.h).  Moves keep a plan valid (every
+ * stage at least one layer and one core), so every plan it returns is one the model can cost. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "method_int.h"
 #include "optimal_int.h"
 #include "plan.h"
+#include "rl_env.h"
+#include "rl_reward.h"
+#include "rl_search.h"
 
 
 mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, mp_error *err) {
@@ -173,4 +177,80 @@ mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, 
     plan_free(p);
   }
   return MP_OK;
+}
+
+/* ---- the deep search: rl's search of the model, from the repaired plan ------------------------------- */
+
+/* x's stages as an arranged_core list (plan.h): a group's cores hold 0 but its last, which holds its
+ * layers. */
+static void arranged_of(const candidate *x, int *arranged) {
+  int k = 0;
+  for (int i = 0; i < x->n; i++) {
+    for (int j = 0; j + 1 < x->cores[i]; j++) arranged[k++] = 0;
+    arranged[k++] = x->layers[i];
+  }
+}
+
+static void stages_of(const int *arranged, int n_cores, candidate *x) {
+  x->n = 0;
+  int run = 0;
+  for (int k = 0; k < n_cores; k++) {
+    run++;
+    if (arranged[k] > 0) {
+      x->layers[x->n] = arranged[k];
+      x->cores[x->n++] = run;
+      run = 0;
+    }
+  }
+}
+
+int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err) {
+  int C = c->n_cores, changed = -1;
+  int *arranged = malloc((size_t)C * sizeof *arranged);
+  double *stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);
+  candidate found = *best;
+  found.layers = malloc((size_t)g->n_ops * sizeof(int));
+  found.cores = malloc((size_t)g->n_ops * sizeof(int));
+  rl_env *env = NULL;
+  rl_trainer *t = NULL;
+  rl_reward r = {0};
+  if (!arranged || !stage_s || !found.layers || !found.cores) {
+    err_nomem(err);
+    goto cleanup;
+  }
+  arranged_of(best, arranged);
+  rl_train_config cfg;
+  rl_train_config_default(&cfg, C);
+  cfg.seed = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)); /* the kicks' draws: fixed by the inputs */
+  cfg.feasible_first = best->mem_first;
+  if (rl_env_from_graph(g, C, &env, err) != MP_OK ||
+      rl_reward_init_model(&r, m, C, g->n_ops, arranged, NULL, err) != MP_OK)
+    goto cleanup;
+  rl_instance in = {env, arranged, rl_reward_eval, &r, cfg.seed};
+  int kicks = OPTIMAL_DEEP_KICK_BUDGET / C < OPTIMAL_DEEP_KICKS ? OPTIMAL_DEEP_KICK_BUDGET / C : OPTIMAL_DEEP_KICKS;
+  if (rl_trainer_new(&cfg, &in, 1, NULL, &t, err) != MP_OK ||
+      rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
+      rl_search_kick(t, 0, kicks, OPTIMAL_DEEP_KICK_MOVES, err) != MP_OK ||
+      rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
+      rl_search_polish_pairs(t, 0, OPTIMAL_DEEP_PAIR_ROUNDS, err) != MP_OK)
+    goto cleanup;
+  stages_of(rl_trainer_best(t, 0, NULL), C, &found);
+  if (optimal_cost_candidate(m, &found, stage_s, err) != MP_OK) goto cleanup;
+  changed = 0;
+  if (optimal_better(&found, best) && optimal_repair(m, &found, g->n_ops, OPTIMAL_REPAIR_ROUNDS, err) < 0)
+    changed = -1;
+  else if (optimal_better(&found, best) &&
+           (found.value < best->value || (found.mem_first && found.fits != best->fits))) {
+    optimal_copy_candidate(best, &found); /* a lower period (or, memory first, a plan that fits): not a tie */
+    changed = 1;
+  }
+cleanup:
+  rl_trainer_free(t);
+  rl_reward_clear(&r);
+  rl_env_free(env);
+  free(found.layers);
+  free(found.cores);
+  free(stage_s);
+  free(arranged);
+  return changed;
 }
