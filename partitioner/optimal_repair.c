@@ -229,9 +229,18 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
   rl_instance in = {env, arranged, rl_reward_eval, &r, cfg.seed};
   int kicks = OPTIMAL_DEEP_KICK_BUDGET / C < OPTIMAL_DEEP_KICKS ? OPTIMAL_DEEP_KICK_BUDGET / C : OPTIMAL_DEEP_KICKS;
   if (rl_trainer_new(&cfg, &in, 1, NULL, &t, err) != MP_OK ||
-      rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
-      rl_search_kick(t, 0, kicks, OPTIMAL_DEEP_KICK_MOVES, err) != MP_OK ||
-      rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
+      rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK)
+    goto cleanup;
+  /* the kicks, a few at a time, until they are done or have scored OPTIMAL_DEEP_EVALS plans */
+  rl_train_stats ts;
+  rl_trainer_get_stats(t, &ts);
+  long stop = ts.evaluations + OPTIMAL_DEEP_EVALS;
+  for (int done = 0; done < kicks && ts.evaluations < stop; done += OPTIMAL_DEEP_KICK_CHUNK) {
+    int now = kicks - done < OPTIMAL_DEEP_KICK_CHUNK ? kicks - done : OPTIMAL_DEEP_KICK_CHUNK;
+    if (rl_search_kick(t, 0, now, OPTIMAL_DEEP_KICK_MOVES, err) != MP_OK) goto cleanup;
+    rl_trainer_get_stats(t, &ts);
+  }
+  if (rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
       rl_search_polish_pairs(t, 0, OPTIMAL_DEEP_PAIR_ROUNDS, err) != MP_OK)
     goto cleanup;
   stages_of(rl_trainer_best(t, 0, NULL), C, &found);
