@@ -16,6 +16,7 @@
 #include "graph.h"
 #include "objective.h"
 #include "opcost.h"
+#include "rl_reward.h"
 
 /* Which relaxation a stage is timed in (optimal.c). */
 enum { OPT_LOW, OPT_HIGH };
@@ -134,14 +135,29 @@ int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_e
 /* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
 
-/* The deep search, for the time objective where the repaired plan is far from the certified bound (the
- * link and DRAM-port loads bind, and the repair's one-step moves stop in a local optimum): rl's search
- * of the model (rl_search.h: regrouping, random kicks each followed by steepest ascent, regrouping
- * again, the pair polish) from *best (room for g->n_ops stages), its kicks drawn from a generator seeded
- * by the graph's and the chip's hashes, and the repair from the best plan it finds.  *best becomes that
- * plan when it is better (optimal_better) by more than the tie-break: a lower period, or with mem_first
- * a plan that fits where *best does not.  g, c and m (the model of g on c) borrowed.  Returns 1 when
- * *best changed, 0 when the search found nothing better, -1 on an error (err set). */
+/* x's stages as an arranged_core list (plan.h; arranged has room for the chip's cores): a group's cores
+ * hold 0 but its last, which holds its layers. */
+void optimal_arranged_of(const candidate *x, int *arranged);
+
+/* The deep search, where the repaired plan is far from the certified bound (the link and DRAM-port loads
+ * bind, and the repair's one-step moves stop in a local optimum): rl's search of a model (rl_search.h:
+ * regrouping, random kicks each followed by steepest ascent, regrouping again, the pair polish) from
+ * x's plan, scored by r (borrowed; initialised on g with n_cores cores), its kicks drawn from a
+ * generator seeded by seed.  x (room for g->n_ops stages) becomes the best plan the search scored (x's
+ * own included, so never worse by r); its figures are the caller's to cost.  Returns 0, or -1 on an
+ * error (err set). */
+int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r, candidate *x, mp_error *err);
+
+/* The seed of g on c: the plan is a function of the inputs. */
+static inline uint64_t optimal_deep_seed(const graph *g, const chip *c) {
+  return g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15));
+}
+
+/* The deep search for the period (optimal.c): from *best, on the model m of g on c (all borrowed),
+ * then the repair from the best plan it finds.  *best becomes that plan when it is better
+ * (optimal_better) by more than the tie-break: a lower period, or with mem_first a plan that fits
+ * where *best does not.  Returns 1 when *best changed, 0 when the search found nothing better, -1 on
+ * an error (err set). */
 int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err);
 #define OPTIMAL_DEEP_REGROUP_ROUNDS 100
 #define OPTIMAL_DEEP_KICKS 500        /* kicks at most ... */

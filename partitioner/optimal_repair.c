@@ -181,9 +181,7 @@ mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, 
 
 /* ---- the deep search: rl's search of the model, from the repaired plan ------------------------------- */
 
-/* x's stages as an arranged_core list (plan.h): a group's cores hold 0 but its last, which holds its
- * layers. */
-static void arranged_of(const candidate *x, int *arranged) {
+void optimal_arranged_of(const candidate *x, int *arranged) {
   int k = 0;
   for (int i = 0; i < x->n; i++) {
     for (int j = 0; j + 1 < x->cores[i]; j++) arranged[k++] = 0;
@@ -191,6 +189,7 @@ static void arranged_of(const candidate *x, int *arranged) {
   }
 }
 
+/* The inverse: a valid arranged_core list of n_cores entries as x's stages (x has room for them). */
 static void stages_of(const int *arranged, int n_cores, candidate *x) {
   x->n = 0;
   int run = 0;
@@ -204,29 +203,22 @@ static void stages_of(const int *arranged, int n_cores, candidate *x) {
   }
 }
 
-int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err) {
-  int C = c->n_cores, changed = -1;
+int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r, candidate *x, mp_error *err) {
+  int C = n_cores, st = -1;
   int *arranged = malloc((size_t)C * sizeof *arranged);
-  double *stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);
-  candidate found = *best;
-  found.layers = malloc((size_t)g->n_ops * sizeof(int));
-  found.cores = malloc((size_t)g->n_ops * sizeof(int));
   rl_env *env = NULL;
   rl_trainer *t = NULL;
-  rl_reward r = {0};
-  if (!arranged || !stage_s || !found.layers || !found.cores) {
+  if (!arranged) {
     err_nomem(err);
     goto cleanup;
   }
-  arranged_of(best, arranged);
+  optimal_arranged_of(x, arranged);
   rl_train_config cfg;
   rl_train_config_default(&cfg, C);
-  cfg.seed = g->hash ^ (c->hash * UINT64_C(0x9e3779b97f4a7c15)); /* the kicks' draws: fixed by the inputs */
-  cfg.feasible_first = best->mem_first;
-  if (rl_env_from_graph(g, C, &env, err) != MP_OK ||
-      rl_reward_init_model(&r, m, C, g->n_ops, arranged, NULL, err) != MP_OK)
-    goto cleanup;
-  rl_instance in = {env, arranged, rl_reward_eval, &r, cfg.seed};
+  cfg.seed = seed;
+  cfg.feasible_first = x->mem_first;
+  if (rl_env_from_graph(g, C, &env, err) != MP_OK) goto cleanup;
+  rl_instance in = {env, arranged, rl_reward_eval, r, cfg.seed};
   int kicks = OPTIMAL_DEEP_KICK_BUDGET / C < OPTIMAL_DEEP_KICKS ? OPTIMAL_DEEP_KICK_BUDGET / C : OPTIMAL_DEEP_KICKS;
   if (rl_trainer_new(&cfg, &in, 1, NULL, &t, err) != MP_OK ||
       rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK)
@@ -243,8 +235,33 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
   if (rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
       rl_search_polish_pairs(t, 0, OPTIMAL_DEEP_PAIR_ROUNDS, err) != MP_OK)
     goto cleanup;
-  stages_of(rl_trainer_best(t, 0, NULL), C, &found);
-  if (optimal_cost_candidate(m, &found, stage_s, err) != MP_OK) goto cleanup;
+  stages_of(rl_trainer_best(t, 0, NULL), C, x);
+  st = 0;
+cleanup:
+  rl_trainer_free(t);
+  rl_env_free(env);
+  free(arranged);
+  return st;
+}
+
+int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err) {
+  int changed = -1;
+  int *arranged = malloc((size_t)c->n_cores * sizeof *arranged);
+  double *stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);
+  candidate found = *best;
+  found.layers = malloc((size_t)g->n_ops * sizeof(int));
+  found.cores = malloc((size_t)g->n_ops * sizeof(int));
+  rl_reward r = {0};
+  if (!arranged || !stage_s || !found.layers || !found.cores) {
+    err_nomem(err);
+    goto cleanup;
+  }
+  optimal_copy_candidate(&found, best);
+  optimal_arranged_of(best, arranged);
+  if (rl_reward_init_model(&r, m, c->n_cores, g->n_ops, arranged, NULL, err) != MP_OK ||
+      optimal_deep_search(g, c->n_cores, optimal_deep_seed(g, c), &r, &found, err) < 0 ||
+      optimal_cost_candidate(m, &found, stage_s, err) != MP_OK)
+    goto cleanup;
   changed = 0;
   if (optimal_better(&found, best) && optimal_repair(m, &found, g->n_ops, OPTIMAL_REPAIR_ROUNDS, err) < 0)
     changed = -1;
@@ -254,9 +271,7 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
     changed = 1;
   }
 cleanup:
-  rl_trainer_free(t);
   rl_reward_clear(&r);
-  rl_env_free(env);
   free(found.layers);
   free(found.cores);
   free(stage_s);

@@ -440,6 +440,41 @@ static int repair(ot *o, candidate *best, candidate *trial, int rounds) {
 
 #define OPTIMAL_TRAIN_REPAIR_ROUNDS 32
 
+/* The deep search on the training model's mini-batch (optimal_int.h) from *best, then the repair
+ * (trial: scratch) from the best plan it finds, kept in *best when its mini-batch is lower (or, memory
+ * first, it fits where *best does not); *changed says whether it was.  MP_NOMEM, or a range's failure. */
+static mp_status deep_minibatch(ot *o, candidate *best, candidate *trial, int *changed) {
+  candidate found = *best;
+  found.layers = malloc((size_t)o->L * sizeof(int));
+  found.cores = malloc((size_t)o->L * sizeof(int));
+  int *arranged = malloc((size_t)o->C * sizeof *arranged);
+  rl_reward r = {0};
+  mp_status st = MP_OK;
+  if (!found.layers || !found.cores || !arranged) {
+    st = err_nomem(o->err);
+    goto cleanup;
+  }
+  optimal_copy_candidate(&found, best);
+  optimal_arranged_of(best, arranged);
+  st = rl_reward_init_train_model(&r, o->t, o->c, o->L, arranged, NULL, o->err);
+  if (st == MP_OK && optimal_deep_search(o->g, o->C, optimal_deep_seed(o->g, o->c), &r, &found, o->err) < 0)
+    st = o->err->status;
+  if (st == MP_OK) st = cost_of(o, &found);
+  if (st == MP_OK && optimal_better(&found, best) && repair(o, &found, trial, OPTIMAL_TRAIN_REPAIR_ROUNDS) < 0)
+    st = o->err->status;
+  if (st == MP_OK && optimal_better(&found, best) &&
+      (found.value < best->value || (found.mem_first && found.fits != best->fits))) {
+    optimal_copy_candidate(best, &found);
+    *changed = 1;
+  }
+cleanup:
+  rl_reward_clear(&r);
+  free(found.layers);
+  free(found.cores);
+  free(arranged);
+  return st;
+}
+
 /* Stage counts q whose plans join the mini-batch's starts: every q below M up to 4, then two per
  * doubling (a mini-batch is roughly (p + M - 1) periods under 1F1B, so fewer stages can win). */
 static int next_count(int q) { return q < 4 ? q + 1 : q + q / 2; }
@@ -598,6 +633,11 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
     mb_sweeps += sw;
     if (st == MP_OK && optimal_better(y, best)) best = y, mb_pick = i;
   }
+  /* the deep search on the mini-batch from the best (optimal_int.h): the repair's boundary moves and
+   * merges stop where groups must be re-split many moves away */
+  double mb_repaired = st == MP_OK ? best->value : 0;
+  int deep = st == MP_OK && c->n_cores >= 2 && c->n_cores <= OPTIMAL_DEEP_MAX_CORES, deep_changed = 0;
+  if (deep) st = deep_minibatch(&o, best, &cand[N_STARTS], &deep_changed);
   if (st == MP_OK) st = plan_from_stages(best->layers, best->cores, best->n, out, err);
   if (st == MP_OK) {
     res->period_s = best->period;
@@ -620,6 +660,11 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
                 "mini-batch (%d sweeps in all) the best came from %s.",
                 T_best, before, sweeps, sweeps == 1 ? "" : "s", mb_before, mb_sweeps,
                 mb_pick == pick ? "the least-period plan" : mb_pick < n ? "another start" : mb_pick == n ? "GPipe's optimum" : "a plan of fewer stages");
+    if (deep)
+      method_note(rep,
+                  "The deep search of the training model from it (regrouping, random kicks, the pair polish; "
+                  "partitioner/README.md) %s (the repaired mini-batch %.6g s).",
+                  deep_changed ? "found the plan above" : "found no better plan", mb_repaired);
   }
   for (int k = 0; k <= N_STARTS; k++) {
     free(cand[k].layers);

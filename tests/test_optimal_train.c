@@ -239,7 +239,7 @@ static void optimal_train_should_agree_with_brute_force_with_training_memory_on_
   CU_ASSERT(t.hetero >= 50);
   CU_ASSERT(t.streaming >= 10);
   CU_ASSERT(t.classes >= 10); /* instances where how many stages follow decided the optimum */
-  CU_ASSERT(t.equal >= 250);  /* the measured floor: see the printed figure */
+  CU_ASSERT(t.equal >= 295);  /* 300 at this seed with the deep search, 288 with the repair alone */
 }
 
 static CU_TestInfo tests[] = {
