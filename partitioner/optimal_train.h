@@ -14,8 +14,8 @@
  * model's, so the optimum T_low bounds every plan's period from below.  The relaxation's plan and the
  * fast methods' plans are costed on the full training model and the best is repaired on the period;
  * then those plans, GPipe's optimum and (1F1B, uniform chips) plans of exactly q stages within 1 % of
- * the least period for a set of q < M are each repaired on the mini-batch time (boundary moves, merges)
- * and the best is kept.
+ * the least period for a set of q < M are each repaired on the mini-batch time (boundary moves, merges),
+ * the best is kept and, on chips of 2 to 64 cores, searched deeper on the mini-batch (optimal_int.h).
  * The mini-batch's certified bound is M times the whole work at the chip's total peak.  Heterogeneous
  * chips: the same DP over (layer, core) suffixes with the stage-local terms at their cores' actual
  * positions. */
