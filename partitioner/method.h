@@ -52,7 +52,7 @@ typedef struct method_options {
  * rank 0 of 1. */
 void method_options_default(method_options *o);
 
-#define METHOD_NOTES_MAX 512
+#define METHOD_NOTES_MAX 1024
 
 /* What a method says about its run. */
 typedef struct method_report {

@@ -439,9 +439,8 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
                 how, checks, keep.n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
   if (deep >= 0)
     method_note(rep,
-                "The period's gap was above %g%% after the repair (%.6g s): the deep search of the model (regrouping, "
-                "random kicks, the pair polish; partitioner/README.md) %s.",
-                100 * OPTIMAL_DEEP_GAP, repaired, deep ? "found the plan above" : "found no better plan");
+                "The repair stopped at %.6g s, over %g%% above the bound: the deep search (partitioner/README.md) %s.",
+                repaired, 100 * OPTIMAL_DEEP_GAP, deep ? "found the plan above" : "found no better plan");
 cleanup:
   free(stage_s);
   free(keep.layers);

@@ -662,8 +662,7 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
                 mb_pick == pick ? "the least-period plan" : mb_pick < n ? "another start" : mb_pick == n ? "GPipe's optimum" : "a plan of fewer stages");
     if (deep)
       method_note(rep,
-                  "The deep search of the training model from it (regrouping, random kicks, the pair polish; "
-                  "partitioner/README.md) %s (the repaired mini-batch %.6g s).",
+                  "The deep search from it (partitioner/README.md) %s (the repaired mini-batch %.6g s).",
                   deep_changed ? "found the plan above" : "found no better plan", mb_repaired);
   }
   for (int k = 0; k <= N_STARTS; k++) {
