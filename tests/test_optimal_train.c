@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "chip.h"
 #include "cost.h"
@@ -242,9 +243,36 @@ static void optimal_train_should_agree_with_brute_force_with_training_memory_on_
   CU_ASSERT(t.equal >= 295);  /* 300 at this seed with the deep search, 288 with the repair alone */
 }
 
+/* ResNet-50 trained on mesh4x4 (1F1B, M = 8, adam) fits no plan and the deep search runs: the report's
+ * notes are the longest optimal writes (795 characters), and must arrive whole, the deep search's
+ * sentence and method_run's memory verdict at the end included (a 512-byte buffer cut both). */
+static void optimal_train_should_report_its_whole_note(void) {
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/resnet50.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
+  train_options to;
+  train_options_default(&to);
+  method_options mo;
+  method_options_default(&mo);
+  mo.train = &to;
+  method_report rep;
+  CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &mo, &p, &rep, &err), MP_OK);
+  CU_ASSERT(strlen(rep.notes) > 512);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "The deep search from it (partitioner/README.md) found"));
+  const char *end = "The plan does not fit memory.";
+  CU_ASSERT(strlen(rep.notes) > strlen(end) && strcmp(rep.notes + strlen(rep.notes) - strlen(end), end) == 0);
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+}
+
 static CU_TestInfo tests[] = {
     {"optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances",
      optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances},
+    {"optimal_train_should_report_its_whole_note", optimal_train_should_report_its_whole_note},
     CU_TEST_INFO_NULL,
 };
 
