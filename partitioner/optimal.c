@@ -20,7 +20,7 @@
  *         latency, a Send per consumer layer beyond the stage at the longest route's latency.  Each stage
  *         term is at least the model's, so the HIGH plan's stages are within its optimum in the model.
  * Both plans and those of the fast methods are costed in full, the best is improved by a local search
- * on the full model (optimal_repair.c) and, when that stops more than 1 % above T_low on at most 64
+ * on the full model (optimal_repair.c) and, when that stops more than 1 % above T_low on at most 16
  * cores, by the deep search (rl's search of the model, optimal_int.h); the result is certified exact
  * when its period equals T_low, else the report gives T_low and the gap.
  * Each relaxation's optimum is found by a threshold DP.  For a threshold T, a stage l..r and a core
