@@ -126,6 +126,10 @@ mp_status optimal_cost_candidate(cost_model *m, candidate *x, double *stage_s, m
  * lower value, or the same value and a lower norm. */
 int optimal_better(const candidate *a, const candidate *b);
 
+/* 1 when a is better than b by more than the tie-break: (with mem_first) a fits where b does not, or
+ * (fitting alike, or without mem_first) a has the lower value. */
+int optimal_clearly_better(const candidate *a, const candidate *b);
+
 /* Copies from's stages (to has room for them) and figures into to. */
 void optimal_copy_candidate(candidate *to, const candidate *from);
 

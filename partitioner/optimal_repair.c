@@ -36,6 +36,11 @@ int optimal_better(const candidate *a, const candidate *b) {
   return a->value < b->value || (a->value == b->value && a->norm < b->norm);
 }
 
+int optimal_clearly_better(const candidate *a, const candidate *b) {
+  if (a->mem_first && a->fits != b->fits) return a->fits;
+  return a->value < b->value;
+}
+
 /* Merges stages i and i + 1 of x (keep 0) or splits stage i in two halves of its layers and cores
  * (keep 1; x has room for one more stage).  0 when the stage cannot be split. */
 static int restructure(candidate *x, int i, int split) {
@@ -204,7 +209,7 @@ static void stages_of(const int *arranged, int n_cores, candidate *x) {
 }
 
 int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r, candidate *x, mp_error *err) {
-  int C = n_cores, st = -1;
+  int C = n_cores, rc = -1;
   int *arranged = malloc((size_t)C * sizeof *arranged);
   rl_env *env = NULL;
   rl_trainer *t = NULL;
@@ -236,12 +241,12 @@ int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r
       rl_search_polish_pairs(t, 0, OPTIMAL_DEEP_PAIR_ROUNDS, err) != MP_OK)
     goto cleanup;
   stages_of(rl_trainer_best(t, 0, NULL), C, x);
-  st = 0;
+  rc = 0;
 cleanup:
   rl_trainer_free(t);
   rl_env_free(env);
   free(arranged);
-  return st;
+  return rc;
 }
 
 int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err) {
@@ -265,9 +270,8 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
   changed = 0;
   if (optimal_better(&found, best) && optimal_repair(m, &found, g->n_ops, OPTIMAL_REPAIR_ROUNDS, err) < 0)
     changed = -1;
-  else if (optimal_better(&found, best) &&
-           (found.value < best->value || (found.mem_first && found.fits != best->fits))) {
-    optimal_copy_candidate(best, &found); /* a lower period (or, memory first, a plan that fits): not a tie */
+  else if (optimal_clearly_better(&found, best)) {
+    optimal_copy_candidate(best, &found);
     changed = 1;
   }
 cleanup:

@@ -462,8 +462,7 @@ static mp_status deep_minibatch(ot *o, candidate *best, candidate *trial, int *c
   if (st == MP_OK) st = cost_of(o, &found);
   if (st == MP_OK && optimal_better(&found, best) && repair(o, &found, trial, OPTIMAL_TRAIN_REPAIR_ROUNDS) < 0)
     st = o->err->status;
-  if (st == MP_OK && optimal_better(&found, best) &&
-      (found.value < best->value || (found.mem_first && found.fits != best->fits))) {
+  if (st == MP_OK && optimal_clearly_better(&found, best)) {
     optimal_copy_candidate(best, &found);
     *changed = 1;
   }
