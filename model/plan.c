@@ -92,6 +92,14 @@ cleanup:
   return st;
 }
 
+void plan_arranged_of_stages(const int *stage_layers, const int *stage_cores, int n_stages, int *arranged) {
+  int k = 0;
+  for (int s = 0; s < n_stages; s++) {
+    for (int j = 1; j < stage_cores[s]; j++) arranged[k++] = 0;
+    arranged[k++] = stage_layers[s];
+  }
+}
+
 mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int n_stages, plan **out, mp_error *err) {
   *out = NULL;
   if (n_stages < 1) return err_at(err, MP_INPUT, NO_FILE, "stages", "empty: a plan needs at least one stage");
@@ -108,13 +116,9 @@ mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int 
   }
   if (cores > INT_MAX || layers > INT_MAX)
     return err_at(err, MP_INPUT, NO_FILE, "stages", "%lld cores and %lld layers are too many", cores, layers);
-  int *arranged = calloc((size_t)cores, sizeof *arranged);
+  int *arranged = malloc((size_t)cores * sizeof *arranged);
   if (!arranged) return err_nomem(err);
-  int end = 0;
-  for (int s = 0; s < n_stages; s++) {
-    end += stage_cores[s];
-    arranged[end - 1] = stage_layers[s];
-  }
+  plan_arranged_of_stages(stage_layers, stage_cores, n_stages, arranged);
   mp_status st = plan_new(arranged, (int)cores, (int)layers, out, err);
   free(arranged);
   return st;

@@ -42,6 +42,10 @@ mp_status plan_new(const int *arranged, int n_cores, int n_layers, plan **out, m
  * view. */
 void plan_view(const int *arranged, int n_cores, int n_layers, plan_stage *stages, plan *view);
 
+/* The arranged_core list of per-stage layer and core counts (each >= 1) into arranged (room for the
+ * cores' sum): a group's cores hold 0 but its last, which holds its layers.  Allocates nothing. */
+void plan_arranged_of_stages(const int *stage_layers, const int *stage_cores, int n_stages, int *arranged);
+
 /* Builds a plan from per-stage layer and core counts (copied); each count must be >= 1. */
 mp_status plan_from_stages(const int *stage_layers, const int *stage_cores, int n_stages, plan **out, mp_error *err);
 

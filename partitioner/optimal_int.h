@@ -16,6 +16,7 @@
 #include "graph.h"
 #include "objective.h"
 #include "opcost.h"
+#include "plan.h"
 #include "rl_reward.h"
 
 /* Which relaxation a stage is timed in (optimal.c). */
@@ -130,6 +131,9 @@ int optimal_better(const candidate *a, const candidate *b);
  * (fitting alike, or without mem_first) a has the lower value. */
 int optimal_clearly_better(const candidate *a, const candidate *b);
 
+/* Sets x's stages (room for p's) to p's (borrowed); its figures are left to cost. */
+void optimal_candidate_of(candidate *x, const plan *p);
+
 /* Copies from's stages (to has room for them) and figures into to. */
 void optimal_copy_candidate(candidate *to, const candidate *from);
 
@@ -138,10 +142,6 @@ void optimal_copy_candidate(candidate *to, const candidate *from);
 int optimal_repair(cost_model *m, candidate *best, int cap, int max_rounds, mp_error *err);
 /* Sweeps of the repair at most (each costs about 4 x stages full evaluations). */
 #define OPTIMAL_REPAIR_ROUNDS 64
-
-/* x's stages as an arranged_core list (plan.h; arranged has room for the chip's cores): a group's cores
- * hold 0 but its last, which holds its layers. */
-void optimal_arranged_of(const candidate *x, int *arranged);
 
 /* The deep search, where the repaired plan is far from the certified bound (the link and DRAM-port loads
  * bind, and the repair's one-step moves stop in a local optimum): rl's search of a model (rl_search.h:

@@ -81,6 +81,14 @@ static int hopeless(cost_model *m, const candidate *x, int i, int k, double peri
   return 0;
 }
 
+void optimal_candidate_of(candidate *x, const plan *p) {
+  x->n = p->n_stages;
+  for (int i = 0; i < p->n_stages; i++) {
+    x->layers[i] = p->stages[i].n_layers;
+    x->cores[i] = p->stages[i].n_cores;
+  }
+}
+
 void optimal_copy_candidate(candidate *to, const candidate *from) {
   to->n = from->n;
   memcpy(to->layers, from->layers, (size_t)from->n * sizeof(int));
@@ -173,12 +181,7 @@ mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, 
     method_report rep;
     mp_status st = method_run(optimal_other_starts[k], g, c, &mo, &p, &rep, err);
     if (st != MP_OK) return st;
-    candidate *x = &cand[(*n)++];
-    x->n = p->n_stages;
-    for (int i = 0; i < p->n_stages; i++) {
-      x->layers[i] = p->stages[i].n_layers;
-      x->cores[i] = p->stages[i].n_cores;
-    }
+    optimal_candidate_of(&cand[(*n)++], p);
     plan_free(p);
   }
   return MP_OK;
@@ -186,38 +189,17 @@ mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, 
 
 /* ---- the deep search: rl's search of the model, from the repaired plan ------------------------------- */
 
-void optimal_arranged_of(const candidate *x, int *arranged) {
-  int k = 0;
-  for (int i = 0; i < x->n; i++) {
-    for (int j = 0; j + 1 < x->cores[i]; j++) arranged[k++] = 0;
-    arranged[k++] = x->layers[i];
-  }
-}
-
-/* The inverse: a valid arranged_core list of n_cores entries as x's stages (x has room for them). */
-static void stages_of(const int *arranged, int n_cores, candidate *x) {
-  x->n = 0;
-  int run = 0;
-  for (int k = 0; k < n_cores; k++) {
-    run++;
-    if (arranged[k] > 0) {
-      x->layers[x->n] = arranged[k];
-      x->cores[x->n++] = run;
-      run = 0;
-    }
-  }
-}
-
 int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r, candidate *x, mp_error *err) {
   int C = n_cores, rc = -1;
   int *arranged = malloc((size_t)C * sizeof *arranged);
+  plan_stage *stages = malloc((size_t)C * sizeof *stages);
   rl_env *env = NULL;
   rl_trainer *t = NULL;
-  if (!arranged) {
+  if (!arranged || !stages) {
     err_nomem(err);
     goto cleanup;
   }
-  optimal_arranged_of(x, arranged);
+  plan_arranged_of_stages(x->layers, x->cores, x->n, arranged);
   rl_train_config cfg;
   rl_train_config_default(&cfg, C);
   cfg.seed = seed;
@@ -240,11 +222,14 @@ int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r
   if (rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK ||
       rl_search_polish_pairs(t, 0, OPTIMAL_DEEP_PAIR_ROUNDS, err) != MP_OK)
     goto cleanup;
-  stages_of(rl_trainer_best(t, 0, NULL), C, x);
+  plan best;
+  plan_view(rl_trainer_best(t, 0, NULL), C, g->n_ops, stages, &best);
+  optimal_candidate_of(x, &best);
   rc = 0;
 cleanup:
   rl_trainer_free(t);
   rl_env_free(env);
+  free(stages);
   free(arranged);
   return rc;
 }
@@ -262,7 +247,7 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
     goto cleanup;
   }
   optimal_copy_candidate(&found, best);
-  optimal_arranged_of(best, arranged);
+  plan_arranged_of_stages(best->layers, best->cores, best->n, arranged);
   if (rl_reward_init_model(&r, m, c->n_cores, g->n_ops, arranged, NULL, err) != MP_OK ||
       optimal_deep_search(g, c->n_cores, optimal_deep_seed(g, c), &r, &found, err) < 0 ||
       optimal_cost_candidate(m, &found, stage_s, err) != MP_OK)

@@ -455,7 +455,7 @@ static mp_status deep_minibatch(ot *o, candidate *best, candidate *trial, int *c
     goto cleanup;
   }
   optimal_copy_candidate(&found, best);
-  optimal_arranged_of(best, arranged);
+  plan_arranged_of_stages(best->layers, best->cores, best->n, arranged);
   st = rl_reward_init_train_model(&r, o->t, o->c, o->L, arranged, NULL, o->err);
   if (st == MP_OK && optimal_deep_search(o->g, o->C, optimal_deep_seed(o->g, o->c), &r, &found, o->err) < 0)
     st = o->err->status;
@@ -533,11 +533,7 @@ static mp_status more_starts(ot *o, const train_options *to, double t_low, candi
     plan_free(p);
     return err_nomem(o->err);
   }
-  x->n = p->n_stages;
-  for (int i = 0; i < p->n_stages; i++) {
-    x->layers[i] = p->stages[i].n_layers;
-    x->cores[i] = p->stages[i].n_cores;
-  }
+  optimal_candidate_of(x, p);
   plan_free(p);
   int strict = o->strict;
   for (int q = 1; !o->c->heterogeneous && q < o->M && q <= o->L && q <= o->C; q = next_count(q)) {
