@@ -187,7 +187,7 @@ int cli_train_option(const char *cmd, int opt, const char *arg, cli_train_opts *
     t->o.optimizer = (train_optimizer)v;
     break;
   case CLI_OPT_SCHEDULE:
-    if ((v = train_schedule_parse(arg)) < 0) return cli_usage(cmd, "--schedule is gpipe or 1f1b, got '%s'", arg);
+    if ((v = train_schedule_parse(arg)) < 0) return cli_usage(cmd, "--schedule is gpipe, 1f1b or zb, got '%s'", arg);
     t->o.schedule = (train_schedule)v;
     break;
   case CLI_OPT_RECOMPUTE: t->o.recompute = 1; break;

@@ -132,7 +132,9 @@ void cli_train_opts_init(cli_train_opts *t);
   "                          batches in flight, and a weight update ends every mini-batch (traces/README.md)\n" \
   "      --optimizer O       training: sgd, momentum or adam (default): 0, 1 or 2 fp32 states per weight,\n"  \
   "                          beside the weight, its gradient and an fp32 master copy for 16-bit dtypes\n"    \
-  "      --schedule S        training: gpipe (every forward, then every backward) or 1f1b (default)\n"      \
+  "      --schedule S        training: gpipe (every forward, then every backward), 1f1b (default: one\n"   \
+  "                          forward, one backward) or zb (1f1b with each backward's weight gradients\n"   \
+  "                          run later, filling the bubble; every stage holds min(stages, M) stashes)\n"  \
   "      --recompute         training: keep only each stage's inputs and run its forward again in the\n"    \
   "                          backward (its flops charged)\n"
 

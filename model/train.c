@@ -34,10 +34,10 @@ void train_options_default(train_options *o) {
 }
 
 static const char *const optimizer_names[] = {"sgd", "momentum", "adam"};
-static const char *const schedule_names[] = {"gpipe", "1f1b"};
+static const char *const schedule_names[] = {"gpipe", "1f1b", "zb"};
 
 const char *train_optimizer_name(train_optimizer o) { return (unsigned)o < 3 ? optimizer_names[o] : "?"; }
-const char *train_schedule_name(train_schedule s) { return (unsigned)s < 2 ? schedule_names[s] : "?"; }
+const char *train_schedule_name(train_schedule s) { return (unsigned)s < 3 ? schedule_names[s] : "?"; }
 
 int train_optimizer_parse(const char *name) {
   for (int i = 0; i < 3; i++)
@@ -46,7 +46,7 @@ int train_optimizer_parse(const char *name) {
 }
 
 int train_schedule_parse(const char *name) {
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     if (strcmp(name, schedule_names[i]) == 0) return i;
   return -1;
 }
@@ -54,9 +54,11 @@ int train_schedule_parse(const char *name) {
 int train_in_flight(const train_options *o, int stage, int n_stages) {
   int M = o->microbatches;
   if (o->schedule == TRAIN_GPIPE) return M;
-  int left = n_stages - stage;
+  int left = o->schedule == TRAIN_ZB ? n_stages : n_stages - stage;
   return left < M ? left : M;
 }
+
+int train_dram_passes(const train_options *o) { return o->schedule == TRAIN_ZB ? 3 : 2; }
 
 /* ---- per layer -------------------------------------------------------------------------------------- */
 
@@ -218,6 +220,7 @@ static mp_status plan_range(train *t, int l, int n, train_range *out, mp_error *
     const train_layer *tl = &t->layers[j];
     out->fwd_flops += op->flops;
     out->bwd_flops += tl->dx_flops + tl->dw_flops;
+    out->dw_flops += tl->dw_flops;
     out->fwd_gather += op->out_bytes;
     out->bwd_gather += tl->grad_bytes;
     out->params += tl->params;

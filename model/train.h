@@ -12,7 +12,7 @@
  * recompute a stage stashes its inputs only and runs its forward again before its backward.
  *
  * A stage of a plan holds the stashes of the micro-batches in flight there (train_in_flight: GPipe all M,
- * 1F1B stage i of p at most p - i), so its per-core memory is
+ * 1F1B stage i of p at most p - i, zb min(p, M)), so its per-core memory is
  *     static / c + (in_flight - 1) x stash + planned peak
  * with static = parameters x bytes per parameter.  A train borrows its graph, which must outlive it;
  * train_range_of keeps the ranges it planned (one thread at a time per train). */
@@ -33,8 +33,11 @@ typedef enum train_optimizer { TRAIN_SGD, TRAIN_MOMENTUM, TRAIN_ADAM } train_opt
 
 typedef enum train_schedule {
   TRAIN_GPIPE, /* every micro-batch's forward, then every backward, then the update */
-  TRAIN_1F1B   /* PipeDream-flush: stage i of p runs min(p - i - 1, M) forwards, then alternates one forward
+  TRAIN_1F1B,  /* PipeDream-flush: stage i of p runs min(p - i - 1, M) forwards, then alternates one forward
                   and one backward, then the remaining backwards, then the update */
+  TRAIN_ZB     /* zero bubble (ZB-H1): 1F1B's order with each backward split into its input-gradient part B,
+                  which sends the gradients back, and its weight-gradient part W, run i steps later on stage
+                  i (sim_schedule.h); a stash is freed by W, so every stage holds min(p, M) */
 } train_schedule;
 
 typedef struct train_options {
@@ -46,7 +49,7 @@ typedef struct train_options {
 
 void train_options_default(train_options *o);
 
-/* "sgd", "momentum", "adam"; "gpipe", "1f1b". */
+/* "sgd", "momentum", "adam"; "gpipe", "1f1b", "zb". */
 const char *train_optimizer_name(train_optimizer o);
 const char *train_schedule_name(train_schedule s);
 
@@ -56,6 +59,10 @@ int train_schedule_parse(const char *name);
 
 /* Micro-batches whose stash stage `stage` of n_stages holds at once under o's schedule. */
 int train_in_flight(const train_options *o, int stage, int n_stages);
+
+/* DRAM passes a stage that streams makes per micro-batch: around its forward and its backward, and under
+ * zb again around its weight-gradient part (W runs later, on a stash streamed out meanwhile). */
+int train_dram_passes(const train_options *o);
 
 typedef struct train_layer {
   uint64_t dx_flops;   /* input-gradient work: 0 when every input is a graph input */
@@ -89,6 +96,8 @@ void train_free(train *t);
  * activation is held whole on every core of a group, as the forward's all-gather leaves it). */
 typedef struct train_range {
   uint64_t fwd_flops, bwd_flops; /* F_f; F_b = input- and weight-gradient work */
+  uint64_t dw_flops;             /* of F_b, the weight-gradient work (zb's W; a replayed trace has it from
+                                    its W passes, so 0 unless recorded under zb) */
   uint64_t recompute_flops;      /* the forward again, with recompute; else 0 */
   uint64_t update_flops;         /* the optimizer step over its parameters (once per mini-batch) */
   uint64_t fwd_gather, bwd_gather; /* A_f: its layers' outputs; A_b: the input-gradients they make */
@@ -125,6 +134,7 @@ typedef struct train_stage {
   train_range r;
   int in_flight;
   double fwd_s, bwd_s;           /* a forward / a backward: work, all-gathers, latency, its DRAM pass */
+  double w_s;                    /* zb: of bwd_s, the weight-gradient pass (its work and DRAM pass) */
   double fwd_send_s, bwd_send_s; /* Sends per micro-batch, each way */
   int fwd_sends, bwd_sends;      /* how many */
   double update_s;               /* the optimizer step (once per mini-batch) */
@@ -132,11 +142,12 @@ typedef struct train_stage {
 } train_stage;
 
 /* The stage-local figures of range r (its train_range) on cores [first_core, first_core + n_cores) holding
- * in_flight stashes: cs as in train_stage, without plan terms (no latency; Sends once per tensor each way,
- * send_bytes X + R), dram_s both passes, time_s = max(compute_s + dram_s, send_s).  m is a cost model of
- * the chip (its scratch is used). */
+ * in_flight stashes and making `passes` DRAM passes per micro-batch (train_dram_passes): cs as in
+ * train_stage, without plan terms (no latency; Sends once per tensor each way, send_bytes X + R), dram_s
+ * every pass, time_s = max(compute_s + dram_s, send_s).  m is a cost model of the chip (its scratch is
+ * used). */
 void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
-                       int in_flight, cost_stage *cs);
+                       int in_flight, int passes, cost_stage *cs);
 
 typedef struct train_result {
   train_schedule schedule;

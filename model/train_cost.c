@@ -11,7 +11,10 @@
  * The mini-batch (forward and backward) follows the flow-shop identity for identical jobs: M jobs through
  * stages of times t_i take sum_i t_i + (M - 1) max_i t_i.  GPipe runs the forwards as one such flow and
  * the backwards as another; 1F1B one flow of (forward + backward) at the period.  Both are exact for
- * equal stages without communication, (M + p - 1)(t_f + t_b).  Neither can beat the busiest link, which
+ * equal stages without communication, (M + p - 1)(t_f + t_b).  zb takes 1F1B's figure less
+ * W_i + min(B_i, W_i) for every stage but the last (B_i, W_i: the input- and weight-gradient parts of its
+ * backward), never below M periods: for equal stages without communication and M >= p that is
+ * M (t_f + t_B + t_W) + (p - 1)(t_f + max(t_B - t_W, 0)), ZB-H1's bubble, exactly.  Neither can beat the busiest link, which
  * carries every micro-batch's bytes: at least M link bounds (GPipe's flows, built from the stages alone,
  * would otherwise miss a link-bound pipeline entirely).  The slowest update follows. */
 #include <stdlib.h>
@@ -38,7 +41,7 @@ static void segments(const train *t, const split_group *sg, int *fwd, int *bwd) 
 }
 
 void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
-                       int in_flight, cost_stage *cs) {
+                       int in_flight, int passes, cost_stage *cs) {
   *cs = (cost_stage){.first_layer = first_layer,
                      .n_layers = n_layers,
                      .first_core = first_core,
@@ -51,7 +54,7 @@ void train_stage_local(cost_model *m, const train_range *r, int first_layer, int
                      .max_act_bytes = (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
                      .send_bytes = (double)(r->send_bytes + r->recv_bytes)};
   cost_stage_complete(m, cs);
-  cs->dram_s = 2 * (cs->dram_in_s + cs->dram_out_s);
+  cs->dram_s = passes * (cs->dram_in_s + cs->dram_out_s);
   double busy = cs->compute_s + cs->dram_s;
   cs->time_s = busy > cs->send_s ? busy : cs->send_s;
 }
@@ -64,8 +67,9 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
   const train_range *r = &ts->r;
   ts->in_flight = train_in_flight(o, i, p);
   cost_stage *cs = &ts->cs;
-  train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, ts->in_flight, cs);
-  double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, or a backward */
+  int passes = train_dram_passes(o);
+  train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, ts->in_flight, passes, cs);
+  double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, a backward, a W */
   int nf = in->fwd_segments, nb = in->bwd_segments, n = in->n_cores;
   cost_stage_plan(m, cs, nf + nb, in->fwd, in->n_fwd, link);
   ts->fwd_send_s = cs->send_s;
@@ -79,13 +83,17 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
     cost_load_route(c, link, in->first_core, to, cs->gamma * bytes, NULL, NULL);
     ts->bwd_sends++;
   }
-  cost_stage_dram_load(m, cs, link); /* the second pass's streams (cost_stage_plan added the first's) */
+  for (int k = 1; k < passes; k++) cost_stage_dram_load(m, cs, link); /* cost_stage_plan added the first's */
   cs->send_s = ts->fwd_send_s + ts->bwd_send_s;
   double busy = cs->compute_s + cs->dram_s;
   cs->time_s = busy > cs->send_s ? busy : cs->send_s;
   double lf = n > 1 ? (double)nf * lat : 0, lb = n > 1 ? (double)nb * lat : 0;
   ts->fwd_s = cost_compute_s((double)r->fwd_flops, speed, (double)r->fwd_gather, n, B) + lf + pass;
   ts->bwd_s = cost_compute_s((double)(r->bwd_flops + r->recompute_flops), speed, (double)r->bwd_gather, n, B) + lb + pass;
+  if (o->schedule == TRAIN_ZB) { /* W: its work, nothing gathered, and a pass of its own */
+    ts->w_s = (double)r->dw_flops / speed + pass;
+    ts->bwd_s += pass;
+  }
   ts->update_s = (double)r->update_flops / speed;
   double share = (double)r->static_bytes / n, e = cs->mem_bytes - cs->sram_bytes;
   if (!cs->fits && c->n_dram > 0 && e > 0) /* the update reads and writes the excess of its static bytes */
@@ -108,6 +116,14 @@ static void minibatch(const train_options *o, train_result *res) {
   }
   double fb = o->schedule == TRAIN_GPIPE ? sum_f + (M - 1) * max_f + sum_b + (M - 1) * max_b
                                          : sum_f + sum_b + (M - 1) * res->period_s;
+  if (o->schedule == TRAIN_ZB) { /* every stage but the last: W + min(B, W) less than under 1F1B */
+    for (int i = 0; i + 1 < p; i++) {
+      const train_stage *s = &res->stages[i];
+      double w = s->w_s, b = s->bwd_s - s->w_s;
+      fb -= w + (b < w ? b : w);
+    }
+    if (fb < M * res->period_s) fb = M * res->period_s;
+  }
   if (M * res->link_bound_s > fb) fb = M * res->link_bound_s; /* the busiest link carries all M */
   res->minibatch_s = fb + max_u;
   res->bubble = fb > 0 ? 1 - M * (sum_f + sum_b) / (p * fb) : 0;

@@ -3,7 +3,10 @@
  * of counts) is that of optimal.c, applied to a stage's training sums (train_range) and its stash class.
  *
  * Classes: q = min(stages from this one to the end, M) under 1F1B (a stage of class q holds q stashes),
- * q = 1 for every stage under GPipe (M stashes); class 0 is the empty suffix.  Q = M + 1 (1F1B) or 2. */
+ * q = 1 for every stage under GPipe (M stashes); class 0 is the empty suffix.  Q = M + 1 (1F1B) or 2.
+ * zb is solved on 1F1B's classes and two DRAM passes, a relaxation (a zb stage holds min(p, M) >= q
+ * stashes and streams three times), so its bound stays a lower bound; every plan is then judged on zb's
+ * own model (cost_of). */
 #include "optimal_train.h"
 
 #include <math.h>
@@ -327,7 +330,7 @@ again:
             if (rest == INFINITY) continue;
             int qn = next_class(o, q);
             cost_stage cs;
-            train_stage_local(m, rg, l, r - l + 1, k, j - k, held(o, qn), &cs);
+            train_stage_local(m, rg, l, r - l + 1, k, j - k, held(o, qn), 2, &cs);
             if (o->strict && !cs.fits) continue;
             double v = cs.time_s > rest ? cs.time_s : rest;
             size_t at = AT(l, k, qn);
@@ -699,7 +702,7 @@ mp_status optimal_train_relaxed(const graph *g, const chip *c, const train_optio
       if (!rg) break;
       cost_stage cs;
       train_stage_local(m, rg, s->first_layer, s->n_layers, s->first_core, s->n_cores,
-                        held(&o, class_of(&o, p->n_stages - i)), &cs);
+                        held(&o, class_of(&o, p->n_stages - i)), 2, &cs);
       *value = cs.time_s > *value ? cs.time_s : *value;
     }
   }

@@ -77,7 +77,7 @@ int sim_train_alloc_group(tgroup *gr, int M, int n_segs, int n_fsends, int n_rec
   gr->bsends = calloc((size_t)n_recvs + 1, sizeof *gr->bsends);
   gr->farrived = calloc((size_t)n_recvs + 1, sizeof *gr->farrived);
   gr->barrived = calloc((size_t)n_fsends + 1, sizeof *gr->barrived);
-  gr->order = malloc(2 * (size_t)M * sizeof *gr->order);
+  gr->order = malloc(3 * (size_t)M * sizeof *gr->order); /* room for zb's */
   gr->queue = malloc(((size_t)M * ((size_t)n_fsends + (size_t)n_recvs) + 1) * sizeof *gr->queue);
   gr->b_end = calloc((size_t)M, sizeof *gr->b_end);
   return gr->segs && gr->fsends && gr->bsends && gr->farrived && gr->barrived && gr->order && gr->queue && gr->b_end
@@ -96,8 +96,9 @@ int sim_train_finish_group(const sim *s, tgroup *gr) {
   gr->update_flops = gr->update_raw * share;
   for (int k = 0; k < gr->n_segs; k++) {
     gr->segs[k].f_flops = gr->segs[k].f_raw * share;
-    gr->segs[k].b_flops = gr->segs[k].b_raw * share;
+    gr->segs[k].b_flops = (gr->segs[k].b_raw - (gr->split_w ? gr->segs[k].w_raw : 0)) * share;
   }
+  gr->w_flops = gr->w_raw * share;
   if (n > 1) {
     gr->gather = malloc(sim_gather_blocks(n) * SIM_GATHER_SCRATCH * sizeof *gr->gather);
     gr->gather_execs = malloc(sim_gather_blocks(n) * sizeof *gr->gather_execs);
@@ -136,6 +137,7 @@ static int build_group(const sim *s, const graph *g, const train *t, const split
   gr->update_raw = (double)model->stages[gi].r.update_flops;
   if (sim_train_alloc_group(gr, M, sg->n_segments, sg->n_sends, sg->n_recvs) != 0) return -1;
   gr->n_order = sim_schedule_order(t->opt.schedule, gi, sp->n_groups, M, gr->order);
+  gr->split_w = t->opt.schedule == TRAIN_ZB;
   for (int k = 0; k < sg->n_sends; k++) {
     const split_send *sd = &sg->sends[k];
     const graph_tensor *tn = &g->tensors[sd->tensor];
@@ -162,6 +164,8 @@ static int build_group(const sim *s, const graph *g, const train *t, const split
     }
     x->f_raw += (double)op->flops;
     x->b_raw += (double)(tl->dx_flops + tl->dw_flops + (t->opt.recompute ? op->flops : 0));
+    x->w_raw += (double)tl->dw_flops;
+    gr->w_raw += gr->split_w ? (double)tl->dw_flops : 0;
     x->f_gather += (double)op->out_bytes;
     x->b_gather += (double)tl->grad_bytes;
     for (int k = 0; k < op->n_inputs && rc == 0; k++)
@@ -233,23 +237,25 @@ static void tl_add(tjob *j, const timeline_event *e) {
   if (timeline_add(j->tl, e, NULL) != MP_OK) j->tl_failed = 1;
 }
 
-/* A segment's pass (name "OP" forward, "OP (backward)"), or the update (x NULL): its gathered bytes
- * count as held on the group's cores until the micro-batch is done there (timeline.h), which for a
- * forward is the end of its backward: the naive stash. */
-static void tl_exec(tjob *j, int g, const tseg *x, int backward, int mb, double t0, double tg, double t1) {
+/* A segment's pass (name "OP" forward, "OP (backward)"), zb's weight-gradient pass of the stage ("OP
+ * (weight gradients)", OP its first op), or the update (mb -1): its gathered bytes count as held on the
+ * group's cores until the micro-batch is done there (timeline.h), which for a forward is the end of its
+ * backward: the naive stash. */
+static void tl_exec(tjob *j, int g, const char *op, const char *suffix, int mb, double flops, double bytes, double t0,
+                    double tg, double t1) {
   const tgroup *gr = &j->groups[g];
   char name[256];
-  snprintf(name, sizeof name, "%s%s", x ? x->name : "update", backward ? " (backward)" : "");
+  snprintf(name, sizeof name, "%s%s", op, suffix);
   timeline_event e = {.kind = TIMELINE_EXEC,
                       .start_s = t0 - j->t0,
                       .end_s = t1 - j->t0,
                       .name = name,
-                      .microbatch = x ? mb : -1,
+                      .microbatch = mb,
                       .first_core = gr->first_core,
                       .n_cores = gr->n_cores,
-                      .flops = !x ? gr->update_raw : backward ? x->b_raw : x->f_raw,
+                      .flops = flops,
                       .gather_s = tg > t0 && tg < t1 ? tg - j->t0 : 0,
-                      .bytes = x ? (uint64_t)llround(backward ? x->b_gather : x->f_gather) : 0,
+                      .bytes = (uint64_t)llround(bytes),
                       .dram_port = -1};
   tl_add(j, &e);
 }
@@ -326,7 +332,10 @@ static void pass(tjob *j, int g, int backward, int mb) {
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
-    if (j->tl) tl_exec(j, g, x, backward, mb, t, gr->n_cores > 1 && bytes > 0 ? tg : 0, t1);
+    if (j->tl)
+      tl_exec(j, g, x->name, backward ? " (backward)" : "", mb,
+              backward ? x->b_raw - (gr->split_w ? x->w_raw : 0) : x->f_raw, bytes, t,
+              gr->n_cores > 1 && bytes > 0 ? tg : 0, t1);
     busy += t1 - t;
     if (!backward)
       for (int i = x->first_post; i < x->first_post + x->n_posts; i++) post(gr, 0, i, mb);
@@ -338,18 +347,39 @@ static void pass(tjob *j, int g, int backward, int mb) {
   *(backward ? &gr->bwd_s : &gr->fwd_s) += busy + dram;
 }
 
+/* zb's weight-gradient pass of micro-batch mb: every segment's weight-gradient work as one computation
+ * (each core computes the gradients of its own weights: nothing to gather or send), between DRAM streams
+ * as any pass when the group streams. */
+static void weight_pass(tjob *j, int g, int mb) {
+  tgroup *gr = &j->groups[g];
+  double flops = gr->w_flops, dram = gr->streams ? streams(j, g, gr->pass_x, mb, 0) : 0, t = simgrid_get_clock();
+  if (flops > 0) {
+    sg_actor_execute(flops);
+    gr->acts++;
+  }
+  double t1 = simgrid_get_clock();
+  if (j->tl && flops > 0) tl_exec(j, g, gr->segs[0].name, " (weight gradients)", mb, gr->w_raw, 0, t, 0, t1);
+  if (gr->streams) dram += streams(j, g, gr->pass_x, mb, 1);
+  gr->dram_s += dram;
+  gr->bwd_s += t1 - t + dram;
+}
+
 static void group_actor(int argc, char **argv) {
   (void)argc;
   (void)argv;
   targ *a = sg_actor_self_get_data();
   tjob *j = a->j;
   tgroup *gr = &j->groups[a->g];
+  sim_pass frees = gr->split_w ? SIM_PASS_W : SIM_PASS_B;
   for (int i = 0; i < gr->n_order; i++) {
     const sim_schedule_step *st = &gr->order[i];
-    pass(j, a->g, st->backward, st->mb);
-    if (!st->backward) {
+    if (st->pass == SIM_PASS_W)
+      weight_pass(j, a->g, st->mb);
+    else
+      pass(j, a->g, st->pass == SIM_PASS_B, st->mb);
+    if (st->pass == SIM_PASS_F) {
       if (++gr->held > gr->peak) gr->peak = gr->held;
-    } else {
+    } else if (st->pass == frees) {
       gr->held--;
       gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
     }
@@ -361,7 +391,7 @@ static void group_actor(int argc, char **argv) {
     sg_actor_execute(gr->update_flops);
     gr->acts++;
   }
-  if (j->tl && gr->update_flops > 0) tl_exec(j, a->g, NULL, 0, -1, tu, 0, simgrid_get_clock());
+  if (j->tl && gr->update_flops > 0) tl_exec(j, a->g, "update", "", -1, gr->update_raw, 0, tu, 0, simgrid_get_clock());
   if (gr->streams) streams(j, a->g, gr->upd_x, -1, 1);
   gr->end = simgrid_get_clock();
   gr->upd_s = gr->end - t;
@@ -511,7 +541,7 @@ static mp_status fill(const sim *s, const tjob *j, const train_options *o, int b
     res->feasible &= st->fits;
     if (st->sram_peak_bytes > res->sram_peak_bytes) res->sram_peak_bytes = st->sram_peak_bytes;
     for (int k = 0; gr->streams && k < gr->n_cores; k++)
-      res->dram_bytes += (uint64_t)llround(2.0 * M * (gr->pass_x[10 * k + 1] + gr->pass_x[10 * k + 6]) +
+      res->dram_bytes += (uint64_t)llround((gr->split_w ? 3.0 : 2.0) * M * (gr->pass_x[10 * k + 1] + gr->pass_x[10 * k + 6]) +
                                            2 * gr->upd_x[10 * k + 1]);
     res->activities += gr->acts;
     work += gr->fwd_s + gr->bwd_s;

@@ -15,6 +15,8 @@
 typedef struct tseg {
   double f_flops, b_flops;   /* on the group's first core (its share of the group's work) */
   double f_raw, b_raw;       /* the group's work, as traces record it */
+  double w_raw;              /* of b_raw, the weight-gradient part that zb's W runs apart (0 from a trace,
+                                which records a zb backward without it); b_flops is the rest's share */
   double f_gather, b_gather; /* output bytes / input-gradient bytes, all-gathered */
   const char *name;          /* its first op (borrowed from the graph or trace) */
   int n_needs, *needs;       /* forward: Recvs it waits for */
@@ -45,6 +47,8 @@ typedef struct tgroup {
   int *farrived, *barrived; /* per Recv / per Send: micro-batches whose tensor / gradient arrived */
   int n_order;
   sim_schedule_step *order;
+  int split_w;             /* zb: the order has W passes (a backward is its input-gradient part) */
+  double w_flops, w_raw;   /* zb: the W pass's work (the segments' w_raw, or as a trace records it) */
   double update_flops, update_raw;
   int streams;             /* it does not fit: DRAM around every pass and the update */
   double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
@@ -56,8 +60,8 @@ typedef struct tgroup {
   titem *queue;
   int q_head, q_tail;
   /* measured */
-  double fwd_s, bwd_s, upd_s, dram_s, comm_s, last_b, end;
-  double *b_end; /* per micro-batch */
+  double fwd_s, bwd_s, upd_s, dram_s, comm_s, last_b, end; /* bwd_s: B and W */
+  double *b_end; /* per micro-batch: the end of its last pass here (W under zb, else B) */
   int held, peak;
   long acts;
 } tgroup;

@@ -29,13 +29,18 @@ static mp_status add(trace *tr, int gi, trace_kind kind, int mb, int core, const
 }
 
 /* Group gi's order of passes as actions: a forward is its segments in order (receives, compute, sends), a
- * backward its segments in reverse (the gradients it waits for, backward, the gradients it sends back);
- * then the update.  A Recv names its sender as its way back does (bsends[r].to). */
+ * backward its segments in reverse (the gradients it waits for, backward, the gradients it sends back), zb's
+ * weight-gradient pass one 'wgrad' (named by the group's first op); then the update.  A Recv names its
+ * sender as its way back does (bsends[r].to). */
 static mp_status record_group(trace *tr, const tjob *j, int gi, mp_error *err) {
   const tgroup *gr = &j->groups[gi];
   mp_status st = MP_OK;
   for (int i = 0; st == MP_OK && i < gr->n_order; i++) {
-    int mb = gr->order[i].mb, bwd = gr->order[i].backward;
+    int mb = gr->order[i].mb, bwd = gr->order[i].pass == SIM_PASS_B;
+    if (gr->order[i].pass == SIM_PASS_W) {
+      st = add(tr, gi, TRACE_WGRAD, mb, gr->first_core, NULL, gr->w_raw, 0, gr->segs[0].name, err);
+      continue;
+    }
     for (int q = 0; st == MP_OK && q < gr->n_segs; q++) {
       const tseg *x = &gr->segs[bwd ? gr->n_segs - 1 - q : q];
       if (!bwd) {
@@ -52,7 +57,8 @@ static mp_status record_group(trace *tr, const tjob *j, int gi, mp_error *err) {
           st = add(tr, gi, TRACE_GRECV, mb, gr->last_core, f, 0, 0, f->name, err);
         }
         if (st == MP_OK)
-          st = add(tr, gi, TRACE_BACKWARD, mb, gr->first_core, NULL, x->b_raw, x->b_gather, x->name, err);
+          st = add(tr, gi, TRACE_BACKWARD, mb, gr->first_core, NULL, x->b_raw - (gr->split_w ? x->w_raw : 0),
+                   x->b_gather, x->name, err);
         for (int k = 0; st == MP_OK && k < x->n_gposts; k++) {
           const txfer *b = &gr->bsends[x->gposts[k]];
           st = add(tr, gi, TRACE_GSEND, mb, gr->first_core, b, 0, b->raw, b->name, err);
@@ -118,12 +124,21 @@ mp_status sim_train_record(sim *s, train *t, const plan *p, trace **out, mp_erro
   return MP_OK;
 }
 
-/* A pass of a group in a training trace: its actions [start, end), one direction and micro-batch. */
+/* A pass of a group in a training trace: its actions [start, end), its kind and micro-batch. */
 typedef struct tpass {
-  int start, end, backward, mb;
+  int start, end;
+  sim_pass pass;
+  int mb;
 } tpass;
 
-static int backward_kind(trace_kind k) { return k == TRACE_GRECV || k == TRACE_BACKWARD || k == TRACE_GSEND; }
+static sim_pass pass_of(trace_kind k) {
+  return k == TRACE_WGRAD ? SIM_PASS_W : k == TRACE_GRECV || k == TRACE_BACKWARD || k == TRACE_GSEND ? SIM_PASS_B
+                                                                                                     : SIM_PASS_F;
+}
+
+static const char *pass_name(sim_pass p) {
+  return p == SIM_PASS_F ? "forward" : p == SIM_PASS_B ? "backward" : "weight-gradient pass";
+}
 
 static int same_step(const trace_action *a, const trace_action *b) {
   return a->kind == b->kind && a->core == b->core && a->peer == b->peer && a->flops == b->flops &&
@@ -150,42 +165,45 @@ static const char *line_of(const trace_action *a, char *buf, size_t n) {
   return buf;
 }
 
-/* Group gi's passes (passes: room for 2M), checked: each micro-batch's forward once, then its backward once,
- * every forward repeating the first forward's actions and every backward the first backward's. */
+/* Group gi's passes (passes: room for sim_schedule_steps), checked: each micro-batch's forward once, then
+ * its backward once, then (zb) its weight-gradient pass once, every pass repeating the actions of the
+ * first of its kind. */
 static mp_status trace_passes(const trace *tr, int gi, tpass *passes, mp_error *err) {
   const trace_group *tg = &tr->groups[gi];
-  int M = tr->microbatches, n = 0;
+  int M = tr->microbatches, n = 0, zb = tr->train.schedule == TRAIN_ZB;
   char where[32];
-  unsigned char *seen = calloc(2 * (size_t)M, 1);
+  unsigned char *seen = calloc(3 * (size_t)M, 1);
   if (!seen) return err_nomem(err);
   mp_status st = MP_OK;
   for (int i = 0; i + 1 < tg->n_actions && st == MP_OK; i++) { /* the last is the update (trace_check) */
     const trace_action *a = &tg->actions[i];
-    int bwd = backward_kind(a->kind);
-    if (n > 0 && passes[n - 1].backward == bwd && passes[n - 1].mb == a->microbatch) {
+    sim_pass ps = pass_of(a->kind);
+    if (n > 0 && passes[n - 1].pass == ps && passes[n - 1].mb == a->microbatch && ps != SIM_PASS_W) {
       passes[n - 1].end = i + 1;
       continue;
     }
     const char *at = line_of(a, where, sizeof where);
-    if (seen[2 * a->microbatch + bwd])
+    if (seen[3 * a->microbatch + ps])
       st = err_at(err, MP_INPUT, tr->file, at, "group %d runs the %s of micro-batch %d a second time", gi,
-                  bwd ? "backward" : "forward", a->microbatch);
-    else if (bwd && !seen[2 * a->microbatch])
-      st = err_at(err, MP_INPUT, tr->file, at, "group %d runs the backward of micro-batch %d before its forward", gi,
-                  a->microbatch);
+                  pass_name(ps), a->microbatch);
+    else if (ps != SIM_PASS_F && !seen[3 * a->microbatch + ps - 1])
+      st = err_at(err, MP_INPUT, tr->file, at, "group %d runs the %s of micro-batch %d before its %s", gi,
+                  pass_name(ps), a->microbatch, pass_name(ps - 1));
     else
-      passes[n++] = (tpass){i, i + 1, bwd, a->microbatch};
-    seen[2 * a->microbatch + bwd] = 1;
+      passes[n++] = (tpass){i, i + 1, ps, a->microbatch};
+    seen[3 * a->microbatch + ps] = 1;
   }
   for (int m = 0; m < M && st == MP_OK; m++)
-    if (!seen[2 * m + 1])
-      st = err_at(err, MP_INPUT, tr->file, NULL, "group %d never runs the backward of micro-batch %d", gi, m);
+    for (int ps = SIM_PASS_B; ps <= (zb ? SIM_PASS_W : SIM_PASS_B) && st == MP_OK; ps++)
+      if (!seen[3 * m + ps])
+        st = err_at(err, MP_INPUT, tr->file, NULL, "group %d never runs the %s of micro-batch %d", gi,
+                    pass_name((sim_pass)ps), m);
   free(seen);
-  const tpass *first[2] = {NULL, NULL};
+  const tpass *first[3] = {NULL, NULL, NULL};
   for (int k = 0; k < n && st == MP_OK; k++) {
-    const tpass *x = &passes[k], *f = first[x->backward];
+    const tpass *x = &passes[k], *f = first[x->pass];
     if (!f) {
-      first[x->backward] = x;
+      first[x->pass] = x;
       continue;
     }
     int same = x->end - x->start == f->end - f->start;
@@ -195,7 +213,7 @@ static mp_status trace_passes(const trace *tr, int gi, tpass *passes, mp_error *
       st = err_at(err, MP_INPUT, tr->file, line_of(&tg->actions[x->start], where, sizeof where),
                   "the %s of micro-batch %d of group %d differs from micro-batch %d's (line %d): a replay runs the "
                   "same actions, in the same order, for every micro-batch",
-                  x->backward ? "backward" : "forward", x->mb, gi, f->mb, tg->actions[f->start].line);
+                  pass_name(x->pass), x->mb, gi, f->mb, tg->actions[f->start].line);
   }
   return st;
 }
@@ -204,11 +222,15 @@ static mp_status trace_passes(const trace *tr, int gi, tpass *passes, mp_error *
  * compile_trace, before any Send knows its receiving group's Recv. */
 static mp_status trace_forward(const trace *tr, int gi, const tpass *passes, tgroup *gr, mp_error *err) {
   const trace_group *tg = &tr->groups[gi];
-  int M = tr->microbatches, n_segs = 0, n_sends = 0, n_recvs = 0;
+  int M = tr->microbatches, n_steps = sim_schedule_steps(tr->train.schedule, M), n_segs = 0, n_sends = 0, n_recvs = 0;
   const tpass *f0 = NULL, *b0 = NULL;
-  for (int k = 0; k < 2 * M; k++) {
-    if (!passes[k].backward && !f0) f0 = &passes[k];
-    if (passes[k].backward && !b0) b0 = &passes[k];
+  for (int k = 0; k < n_steps; k++) {
+    if (passes[k].pass == SIM_PASS_F && !f0) f0 = &passes[k];
+    if (passes[k].pass == SIM_PASS_B && !b0) b0 = &passes[k];
+    if (passes[k].pass == SIM_PASS_W && !gr->split_w) { /* every W repeats the first (trace_passes) */
+      gr->split_w = 1;
+      gr->w_raw = tg->actions[passes[k].start].flops;
+    }
   }
   int n_back = 0;
   for (int i = b0->start; i < b0->end; i++) n_back += tg->actions[i].kind == TRACE_BACKWARD;
@@ -229,8 +251,8 @@ static mp_status trace_forward(const trace *tr, int gi, const tpass *passes, tgr
   gr->update_raw = tg->actions[tg->n_actions - 1].flops;
   if (sim_train_alloc_group(gr, M, n_segs, n_sends, n_recvs) != 0) return err_nomem(err);
   gr->n_fsends = gr->n_recvs = gr->n_segs = 0;
-  for (int k = 0; k < 2 * M; k++) gr->order[k] = (sim_schedule_step){passes[k].backward, passes[k].mb};
-  gr->n_order = 2 * M;
+  for (int k = 0; k < n_steps; k++) gr->order[k] = (sim_schedule_step){passes[k].pass, passes[k].mb};
+  gr->n_order = n_steps;
   int *pending = malloc(((size_t)n_recvs + 1) * sizeof *pending), n_pending = 0;
   if (!pending) return err_nomem(err);
   mp_status st = MP_OK;
@@ -288,7 +310,7 @@ static mp_status trace_backward(const trace *tr, int gi, const tpass *passes, tj
   char where[32];
   const tpass *b0 = NULL;
   for (int k = 0; !b0; k++)
-    if (passes[k].backward) b0 = &passes[k];
+    if (passes[k].pass == SIM_PASS_B) b0 = &passes[k];
   for (int i = 0; i < gr->n_fsends; i++) {
     txfer *x = &gr->fsends[i];
     tgroup *dg = &j->groups[x->group];
@@ -354,10 +376,11 @@ static mp_status trace_backward(const trace *tr, int gi, const tpass *passes, tj
 static mp_status compile_trace(sim *s, const trace *tr, tjob *j, mp_error *err) {
   const chip *c = s->chip;
   int M = tr->microbatches, n = tr->n_groups, n_x = 0;
+  size_t room = (size_t)sim_schedule_steps(tr->train.schedule, M); /* a group's passes */
   mp_status st = MP_OK;
   j->M = M;
   j->groups = calloc((size_t)n + 1, sizeof *j->groups);
-  tpass *passes = malloc(2 * (size_t)M * (size_t)(n + 1) * sizeof *passes);
+  tpass *passes = malloc(room * (size_t)(n + 1) * sizeof *passes);
   train_stage_input *in = calloc((size_t)n + 1, sizeof *in);
   for (int gi = 0; gi < n; gi++) n_x += tr->groups[gi].n_actions; /* room for any group's transfers */
   cost_transfer *x = malloc(((size_t)n_x + 1) * sizeof *x), *next = x;
@@ -374,8 +397,8 @@ static mp_status compile_trace(sim *s, const trace *tr, tjob *j, mp_error *err) 
                     "group %d: its cores are not consecutive ids on chip '%s' (--map xy): the simulator runs a group "
                     "on a snake-ordered id range; use --map snake:K",
                     gi, c->name);
-    if (st == MP_OK) st = trace_passes(tr, gi, passes + 2 * (size_t)M * gi, err);
-    if (st == MP_OK) st = trace_forward(tr, gi, passes + 2 * (size_t)M * gi, &j->groups[gi], err);
+    if (st == MP_OK) st = trace_passes(tr, gi, passes + room * gi, err);
+    if (st == MP_OK) st = trace_forward(tr, gi, passes + room * gi, &j->groups[gi], err);
   }
   for (int gi = 0; gi < n && st == MP_OK; gi++) {
     const trace_group *tg = &tr->groups[gi];
@@ -391,7 +414,8 @@ static mp_status compile_trace(sim *s, const trace *tr, tjob *j, mp_error *err) 
     for (int i = 0; i < gr->n_fsends; i++) *next++ = (cost_transfer){gr->fsends[i].raw, gr->fsends[i].to};
     for (int k = 0; k < gr->n_segs; k++) s_in->fwd_segments += gr->segs[k].f_gather > 0;
     s_in->bwd = next;
-    st = trace_backward(tr, gi, passes + 2 * (size_t)M * gi, j, next, &s_in->n_bwd, err);
+    st = trace_backward(tr, gi, passes + room * gi, j, next, &s_in->n_bwd, err);
+    s_in->r.dw_flops = (uint64_t)llround(gr->w_raw); /* zb's W as recorded (its figures line has no such field) */
     next += s_in->n_bwd;
     for (int k = 0; k < gr->n_segs && st == MP_OK; k++) /* counted now that the backwards are known */
       s_in->bwd_segments += gr->segs[k].b_gather > 0;

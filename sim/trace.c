@@ -159,7 +159,8 @@ mp_status trace_add_action(trace *t, int gi, const trace_action *a, const char *
 }
 
 const char *trace_kind_name(trace_kind k) {
-  static const char *const names[] = {"compute", "send", "recv", "dram", "backward", "gsend", "grecv", "update"};
+  static const char *const names[] = {"compute", "send",  "recv",   "dram", "backward",
+                                      "gsend",   "grecv", "update", "wgrad"};
   return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
@@ -274,10 +275,16 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
         computes[a->microbatch]++;
       }
       int train_only = a->kind == TRACE_BACKWARD || a->kind == TRACE_GSEND || a->kind == TRACE_GRECV ||
-                       a->kind == TRACE_UPDATE;
+                       a->kind == TRACE_UPDATE || a->kind == TRACE_WGRAD;
       if (train_only && !t->training) {
         st = err_at(err, MP_INPUT, f, where, "'%s' is an action of training traces (which have a 'training' line)",
                     trace_kind_name(a->kind));
+        goto cleanup;
+      }
+      if (a->kind == TRACE_WGRAD && t->train.schedule != TRAIN_ZB) {
+        st = err_at(err, MP_INPUT, f, where,
+                    "'wgrad' is an action of zb traces: under %s a backward includes its weight gradients",
+                    train_schedule_name(t->train.schedule));
         goto cleanup;
       }
       if (a->kind == TRACE_DRAM && t->training) {
@@ -292,7 +299,8 @@ mp_status trace_check(const trace *t, int n_cores, mp_error *err) {
                     g);
         goto cleanup;
       }
-      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM || a->kind == TRACE_BACKWARD || a->kind == TRACE_UPDATE)
+      if (a->kind == TRACE_COMPUTE || a->kind == TRACE_DRAM || a->kind == TRACE_BACKWARD || a->kind == TRACE_UPDATE ||
+          a->kind == TRACE_WGRAD)
         continue;
       if (a->kind != TRACE_SEND && a->kind != TRACE_RECV && a->kind != TRACE_GSEND && a->kind != TRACE_GRECV) {
         st = err_at(err, MP_INPUT, f, where, "unknown action kind %d", (int)a->kind);
@@ -522,6 +530,10 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
         strbuf_printf(&b, " backward %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
         break;
       case TRACE_GSEND: strbuf_printf(&b, "c%d gsend c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
+      case TRACE_WGRAD:
+        put_cores(&b, G->cores, G->n_cores);
+        strbuf_printf(&b, " wgrad %.17g %d ", a->flops, a->microbatch);
+        break;
       case TRACE_GRECV: strbuf_printf(&b, "c%d grecv c%d %d ", a->core, a->peer, a->microbatch); break;
       case TRACE_UPDATE:
         put_cores(&b, G->cores, G->n_cores);

@@ -50,14 +50,15 @@ typedef enum trace_kind {
   TRACE_BACKWARD, /* a segment's backward: flops over the group's cores, then its input-gradients all-gathered */
   TRACE_GSEND,    /* the gradient of a received tensor, bytes from core (the group's first) back to peer */
   TRACE_GRECV,    /* waits for the gradient of a tensor the group sent, from peer */
-  TRACE_UPDATE    /* the weight update: flops over the group's cores, once, the group's last action */
+  TRACE_UPDATE,   /* the weight update: flops over the group's cores, once, the group's last action */
+  TRACE_WGRAD     /* zb only: a micro-batch's weight-gradient pass, flops over the group's cores */
 } trace_kind;
 
 typedef struct trace_action {
   trace_kind kind;
   int microbatch; /* update: the last, M - 1 */
   int core;       /* send, gsend: the sending core; recv, grecv, dram: the receiving core; compute, backward,
-                     update: the group's first */
+                     wgrad, update: the group's first */
   int peer;       /* send, gsend: the receiving core; recv, grecv: the sending core; else -1 */
   int peer_group; /* send/recv/gsend/grecv: the group of peer; else -1 */
   double flops;   /* compute, backward, update: the work on the whole group */

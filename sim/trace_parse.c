@@ -303,7 +303,7 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
   if (strcmp(r.tok[0], "training") == 0) { /* a training trace: one mini-batch under a schedule */
     if ((st = expect(&r, "training", 5, "training SCHEDULE OPTIMIZER recompute R", err)) != MP_OK) goto cleanup;
     int sched = train_schedule_parse(r.tok[1]), optim = train_optimizer_parse(r.tok[2]);
-    NEED(sched >= 0, "unknown schedule '%s' (expected gpipe or 1f1b)", r.tok[1]);
+    NEED(sched >= 0, "unknown schedule '%s' (expected gpipe, 1f1b or zb)", r.tok[1]);
     NEED(optim >= 0, "unknown optimizer '%s' (expected sgd, momentum or adam)", r.tok[2]);
     NEED(strcmp(r.tok[3], "recompute") == 0 && parse_long(r.tok[4], 0, 1, &v),
          "expected 'training SCHEDULE OPTIMIZER recompute R' with R 0 or 1");
@@ -510,9 +510,20 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
              microbatches - 1, r.tok[4]);
         name = r.tok[5];
       }
+    } else if (strcmp(act, "wgrad") == 0) {
+      const trace_group *G = &t->groups[g];
+      NEED(first == G->cores[0] && n == G->n_cores, "'wgrad' is done by a whole group: c%d-%d, not %s",
+           G->cores[0], G->cores[G->n_cores - 1], r.tok[0]);
+      NEED(r.n_tok == 5, "expected '%s wgrad FLOPS MICROBATCH OP'", r.tok[0]);
+      a.kind = TRACE_WGRAD;
+      NEED(parse_real(r.tok[2], &a.flops), "the flops must be a number from 0 to 2^64, found '%s'", r.tok[2]);
+      NEED(parse_long(r.tok[3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
+           microbatches - 1, r.tok[3]);
+      name = r.tok[4];
     } else {
       NEED(0, "unknown action '%s' (expected %s)", act,
-           t->training ? "compute, send, recv, backward, gsend, grecv or update" : "compute, send, recv or dram");
+           t->training ? "compute, send, recv, backward, gsend, grecv, wgrad or update"
+                       : "compute, send, recv or dram");
     }
     a.microbatch = (int)mb;
     char *nm = (char *)name;

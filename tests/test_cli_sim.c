@@ -292,22 +292,25 @@ static void measured_op_times_should_reach_every_search_and_the_model_figures(vo
   cJSON_Delete(timed);
 }
 
-/* record --mode train writes one mini-batch; its replay on the recording chip prints what simulate --mode
- * train prints, line for line and in JSON (the replay adds its header line, and trace and map in JSON);
- * training options without --mode train are refused. */
-static void record_and_replay_should_carry_a_training_mini_batch(void) {
+/* record --mode train writes one mini-batch under schedule `sched`; its replay on the recording chip prints
+ * what simulate --mode train prints, line for line and in JSON (the replay adds its header line, and trace
+ * and map in JSON); training options without --mode train are refused; the timeline shows the passes
+ * (under zb the weight-gradient passes too). */
+static void carry_training(const char *sched) {
   char plan[1024], trace[1024];
   snprintf(plan, sizeof plan, "%s", testutil_temp_path("tiny.train.plan.json"));
   snprintf(trace, sizeof trace, "%s", testutil_temp_path("tiny.train.trace"));
   CU_ASSERT_EQUAL_FATAL(mp("partition -g '%s' -c '%s' --mode train -o '%s' --no-simulate", TINY, C4, plan), 0);
   CU_ASSERT_EQUAL_FATAL(
-      mp("record -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4 -o '%s' --json", TINY, C4, plan, trace), 0);
+      mp("record -g '%s' -c '%s' -p '%s' --mode train --schedule %s -M 4 -o '%s' --json", TINY, C4, plan, sched, trace),
+      0);
   cJSON *rec = cJSON_Parse(out);
   CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
-  CU_ASSERT_STRING_EQUAL(str(rec, "schedule"), "gpipe");
+  CU_ASSERT_STRING_EQUAL(str(rec, "schedule"), sched);
   CU_ASSERT(num(rec, "trace_actions") > 0);
   cJSON_Delete(rec);
-  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4", TINY, C4, plan), 0);
+  CU_ASSERT_EQUAL_FATAL(mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule %s -M 4", TINY, C4, plan, sched), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, sched));
   char *sim_text = strdup(out);
   CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s'", trace, C4), 0);
   const char *body = strchr(out, '\n');
@@ -316,7 +319,7 @@ static void record_and_replay_should_carry_a_training_mini_batch(void) {
   CU_ASSERT_STRING_EQUAL(body + 1, sim_text);
   free(sim_text);
   CU_ASSERT_EQUAL_FATAL(
-      mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4 --json", TINY, C4, plan), 0);
+      mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule %s -M 4 --json", TINY, C4, plan, sched), 0);
   cJSON *sim = cJSON_Parse(out);
   CU_ASSERT_EQUAL_FATAL(mp("replay '%s' -c '%s' --json", trace, C4), 0);
   cJSON *rep = cJSON_Parse(out);
@@ -336,7 +339,8 @@ static void record_and_replay_should_carry_a_training_mini_batch(void) {
   char tl[1024];
   snprintf(tl, sizeof tl, "%s", testutil_temp_path("tiny.train.timeline.json"));
   CU_ASSERT_EQUAL_FATAL(
-      mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule gpipe -M 4 --timeline '%s'", TINY, C4, plan, tl), 0);
+      mp("simulate -g '%s' -c '%s' -p '%s' --mode train --schedule %s -M 4 --timeline '%s'", TINY, C4, plan, sched, tl),
+      0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "simulated activities written to"));
   size_t n_events = 0;
   mp_error e;
@@ -347,7 +351,13 @@ static void record_and_replay_should_carry_a_training_mini_batch(void) {
   CU_ASSERT_EQUAL_FATAL(fileio_read_all(tl, &tl_text, &tl_len, &e), MP_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(tl_text, "conv1 (backward)"));
   CU_ASSERT_PTR_NOT_NULL(strstr(tl_text, "grad t_conv1"));
+  CU_ASSERT_EQUAL(strstr(tl_text, "conv1 (weight gradients)") != NULL, strcmp(sched, "zb") == 0);
   free(tl_text);
+}
+
+static void record_and_replay_should_carry_a_training_mini_batch(void) {
+  carry_training("gpipe");
+  carry_training("zb");
 }
 
 /* A copy (in the temp folder) of the trace at path as recorded before traces had energy counts: the
@@ -573,7 +583,7 @@ static void a_wrong_training_option_should_name_option_and_value_and_exit_2(void
   CU_ASSERT_EQUAL(mp("simulate -g '%s' -p x --mode trian", TINY), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--mode is infer or train, got 'trian'"));
   CU_ASSERT_EQUAL(mp("partition -g '%s' --mode train --schedule zigzag", TINY), 2);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--schedule is gpipe or 1f1b, got 'zigzag'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--schedule is gpipe, 1f1b or zb, got 'zigzag'"));
   CU_ASSERT_EQUAL(mp("simulate -g '%s' -p x --mode train --optimizer lion", TINY), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--optimizer is sgd, momentum or adam, got 'lion'"));
   CU_ASSERT_EQUAL(mp("partition -g '%s' --recompute", TINY), 2);

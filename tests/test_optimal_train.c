@@ -243,6 +243,39 @@ static void optimal_train_should_agree_with_brute_force_with_training_memory_on_
   CU_ASSERT(t.equal >= 295);  /* 300 at this seed with the deep search, 288 with the repair alone */
 }
 
+/* zb on 100 instances drawn as above (another seed): optimal solves it on 1F1B's stash classes and two DRAM
+ * passes, a relaxation of zb's model (its stages hold min(p, M) stashes and stream three times), so the
+ * bound must stay below every plan's zb figures and the plan must be judged on zb's own mini-batch. */
+static void optimal_train_should_agree_with_brute_force_under_zb(void) {
+  testgen_seed(UINT64_C(0x9e3779b97f4a7c15));
+  tally t = {0};
+  for (int id = 0; id < 100; id++) {
+    int n_layers = 1 + testgen_below(6);
+    int w = 1 + testgen_below(3), h = 1 + testgen_below(3);
+    int het = testgen_below(4) == 0;
+    double sram_scale = testgen_below(2) == 0 ? 0.5 : 40.0;
+    int ports = testgen_below(5) < 2 ? 0 : 1 + testgen_below(w * h < 2 ? 1 : 2);
+    train_options o;
+    train_options_default(&o);
+    o.schedule = TRAIN_ZB;
+    o.microbatches = 1 + testgen_below(4);
+    o.optimizer = (train_optimizer)testgen_below(3);
+    o.recompute = testgen_below(3) == 0;
+    graph *g = random_graph(n_layers);
+    chip *c = testgen_chip(w, h, het, sram_scale, ports, 0);
+    t.failures += one_instance(id, g, c, &o, &t);
+    graph_free(g);
+    chip_free(c);
+  }
+  fprintf(stderr, "\n  zb: %d instances (%d where no plan fits and DRAM streams): optimal's plan is the brute-force "
+                  "optimum on %d; worst gap %.3g%% ",
+          t.instances, t.streaming, t.equal, 100 * t.worst_gap);
+  CU_ASSERT_EQUAL(t.failures, 0);
+  CU_ASSERT_EQUAL(t.instances, 100);
+  CU_ASSERT(t.streaming >= 3);
+  CU_ASSERT(t.equal >= 95);
+}
+
 /* ResNet-50 trained on mesh4x4 (1F1B, M = 8, adam) fits no plan and the deep search runs: the report's
  * notes are the longest optimal writes (795 characters), and must arrive whole, the deep search's
  * sentence and method_run's memory verdict at the end included (a 512-byte buffer cut both). */
@@ -272,6 +305,7 @@ static void optimal_train_should_report_its_whole_note(void) {
 static CU_TestInfo tests[] = {
     {"optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances",
      optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances},
+    {"optimal_train_should_agree_with_brute_force_under_zb", optimal_train_should_agree_with_brute_force_under_zb},
     {"optimal_train_should_report_its_whole_note", optimal_train_should_report_its_whole_note},
     CU_TEST_INFO_NULL,
 };

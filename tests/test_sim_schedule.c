@@ -1,6 +1,6 @@
-/* test_sim_schedule: the stage orders of GPipe and 1F1B - every micro-batch's forward once and backward
- * once, the forward first, the stashes held at once as train_in_flight says, and the exact orders of a
- * small case written out by hand. */
+/* test_sim_schedule: the stage orders of GPipe, 1F1B and zb - every micro-batch's forward once, its
+ * backward once after it (and under zb its weight-gradient pass once after that), the stashes held at once
+ * as train_in_flight says, and the exact orders of small cases written out by hand. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,27 +8,23 @@
 #include "testutil.h"
 
 static void schedules_should_run_each_pass_once_and_hold_what_the_model_says(void) {
-  sim_schedule_step order[2 * 40];
-  for (int sched = 0; sched < 2; sched++)
+  sim_schedule_step order[3 * 40];
+  for (int sched = 0; sched < 3; sched++)
     for (int p = 1; p <= 9; p++)
       for (int M = 1; M <= 40; M += 3)
         for (int i = 0; i < p; i++) {
           int n = sim_schedule_order((train_schedule)sched, i, p, M, order);
-          CU_ASSERT_EQUAL(n, 2 * M);
-          int seen_f[40] = {0}, seen_b[40] = {0}, ok = 1;
+          CU_ASSERT_EQUAL(n, sim_schedule_steps((train_schedule)sched, M));
+          CU_ASSERT_EQUAL(n, (sched == TRAIN_ZB ? 3 : 2) * M);
+          int seen[3][40] = {{0}}, ok = 1;
           for (int k = 0; k < n; k++) {
-            int m = order[k].mb;
-            if (m < 0 || m >= M) {
+            int m = order[k].mb, ps = (int)order[k].pass;
+            if (m < 0 || m >= M || ps < 0 || ps > 2 || (ps == SIM_PASS_W && sched != TRAIN_ZB)) {
               ok = 0;
               continue;
             }
-            if (order[k].backward) {
-              ok &= seen_f[m] == 1 && seen_b[m] == 0; /* its own forward came first */
-              seen_b[m]++;
-            } else {
-              ok &= seen_f[m] == 0;
-              seen_f[m]++;
-            }
+            ok &= seen[ps][m] == 0 && (ps == 0 || seen[ps - 1][m] == 1); /* once, after the pass before it */
+            seen[ps][m]++;
           }
           CU_ASSERT(ok);
           train_options o;
@@ -39,23 +35,44 @@ static void schedules_should_run_each_pass_once_and_hold_what_the_model_says(voi
         }
 }
 
+/* "F0 F1 B0 ..." */
+static void spell(const sim_schedule_step *order, int n, char *got, size_t room) {
+  got[0] = 0;
+  for (int k = 0; k < n; k++) {
+    size_t len = strlen(got);
+    snprintf(got + len, room - len, "%s%c%d", k ? " " : "", "FBW"[order[k].pass], order[k].mb);
+  }
+}
+
 static void one_f_one_b_should_warm_up_alternate_and_drain(void) {
   /* p = 3, M = 4: stage 0 warms up with 2 forwards, stage 1 with 1, stage 2 alternates at once */
   static const char *const want[3] = {"F0 F1 F2 B0 F3 B1 B2 B3", "F0 F1 B0 F2 B1 F3 B2 B3", "F0 B0 F1 B1 F2 B2 F3 B3"};
   sim_schedule_step order[8];
+  char got[64];
   for (int i = 0; i < 3; i++) {
     int n = sim_schedule_order(TRAIN_1F1B, i, 3, 4, order);
-    char got[64] = "";
-    for (int k = 0; k < n; k++) {
-      size_t len = strlen(got);
-      snprintf(got + len, sizeof got - len, "%s%c%d", k ? " " : "", order[k].backward ? 'B' : 'F', order[k].mb);
-    }
+    spell(order, n, got, sizeof got);
     CU_ASSERT_STRING_EQUAL(got, want[i]);
   }
   int n = sim_schedule_order(TRAIN_GPIPE, 1, 3, 2, order);
-  CU_ASSERT_EQUAL(n, 4);
-  CU_ASSERT(!order[0].backward && !order[1].backward && order[2].backward && order[3].backward);
-  CU_ASSERT(order[2].mb == 0 && order[3].mb == 1);
+  spell(order, n, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "F0 F1 B0 B1");
+}
+
+static void zb_should_run_1f1b_with_each_w_delayed_by_the_stage_index(void) {
+  /* p = 3, M = 4: 1F1B's F and B order; stage i runs W(k - i) after B(k), the W's still due at the end,
+   * so each stage holds 3 stashes at its peak (after F2 on stage 0, F3 on stage 1, F2 on stage 2) */
+  static const char *const want[3] = {"F0 F1 F2 B0 W0 F3 B1 W1 B2 W2 B3 W3",
+                                      "F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3",
+                                      "F0 B0 F1 B1 F2 B2 W0 F3 B3 W1 W2 W3"};
+  sim_schedule_step order[12];
+  char got[80];
+  for (int i = 0; i < 3; i++) {
+    int n = sim_schedule_order(TRAIN_ZB, i, 3, 4, order);
+    spell(order, n, got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, want[i]);
+    CU_ASSERT_EQUAL(sim_schedule_peak(order, n), 3);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -63,6 +80,8 @@ int main(int argc, char **argv) {
       {"schedules_should_run_each_pass_once_and_hold_what_the_model_says",
        schedules_should_run_each_pass_once_and_hold_what_the_model_says},
       {"one_f_one_b_should_warm_up_alternate_and_drain", one_f_one_b_should_warm_up_alternate_and_drain},
+      {"zb_should_run_1f1b_with_each_w_delayed_by_the_stage_index",
+       zb_should_run_1f1b_with_each_w_delayed_by_the_stage_index},
       CU_TEST_INFO_NULL};
   return testutil_run("sim_schedule", tests, argc, argv);
 }

@@ -181,9 +181,44 @@ static void gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain(vo
   cJSON_Delete(res);
 }
 
-/* A DAG with a skip connection over two stages, multi-core groups on a 2D mesh with latency, and a core
- * too small for the first stage (DRAM streams): both schedules run to the end, hold what the model
- * says, and every pass of the model is simulated (contention aside). */
+/* zb on the same chain: a backward splits into B (the input gradient, t_B = 1 s, the forward again on top
+ * with recompute) and W (the weight gradient, t_W = 1 s); ZB-H1's fill and drain cost (p - 1)(t_f +
+ * max(t_B - t_W, 0)) against 1F1B's (p - 1)(t_f + t_B + t_W), every stage holds min(p, M) stashes, and
+ * once the pipeline is full a micro-batch completes every t_f + t_B + t_W. */
+static void zb_should_take_zb_h1s_closed_form_time_on_an_equal_chain(void) {
+  enum { P = 4 };
+  tcase cs[4] = {chain_case(TRAIN_ZB, 6, 0), chain_case(TRAIN_ZB, 12, 0), chain_case(TRAIN_ZB, 12, 1),
+                 chain_case(TRAIN_1F1B, 12, 0)};
+  cJSON *res = run_cases(cs, 4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  double tf = 1, tw = 1, tu = 1000 * 13 / 1e6;
+  for (int k = 0; k < 3; k++) {
+    const cJSON *r = cJSON_GetArrayItem(res, k);
+    double M = cs[k].o.microbatches, tbi = cs[k].o.recompute ? 2 : 1, fill = (P - 1) * (tf + fmax(tbi - tw, 0));
+    ASSERT_REL(num(r, "fb_s"), M * (tf + tbi + tw) + fill);
+    ASSERT_REL(num(r, "minibatch_s"), M * (tf + tbi + tw) + fill + tu);
+    ASSERT_REL(num(r, "model_minibatch_s"), num(r, "minibatch_s"));
+    ASSERT_REL(num(r, "model_period_s"), tf + tbi + tw);
+    for (int i = 0; i < P; i++) {
+      const cJSON *s = stage(r, i);
+      ASSERT_REL(num(s, "fwd_s"), M * tf);
+      ASSERT_REL(num(s, "bwd_s"), M * (tbi + tw));
+      ASSERT_REL(num(s, "idle_s"), fill);
+      int held = P < M ? P : (int)M;
+      CU_ASSERT_EQUAL((int)num(s, "held"), held);
+      CU_ASSERT_EQUAL((int)num(s, "model_held"), held);
+      CU_ASSERT_EQUAL(num(s, "sram_peak_bytes"),
+                      num(s, "static_bytes") + (held - 1) * num(s, "stash_bytes") + num(s, "peak_bytes"));
+    }
+    const cJSON *c = cJSON_GetObjectItem(r, "completions_s");
+    for (int m = P; m < cs[k].o.microbatches - P; m++)
+      ASSERT_REL(cJSON_GetArrayItem(c, m)->valuedouble - cJSON_GetArrayItem(c, m - 1)->valuedouble, tf + tbi + tw);
+  }
+  /* the same chain and M under 1F1B: 2 (p - 1) s more */
+  ASSERT_REL(num(cJSON_GetArrayItem(res, 3), "fb_s") - num(cJSON_GetArrayItem(res, 1), "fb_s"), 2.0 * (P - 1));
+  cJSON_Delete(res);
+}
+
 /* The cache: the same plan under the same options again is a hit with the same figures; other options
  * are not; sim_checkpoint empties it.  Returns 0, or the number of the first check that failed. */
 static int cache_child(void *arg) {
@@ -239,6 +274,9 @@ static void a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint
   CU_ASSERT_EQUAL(testutil_in_child(cache_child, NULL), 0);
 }
 
+/* A DAG with a skip connection over two stages, multi-core groups on a 2D mesh with latency, and a core
+ * too small for the first stage (DRAM streams): every schedule runs to the end, holds what the model
+ * says, and every pass of the model is simulated (contention aside). */
 static const char skip_graph[] =
     "{\"format\":\"meshpipe-graph\",\"version\":1,\"name\":\"skip\",\"inputs\":[{\"name\":\"x\",\"bytes\":4096}],"
     "\"ops\":[{\"name\":\"A\",\"type\":\"Conv+Relu\",\"inputs\":[\"x\"],\"outputs\":[{\"name\":\"a\",\"bytes\":65536}],"
@@ -258,17 +296,20 @@ static const char mesh_chip[] =
     "\"dram\":{\"bandwidth\":2e10,\"ports\":[[0,1]]},\"overrides\":[{\"core\":0,\"sram_bytes\":65536}]}";
 
 static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
-  tcase cs[3];
-  for (int k = 0; k < 3; k++) {
+  tcase cs[4];
+  for (int k = 0; k < 4; k++) {
     cs[k] = (tcase){skip_graph, mesh_chip, {0, 1, 0, 0, 2, 1, 0, 0, 1}, 9, {0}};
     train_options_default(&cs[k].o);
     cs[k].o.microbatches = 5;
-    cs[k].o.schedule = k == 0 ? TRAIN_GPIPE : TRAIN_1F1B;
+    cs[k].o.schedule = k == 0 ? TRAIN_GPIPE : k == 3 ? TRAIN_ZB : TRAIN_1F1B;
     cs[k].o.recompute = k == 2;
   }
-  cJSON *res = run_cases(cs, 3);
+  cJSON *res = run_cases(cs, 4);
   CU_ASSERT_PTR_NOT_NULL_FATAL(res);
-  for (int k = 0; k < 3; k++) {
+  /* zb streams stage 0 around its W passes too: a third of its traffic more than 1F1B (equal stashes there:
+   * stage 0 holds min(p, M) = 4 under both) */
+  CU_ASSERT(num(cJSON_GetArrayItem(res, 3), "dram_bytes") > num(cJSON_GetArrayItem(res, 1), "dram_bytes"));
+  for (int k = 0; k < 4; k++) {
     const cJSON *r = cJSON_GetArrayItem(res, k);
     CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(r, "stages")), 4);
     CU_ASSERT(num(r, "minibatch_s") > num(r, "fb_s"));
@@ -358,14 +399,15 @@ static void a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch(
   CU_ASSERT_EQUAL(testutil_in_child(timeline_child, NULL), 0);
 }
 
-/* Record and replay.  The first child records the three schedules of the DAG above on mesh_chip, reads
- * each trace back from its text (which must write again to the same text) and replays it; the second does
- * the same on other_chip (4 MiB on every core, so nothing streams; faster cores, a slower NoC) from the
- * first's files.  Each replay's JSON must be sim_train_evaluate's (to 1e-9: same_json): on its own chip
- * the same run, elsewhere what simulating the plan there gives (test_cli_sim compares whole processes'
- * output exactly).  Then the refusals of sim_train_replay: a pass that differs from the first of its
- * kind, a backward before its forward, and each kind of trace given to the other's replay.  A child
- * returns a distinct code per failed check. */
+/* Record and replay.  The first child records the DAG above under GPipe, 1F1B, 1F1B with recompute and
+ * zb on mesh_chip, reads each trace back from its text (which must write again to the same text) and
+ * replays it; the second does the same on other_chip (4 MiB on every core, so nothing streams; faster
+ * cores, a slower NoC) from the first's files.  Each replay's JSON must be sim_train_evaluate's (to 1e-9:
+ * same_json): on its own chip the same run, elsewhere what simulating the plan there gives (test_cli_sim
+ * compares whole processes' output exactly).  Then the refusals of sim_train_replay: a pass that differs
+ * from the first of its kind, a backward before its forward, each kind of trace given to the other's
+ * replay, a weight-gradient pass before its backward and a 'wgrad' outside zb.  A child returns a
+ * distinct code per failed check. */
 static const char other_chip[] =
     "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m3b\",\"mesh\":{\"width\":3,\"height\":3},"
     "\"core\":{\"flops\":2e10,\"sram_bytes\":4194304},\"noc\":{\"bandwidth\":3e9,\"latency\":2e-8},"
@@ -440,6 +482,35 @@ static int refusals(sim *s, trace *tr) {
   return 0;
 }
 
+/* zb's: a weight-gradient pass before its backward, and a trace of 1F1B with a 'wgrad'. */
+static int zb_refusals(sim *s, trace *tr) {
+  sim_train_result r;
+  mp_error err;
+  trace_group *L = &tr->groups[tr->n_groups - 1];
+  int b0 = 0, w0 = 0;
+  while (L->actions[b0].kind != TRACE_BACKWARD) b0++;
+  while (L->actions[w0].kind != TRACE_WGRAD) w0++;
+  if (L->actions[w0].microbatch != 0 || w0 < b0) return 50;
+  trace_action w = L->actions[w0];
+  memmove(L->actions + b0 + 1, L->actions + b0, (size_t)(w0 - b0) * sizeof w); /* W0 just before B0 */
+  L->actions[b0] = w;
+  mp_status st = sim_train_replay(s, tr, &r, &err);
+  memmove(L->actions + b0, L->actions + b0 + 1, (size_t)(w0 - b0) * sizeof w);
+  L->actions[w0] = w;
+  if (st != MP_INPUT || !strstr(err.msg, "runs the weight-gradient pass of micro-batch 0 before its backward")) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return 51;
+  }
+  tr->train.schedule = TRAIN_1F1B;
+  st = sim_train_replay(s, tr, &r, &err);
+  tr->train.schedule = TRAIN_ZB;
+  if (st != MP_INPUT || !strstr(err.msg, "'wgrad' is an action of zb traces")) {
+    fprintf(stderr, "\n  %s\n", err.msg);
+    return 52;
+  }
+  return sim_train_replay(s, tr, &r, &err) == MP_OK ? (sim_train_result_clear(&r), 0) : 53;
+}
+
 static int rr_child(void *arg) {
   const rr_job *job = arg;
   chip *c = NULL;
@@ -455,11 +526,11 @@ static int rr_child(void *arg) {
       plan_new(arranged, 9, g->n_ops, &p, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
     return 21;
   cJSON_Delete(root);
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     train_options o;
     train_options_default(&o);
     o.microbatches = 5;
-    o.schedule = k == 0 ? TRAIN_GPIPE : TRAIN_1F1B;
+    o.schedule = k == 0 ? TRAIN_GPIPE : k == 3 ? TRAIN_ZB : TRAIN_1F1B;
     o.recompute = k == 2;
     train *t = NULL;
     trace *rec = NULL, *back = NULL;
@@ -481,7 +552,7 @@ static int rr_child(void *arg) {
     if (!same_json(ja, jb)) return 30 + k;
     if (job->record && k == 2 && (num(ja, "dram_bytes") <= 0 || a.feasible)) return 27; /* core 0 streams here */
     if (!job->record && k == 2 && (num(ja, "dram_bytes") != 0 || !a.feasible)) return 28; /* and fits there */
-    int rc = job->record && k == 1 ? refusals(s, back) : 0;
+    int rc = job->record && k == 1 ? refusals(s, back) : job->record && k == 3 ? zb_refusals(s, back) : 0;
     cJSON_Delete(ja);
     cJSON_Delete(jb);
     sim_train_result_clear(&a);
@@ -567,6 +638,7 @@ int main(int argc, char **argv) {
        a_plan_simulated_again_should_come_from_the_cache_until_a_checkpoint},
       {"gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain",
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
+      {"zb_should_take_zb_h1s_closed_form_time_on_an_equal_chain", zb_should_take_zb_h1s_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
       {"a_hand_written_mini_batch_should_replay_to_its_hand_count", a_hand_written_mini_batch_should_replay_to_its_hand_count},
       {"a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch",

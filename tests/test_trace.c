@@ -358,13 +358,13 @@ static void bad_traces_should_be_rejected_naming_the_line(void) {
 }
 
 /* The training trace reads back to its text, with its options and figures; each edit below is refused with
- * its message: a training line or figure out of shape, an action of the other kind of trace, an update
+ * its message: a training line or figure out of shape, an action of the other kind of trace or schedule, an update
  * that does not end the group, a gradient without its receiver, a gradient awaited before the send its
  * sender waits for (a deadlock). */
 static const struct {
   const char *base, *from, *to, *msg;
 } bad_train_edits[] = {
-    {good_train, "training 1f1b", "training zb", "t.trace: line 8: unknown schedule 'zb' (expected gpipe or 1f1b)"},
+    {good_train, "training 1f1b", "training zz", "t.trace: line 8: unknown schedule 'zz' (expected gpipe, 1f1b or zb)"},
     {good_train, "adam recompute", "adamw recompute",
      "t.trace: line 8: unknown optimizer 'adamw' (expected sgd, momentum or adam)"},
     {good_train, "recompute 0\ngroups", "recompute 2\ngroups",
@@ -378,7 +378,11 @@ static const struct {
     {good_train, "c0 backward 2000 0 0 a", "c0 dram 2000 0 a",
      "t.trace: line 18: a training trace has no 'dram' actions: its replay streams what the chip's SRAM cannot hold"},
     {good_train, "c0 backward 2000 0 0 a", "c0 bakcward 2000 0 0 a",
-     "t.trace: line 18: unknown action 'bakcward' (expected compute, send, recv, backward, gsend, grecv or update)"},
+     "t.trace: line 18: unknown action 'bakcward' (expected compute, send, recv, backward, gsend, grecv, wgrad or "
+     "update)"},
+    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 0 a",
+     "t.trace: line 18: 'wgrad' is an action of zb traces: under 1f1b a backward includes its weight gradients"},
+    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 0", "t.trace: line 18: expected 'c0 wgrad FLOPS MICROBATCH OP'"},
     {good_train, "c1 backward 1000 64 0 b", "c1 backward 1000 64 0",
      "t.trace: line 22: expected 'c1 backward FLOPS GATHER_BYTES MICROBATCH OP'"},
     {good_train, "c0 grecv c1 0 t_a", "c0 grecv c1 0", "t.trace: line 17: expected 'c0 grecv cPEER MICROBATCH TENSOR'"},
@@ -395,6 +399,8 @@ static const struct {
      "t.trace: line 23: 'backward' is an action of training traces (which have a 'training' line)"},
     {good, "c1 send c2 64 1 t_b", "c1 gsend c2 64 1 t_b",
      "t.trace: line 17: 'gsend' is an action of training traces (which have a 'training' line)"},
+    {good, "c2-3 compute 500.5 32 1 - c%25", "c2-3 wgrad 500.5 1 c%25",
+     "t.trace: line 23: 'wgrad' is an action of training traces (which have a 'training' line)"},
 };
 
 static void a_training_trace_should_read_back_and_bad_ones_be_rejected(void) {

@@ -150,8 +150,14 @@ static void train_should_reject_an_empty_minibatch_and_parse_names(void) {
   CU_ASSERT_EQUAL(train_optimizer_parse("lamb"), -1);
   CU_ASSERT_EQUAL(train_schedule_parse("gpipe"), TRAIN_GPIPE);
   CU_ASSERT_EQUAL(train_schedule_parse("1f1b"), TRAIN_1F1B);
-  CU_ASSERT_EQUAL(train_schedule_parse("zb"), -1);
+  CU_ASSERT_EQUAL(train_schedule_parse("zb"), TRAIN_ZB);
+  CU_ASSERT_EQUAL(train_schedule_parse("zb-h1"), -1);
   CU_ASSERT_STRING_EQUAL(train_schedule_name(TRAIN_1F1B), "1f1b");
+  CU_ASSERT_STRING_EQUAL(train_schedule_name(TRAIN_ZB), "zb");
+  o.schedule = TRAIN_1F1B;
+  CU_ASSERT_EQUAL(train_dram_passes(&o), 2);
+  o.schedule = TRAIN_ZB;
+  CU_ASSERT_EQUAL(train_dram_passes(&o), 3); /* W streams on its own */
   graph_free(g);
 }
 
@@ -184,7 +190,7 @@ static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
   plan *p = NULL;
   mp_error err;
   CU_ASSERT_FATAL(plan_new(arr, P, P + 1, &p, &err) == MP_OK);
-  for (int sched = 0; sched < 2; sched++) {
+  for (int sched = 0; sched < 3; sched++) {
     train_options o;
     train_options_default(&o);
     o.schedule = (train_schedule)sched;
@@ -192,18 +198,21 @@ static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
     train *t = NULL;
     train_result *r = NULL;
     CU_ASSERT_FATAL(train_new(g, &o, &t, &err) == MP_OK && train_evaluate(t, c, p, &r, &err) == MP_OK);
-    /* t_f = 1e6 flops / 1e9 flop/s, t_b twice that; the update 1000 parameters x 13 flops (adam, fp16) */
+    /* t_f = 1e6 flops / 1e9 flop/s, t_b twice that (input and weight gradients, 1e-3 each); the update
+     * 1000 parameters x 13 flops (adam, fp16).  zb's fill and drain: (p - 1)(t_f + max(t_B - t_W, 0)). */
     double tf = 1e-3, tb = 2e-3, tu = 1000 * 13 / 1e9, M = 6;
+    double fb = sched == TRAIN_ZB ? M * (tf + tb) + (P - 1) * tf : (M + P - 1) * (tf + tb);
     for (int i = 0; i < P; i++) {
       CU_ASSERT_DOUBLE_EQUAL(r->stages[i].fwd_s, tf, 1e-15);
       CU_ASSERT_DOUBLE_EQUAL(r->stages[i].bwd_s, tb, 1e-15);
+      CU_ASSERT_DOUBLE_EQUAL(r->stages[i].w_s, sched == TRAIN_ZB ? tb / 2 : 0, 1e-15);
     }
     CU_ASSERT_DOUBLE_EQUAL(r->period_s, tf + tb, 1e-15);
-    CU_ASSERT_DOUBLE_EQUAL(r->minibatch_s, (M + P - 1) * (tf + tb) + tu, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(r->bubble, (P - 1) / (M + P - 1), 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(r->samples_per_s, M / ((M + P - 1) * (tf + tb) + tu), 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(r->minibatch_s, fb + tu, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r->bubble, 1 - M * P * (tf + tb) / (P * fb), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r->samples_per_s, M / (fb + tu), 1e-6);
     for (int i = 0; i < P; i++) {
-      int held = sched == TRAIN_GPIPE ? 6 : P - i;
+      int held = sched == TRAIN_GPIPE ? 6 : sched == TRAIN_ZB ? P : P - i;
       CU_ASSERT_EQUAL(r->stages[i].in_flight, held);
       const train_range *rg = &r->stages[i].r;
       CU_ASSERT_DOUBLE_EQUAL(r->stages[i].cs.mem_bytes,
@@ -212,7 +221,7 @@ static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
     }
     cJSON *j = train_result_to_json(t, r);
     CU_ASSERT_PTR_NOT_NULL(j);
-    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "schedule")->valuestring, sched ? "1f1b" : "gpipe");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "schedule")->valuestring, train_schedule_name((train_schedule)sched));
     cJSON_Delete(j);
     train_result_free(r);
     train_free(t);
