@@ -134,7 +134,8 @@ void cli_train_opts_init(cli_train_opts *t);
   "                          beside the weight, its gradient and an fp32 master copy for 16-bit dtypes\n"    \
   "      --schedule S        training: gpipe (every forward, then every backward), 1f1b (default: one\n"   \
   "                          forward, one backward) or zb (1f1b with each backward's weight gradients\n"   \
-  "                          run later, filling the bubble; every stage holds min(stages, M) stashes)\n"  \
+  "                          run later, filling the bubble; stage i keeps i more micro-batches' inputs\n"  \
+  "                          and gradients for them)\n"                                                  \
   "      --recompute         training: keep only each stage's inputs and run its forward again in the\n"    \
   "                          backward (its flops charged)\n"
 

@@ -89,7 +89,8 @@ static mp_status train_totals_of(train *t, train_totals *tt, mp_error *err) {
   }
   mp_status st = train_range_of(t, 0, t->g->n_ops, &tt->r, err);
   tt->in_flight = train_in_flight(&t->opt, 0, 1);
-  tt->one_core = train_mem_bytes(&tt->r, 1, tt->in_flight);
+  train_hold hold = train_hold_of(&t->opt, 0, 1);
+  tt->one_core = train_hold_mem_bytes(&tt->r, 1, &hold);
   return st;
 }
 

@@ -45,18 +45,26 @@ void report_train_sim(const char *graph_name, const chip *c, const sim_train_res
          "update", "idle", "held", "stash", "static", "SRAM peak (naive)/core");
   for (int i = 0; i < r->n_stages; i++) {
     const sim_train_stage *s = &r->stages[i];
-    char layers[32], cores[32], mem[64];
+    char layers[32], cores[32], mem[64], held[24];
     snprintf(layers, sizeof layers, "%d-%d", s->first_layer, s->first_layer + s->n_layers - 1);
     snprintf(cores, sizeof cores, "%d-%d", s->first_core, s->first_core + s->n_cores - 1);
+    if (r->schedule == TRAIN_ZB)
+      snprintf(held, sizeof held, "%d+%d", s->held, s->w_held);
+    else
+      snprintf(held, sizeof held, "%d", s->held);
     snprintf(mem, sizeof mem, "%s (%s)%s", cli_fmt_bytes((double)s->sram_peak_bytes, g, sizeof g),
              cli_fmt_bytes((double)s->sram_naive_bytes, h, sizeof h), s->fits ? "" : " !");
-    printf("%5d %-11s %-11s %11s %11s %10s %11s %5d %10s %10s %23s\n", i, layers, cores, fmt_s(s->fwd_s, a, sizeof a),
-           fmt_s(s->bwd_s, b, sizeof b), fmt_s(s->update_s, d, sizeof d), fmt_s(s->idle_s, e, sizeof e), s->held,
+    printf("%5d %-11s %-11s %11s %11s %10s %11s %5s %10s %10s %23s\n", i, layers, cores, fmt_s(s->fwd_s, a, sizeof a),
+           fmt_s(s->bwd_s, b, sizeof b), fmt_s(s->update_s, d, sizeof d), fmt_s(s->idle_s, e, sizeof e), held,
            cli_fmt_bytes((double)s->stash_bytes, f, sizeof f), cli_fmt_bytes((double)s->static_bytes, k, sizeof k), mem);
   }
-  printf("(times are totals over the mini-batch; held: the most micro-batches whose activations the stage kept at\n"
-         " once; SRAM peak = static + (held - 1) x stash + one micro-batch's planned activations, naive: every\n"
-         " tensor in storage of its own; ! does not fit)\n");
+  printf("(times are totals over the mini-batch; held: the micro-batches whose activations the stage kept at\n"
+         " its memory peak; SRAM peak = static + (held - 1) x stash + one micro-batch's planned activations, naive:\n"
+         " every tensor in storage of its own; ! does not fit)\n");
+  if (r->schedule == TRAIN_ZB)
+    printf("(zb: held S+W, S stashes and W micro-batches waiting between their input- and weight-gradient passes,\n"
+           " each keeping the inputs of the layers with weights and their output gradients: the SRAM peak adds W of\n"
+           " those; traces/README.md)\n");
 }
 
 void report_train_model(const graph *g, const chip *c, const train *t, const train_result *r) {

@@ -54,11 +54,44 @@ int train_schedule_parse(const char *name) {
 int train_in_flight(const train_options *o, int stage, int n_stages) {
   int M = o->microbatches;
   if (o->schedule == TRAIN_GPIPE) return M;
-  int left = o->schedule == TRAIN_ZB ? n_stages : n_stages - stage;
+  int left = n_stages - stage;
   return left < M ? left : M;
 }
 
-int train_dram_passes(const train_options *o) { return o->schedule == TRAIN_ZB ? 3 : 2; }
+train_hold train_hold_of(const train_options *o, int stage, int n_stages) {
+  return (train_hold){o->schedule, stage, n_stages, o->microbatches, o->schedule == TRAIN_ZB ? 3 : 2};
+}
+
+/* The activation bytes of a state of `stashes` stashes and w W-stashes, with `arena` for the pass. */
+static double act_bytes(const train_range *r, int stashes, int w, uint64_t arena) {
+  return (double)(stashes > 1 ? stashes - 1 : 0) * (double)r->stash_bytes + (double)w * (double)r->wstash_bytes +
+         (double)arena;
+}
+
+/* Keeps state (s, w) in (*bs, *bw) when it holds more activation bytes (or as many, and more micro-batches). */
+static void consider(const train_range *r, int s, int w, int *bs, int *bw) {
+  double a = act_bytes(r, s, w, 0), b = act_bytes(r, *bs, *bw, 0);
+  if (a > b || (a == b && s + w > *bs + *bw)) {
+    *bs = s;
+    *bw = w;
+  }
+}
+
+void train_hold_peak(const train_range *r, const train_hold *h, int *stashes, int *w_pending) {
+  train_options o = {.schedule = h->schedule, .microbatches = h->microbatches};
+  *stashes = train_in_flight(&o, h->stage, h->n_stages);
+  *w_pending = 0;
+  if (h->schedule != TRAIN_ZB) return;
+  /* zb's order (sim_schedule.h): w0 warm-up forwards, then per k the forward w0 + k while any is left,
+   * B(k), and W(k - d) once k >= d.  Before step k, k B's and max(0, k - d) W's are done. */
+  int M = h->microbatches, d = h->stage, w0 = h->n_stages - h->stage - 1 < M ? h->n_stages - h->stage - 1 : M;
+  *stashes = w0;
+  for (int k = 0; k < M; k++) {
+    int w_done = k > d ? k - d : 0, f_done = w0 + k + 1 < M ? w0 + k + 1 : M;
+    if (w0 + k < M) consider(r, w0 + 1, k - w_done, stashes, w_pending);  /* after F(w0 + k) */
+    consider(r, f_done - (k + 1), k + 1 - w_done, stashes, w_pending);    /* after B(k) */
+  }
+}
 
 /* ---- per layer -------------------------------------------------------------------------------------- */
 
@@ -182,14 +215,28 @@ void train_free(train *t) {
   free(t);
 }
 
-double train_mem_bytes(const train_range *r, int n_cores, int in_flight) {
-  return cost_mem_bytes((double)r->static_bytes, (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
-                        n_cores);
+double train_mem_bytes(const train_range *r, int n_cores, int stashes, int w_pending) {
+  return cost_mem_bytes((double)r->static_bytes, act_bytes(r, stashes, w_pending, r->peak_bytes), n_cores);
 }
 
-double train_mem_naive_bytes(const train_range *r, int n_cores, int in_flight) {
-  return cost_mem_bytes((double)r->static_bytes,
-                        (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->naive_bytes, n_cores);
+double train_mem_naive_bytes(const train_range *r, int n_cores, int stashes, int w_pending) {
+  return cost_mem_bytes((double)r->static_bytes, act_bytes(r, stashes, w_pending, r->naive_bytes), n_cores);
+}
+
+static double hold_act(const train_range *r, const train_hold *h, uint64_t arena) {
+  int s, w;
+  train_hold_peak(r, h, &s, &w);
+  return act_bytes(r, s, w, arena);
+}
+
+double train_hold_act_bytes(const train_range *r, const train_hold *h) { return hold_act(r, h, r->peak_bytes); }
+
+double train_hold_mem_bytes(const train_range *r, int n_cores, const train_hold *h) {
+  return cost_mem_bytes((double)r->static_bytes, hold_act(r, h, r->peak_bytes), n_cores);
+}
+
+double train_hold_mem_naive_bytes(const train_range *r, int n_cores, const train_hold *h) {
+  return cost_mem_bytes((double)r->static_bytes, hold_act(r, h, r->naive_bytes), n_cores);
 }
 
 /* ---- planning one range ----------------------------------------------------------------------------- */
@@ -221,6 +268,17 @@ static mp_status plan_range(train *t, int l, int n, train_range *out, mp_error *
     out->fwd_flops += op->flops;
     out->bwd_flops += tl->dx_flops + tl->dw_flops;
     out->dw_flops += tl->dw_flops;
+    if (tl->dw_flops > 0) { /* W reads its inputs (each once in the range) and its output's gradient */
+      out->wstash_bytes += op->out_bytes;
+      for (int k = 0; k < op->n_inputs; k++) {
+        const graph_tensor *tx = &g->tensors[op->inputs[k]];
+        int first = 1;
+        for (int q = 0; q < k; q++) first &= op->inputs[q] != op->inputs[k];
+        for (int q = 0; q < tx->n_consumers && tx->consumers[q] < j; q++)
+          first &= !(tx->consumers[q] >= l && t->layers[tx->consumers[q]].dw_flops > 0);
+        if (first) out->wstash_bytes += tx->bytes;
+      }
+    }
     out->fwd_gather += op->out_bytes;
     out->bwd_gather += tl->grad_bytes;
     out->params += tl->params;

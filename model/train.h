@@ -12,9 +12,11 @@
  * recompute a stage stashes its inputs only and runs its forward again before its backward.
  *
  * A stage of a plan holds the stashes of the micro-batches in flight there (train_in_flight: GPipe all M,
- * 1F1B stage i of p at most p - i, zb min(p, M)), so its per-core memory is
- *     static / c + (in_flight - 1) x stash + planned peak
- * with static = parameters x bytes per parameter.  A train borrows its graph, which must outlive it;
+ * 1F1B and zb stage i of p at most p - i) and, under zb, the W-stashes of those whose B is done and W not
+ * (at most i), so its per-core memory in a state of h stashes and w W-stashes is
+ *     static / c + max(h - 1, 0) x stash + w x wstash + planned peak
+ * with static = parameters x bytes per parameter (train_mem_bytes); train_hold_mem_bytes is its largest
+ * over the schedule.  A train borrows its graph, which must outlive it;
  * train_range_of keeps the ranges it planned (one thread at a time per train). */
 #ifndef MESHPIPE_TRAIN_H
 #define MESHPIPE_TRAIN_H
@@ -37,7 +39,7 @@ typedef enum train_schedule {
                   and one backward, then the remaining backwards, then the update */
   TRAIN_ZB     /* zero bubble (ZB-H1): 1F1B's order with each backward split into its input-gradient part B,
                   which sends the gradients back, and its weight-gradient part W, run i steps later on stage
-                  i (sim_schedule.h); a stash is freed by W, so every stage holds min(p, M) */
+                  i (sim_schedule.h); between B and W a micro-batch holds what W reads (wstash) */
 } train_schedule;
 
 typedef struct train_options {
@@ -60,9 +62,17 @@ int train_schedule_parse(const char *name);
 /* Micro-batches whose stash stage `stage` of n_stages holds at once under o's schedule. */
 int train_in_flight(const train_options *o, int stage, int n_stages);
 
-/* DRAM passes a stage that streams makes per micro-batch: around its forward and its backward, and under
- * zb again around its weight-gradient part (W runs later, on a stash streamed out meanwhile). */
-int train_dram_passes(const train_options *o);
+/* Where a stage sits in a schedule, which decides what it holds (train_hold_peak), and its DRAM passes per
+ * micro-batch. */
+typedef struct train_hold {
+  train_schedule schedule;
+  int stage, n_stages, microbatches;
+  int passes; /* of a stage that streams: around its forward and its backward, and under zb around W too
+                 (it runs later, on what was streamed out meanwhile) */
+} train_hold;
+
+train_hold train_hold_of(const train_options *o, int stage, int n_stages);
+
 
 typedef struct train_layer {
   uint64_t dx_flops;   /* input-gradient work: 0 when every input is a graph input */
@@ -103,6 +113,8 @@ typedef struct train_range {
   uint64_t fwd_gather, bwd_gather; /* A_f: its layers' outputs; A_b: the input-gradients they make */
   uint64_t params, static_bytes; /* parameters; x bytes per parameter */
   uint64_t stash_bytes;          /* held from the micro-batch's forward to its backward */
+  uint64_t wstash_bytes;         /* zb: held from its B to its W: the inputs of its layers with weights and
+                                    the gradients of their outputs */
   uint64_t peak_bytes;           /* the planned arena of its forward and backward (stash included) */
   uint64_t naive_bytes;          /* the same with every tensor in storage of its own */
   uint64_t live_bytes;           /* the largest sum of live bytes at one step */
@@ -115,16 +127,26 @@ typedef struct train_range {
 /* The figures of layers [first, first + n) (inside the graph, n >= 1), planned once and kept.  MP_NOMEM. */
 mp_status train_range_of(train *t, int first, int n, train_range *out, mp_error *err);
 
-/* Per-core bytes of a stage of r on n_cores cores holding in_flight stashes: with the planned peak, or
- * (naive) with the naive sum. */
-double train_mem_bytes(const train_range *r, int n_cores, int in_flight);
-double train_mem_naive_bytes(const train_range *r, int n_cores, int in_flight);
+/* The state of h's stage when its activations peak, for a range of r's stash and W-stash bytes: *stashes
+ * micro-batches past their forward and not their backward (B under zb), *w_pending (zb) past B and not W
+ * (ties: the state holding most).  The same state as sim_schedule_peak finds in the stage's order. */
+void train_hold_peak(const train_range *r, const train_hold *h, int *stashes, int *w_pending);
+
+/* Per-core bytes of a stage of r on n_cores cores holding `stashes` stashes and w_pending W-stashes: with
+ * the planned peak, or (naive) with the naive sum. */
+double train_mem_bytes(const train_range *r, int n_cores, int stashes, int w_pending);
+double train_mem_naive_bytes(const train_range *r, int n_cores, int stashes, int w_pending);
+
+/* train_mem_bytes in the state train_hold_peak gives; naive likewise. */
+double train_hold_mem_bytes(const train_range *r, int n_cores, const train_hold *h);
+double train_hold_act_bytes(const train_range *r, const train_hold *h); /* its activation part */
+double train_hold_mem_naive_bytes(const train_range *r, int n_cores, const train_hold *h);
 
 /* ---- the analytical model of a trained plan (train_cost.c) ------------------------------------- */
 
 /* One stage.  cs is the stage as cost.h sees it: flops F_f + F_b + recompute, gather A_f + A_b,
- * weight_bytes = static, max_act_bytes = (in_flight - 1) x stash + peak (so mem_bytes is the per-core
- * need above), send_bytes X + R; its DRAM streams (one pass: before and after a forward, and again for
+ * weight_bytes = static, max_act_bytes = the activation part of train_hold_mem_bytes (so mem_bytes is the
+ * per-core need above), send_bytes X + R; its DRAM streams (one pass: before and after a forward, and again for
  * a backward) and, as plan terms, a hop's latency per gathering segment of each pass and its Sends:
  * forward one per tensor per destination group from its last core, backward one per tensor it received
  * from its first core to the sender's last core.  dram_s counts both passes; time_s = max(compute_s +
@@ -132,7 +154,8 @@ double train_mem_naive_bytes(const train_range *r, int n_cores, int in_flight);
 typedef struct train_stage {
   cost_stage cs;
   train_range r;
-  int in_flight;
+  train_hold hold;
+  int in_flight, w_pending;      /* train_hold_peak */
   double fwd_s, bwd_s;           /* a forward / a backward: work, all-gathers, latency, its DRAM pass */
   double w_s;                    /* zb: of bwd_s, the weight-gradient pass (its work and DRAM pass) */
   double fwd_send_s, bwd_send_s; /* Sends per micro-batch, each way */
@@ -142,12 +165,11 @@ typedef struct train_stage {
 } train_stage;
 
 /* The stage-local figures of range r (its train_range) on cores [first_core, first_core + n_cores) holding
- * in_flight stashes and making `passes` DRAM passes per micro-batch (train_dram_passes): cs as in
- * train_stage, without plan terms (no latency; Sends once per tensor each way, send_bytes X + R), dram_s
- * every pass, time_s = max(compute_s + dram_s, send_s).  m is a cost model of the chip (its scratch is
- * used). */
+ * what h says (borrowed): cs as in train_stage, without plan terms (no latency; Sends once per tensor each
+ * way, send_bytes X + R), dram_s every pass, time_s = max(compute_s + dram_s, send_s).  m is a cost model
+ * of the chip (its scratch is used). */
 void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
-                       int in_flight, int passes, cost_stage *cs);
+                       const train_hold *h, cost_stage *cs);
 
 typedef struct train_result {
   train_schedule schedule;

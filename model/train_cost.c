@@ -41,7 +41,7 @@ static void segments(const train *t, const split_group *sg, int *fwd, int *bwd) 
 }
 
 void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
-                       int in_flight, int passes, cost_stage *cs) {
+                       const train_hold *h, cost_stage *cs) {
   *cs = (cost_stage){.first_layer = first_layer,
                      .n_layers = n_layers,
                      .first_core = first_core,
@@ -51,10 +51,10 @@ void train_stage_local(cost_model *m, const train_range *r, int first_layer, int
                      .work = (double)(r->fwd_flops + r->bwd_flops + r->recompute_flops),
                      .weight_bytes = (double)r->static_bytes,
                      .gather_bytes = (double)(r->fwd_gather + r->bwd_gather),
-                     .max_act_bytes = (double)(in_flight - 1) * (double)r->stash_bytes + (double)r->peak_bytes,
+                     .max_act_bytes = train_hold_act_bytes(r, h),
                      .send_bytes = (double)(r->send_bytes + r->recv_bytes)};
   cost_stage_complete(m, cs);
-  cs->dram_s = passes * (cs->dram_in_s + cs->dram_out_s);
+  cs->dram_s = h->passes * (cs->dram_in_s + cs->dram_out_s);
   double busy = cs->compute_s + cs->dram_s;
   cs->time_s = busy > cs->send_s ? busy : cs->send_s;
 }
@@ -65,10 +65,11 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
   memset(ts, 0, sizeof *ts);
   ts->r = in->r;
   const train_range *r = &ts->r;
-  ts->in_flight = train_in_flight(o, i, p);
+  ts->hold = train_hold_of(o, i, p);
+  train_hold_peak(r, &ts->hold, &ts->in_flight, &ts->w_pending);
   cost_stage *cs = &ts->cs;
-  int passes = train_dram_passes(o);
-  train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, ts->in_flight, passes, cs);
+  int passes = ts->hold.passes;
+  train_stage_local(m, r, in->first_layer, in->n_layers, in->first_core, in->n_cores, &ts->hold, cs);
   double pass = cs->dram_in_s + cs->dram_out_s; /* one DRAM pass: around a forward, a backward, a W */
   int nf = in->fwd_segments, nb = in->bwd_segments, n = in->n_cores;
   cost_stage_plan(m, cs, nf + nb, in->fwd, in->n_fwd, link);
@@ -98,7 +99,7 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
   double share = (double)r->static_bytes / n, e = cs->mem_bytes - cs->sram_bytes;
   if (!cs->fits && c->n_dram > 0 && e > 0) /* the update reads and writes the excess of its static bytes */
     ts->update_s += 2 * (e < share ? e : share) / e * cs->dram_in_s;
-  ts->mem_naive_bytes = train_mem_naive_bytes(r, n, ts->in_flight);
+  ts->mem_naive_bytes = train_hold_mem_naive_bytes(r, n, &ts->hold);
 }
 
 /* The mini-batch estimate of the comment at the top, and the bubble. */
@@ -306,6 +307,11 @@ static cJSON *stage_json(const train_stage *s) {
   };
   for (size_t i = 0; o && i < sizeof nums / sizeof *nums; i++)
     if (!cJSON_AddNumberToObject(o, nums[i].key, nums[i].v)) goto fail;
+  if (s->hold.schedule == TRAIN_ZB && /* what only zb uses (a replayed trace of another schedule has none) */
+      (!cJSON_AddNumberToObject(o, "dw_flops", (double)r->dw_flops) ||
+       !cJSON_AddNumberToObject(o, "wstash_bytes", (double)r->wstash_bytes) ||
+       !cJSON_AddNumberToObject(o, "w_pending", s->w_pending) || !cJSON_AddNumberToObject(o, "w_s", s->w_s)))
+    goto fail;
   if (o && cJSON_AddBoolToObject(o, "fits", s->cs.fits)) return o;
 fail:
   cJSON_Delete(o);

@@ -4,9 +4,9 @@
  *
  * Classes: q = min(stages from this one to the end, M) under 1F1B (a stage of class q holds q stashes),
  * q = 1 for every stage under GPipe (M stashes); class 0 is the empty suffix.  Q = M + 1 (1F1B) or 2.
- * zb is solved on 1F1B's classes and two DRAM passes, a relaxation (a zb stage holds min(p, M) >= q
- * stashes and streams three times), so its bound stays a lower bound; every plan is then judged on zb's
- * own model (cost_of). */
+ * zb is solved on 1F1B's classes and two DRAM passes, a relaxation (a zb stage also holds W-stashes and
+ * streams three times), so its bound stays a lower bound; every plan is then judged on zb's own model
+ * (cost_of). */
 #include "optimal_train.h"
 
 #include <math.h>
@@ -38,6 +38,12 @@ static int next_class(const ot *o, int q) { return o->gpipe ? 1 : q + 1 < o->M ?
 static int class_of(const ot *o, int stages_left) { return o->gpipe ? 1 : stages_left < o->M ? stages_left : o->M; }
 static int held(const ot *o, int q) { return o->gpipe ? o->M : q; }
 
+/* A stage of class q as the relaxation holds it: held(q) stashes (the first of q stages under 1F1B; GPipe
+ * M), no W-stashes, two DRAM passes. */
+static train_hold relaxed_hold(const ot *o, int q) {
+  return (train_hold){o->gpipe ? TRAIN_GPIPE : TRAIN_1F1B, 0, q, o->M, 2};
+}
+
 /* ---- a stage's relaxed time ---------------------------------------------------------------------------- */
 
 static double compute_at(const ot *o, const train_range *r, int c) {
@@ -47,7 +53,7 @@ static double compute_at(const ot *o, const train_range *r, int c) {
 
 static double dram_at(const ot *o, const train_range *r, int c, int q) {
   if (!o->dram.in_lo) return 0;
-  double e = train_mem_bytes(r, c, held(o, q)) - o->S;
+  double e = train_mem_bytes(r, c, held(o, q), 0) - o->S;
   if (!(e > 0)) return 0;
   double w = (double)r->static_bytes / c, out = e > w ? e - w : 0;
   return 2 * (e * o->dram.in_lo[c] + out * o->dram.out_lo[c]);
@@ -66,7 +72,7 @@ static double time_at(const ot *o, const train_range *r, int c, int q) {
 typedef int (*pred_fn)(const ot *, const train_range *, int, int, double);
 static int pred_fits(const ot *o, const train_range *r, int c, int q, double T) {
   (void)T;
-  return train_mem_bytes(r, c, held(o, q)) <= o->S;
+  return train_mem_bytes(r, c, held(o, q), 0) <= o->S;
 }
 static int pred_within(const ot *o, const train_range *r, int c, int q, double T) {
   (void)q;
@@ -330,7 +336,8 @@ again:
             if (rest == INFINITY) continue;
             int qn = next_class(o, q);
             cost_stage cs;
-            train_stage_local(m, rg, l, r - l + 1, k, j - k, held(o, qn), 2, &cs);
+            train_hold h = relaxed_hold(o, qn);
+            train_stage_local(m, rg, l, r - l + 1, k, j - k, &h, &cs);
             if (o->strict && !cs.fits) continue;
             double v = cs.time_s > rest ? cs.time_s : rest;
             size_t at = AT(l, k, qn);
@@ -701,8 +708,8 @@ mp_status optimal_train_relaxed(const graph *g, const chip *c, const train_optio
       const train_range *rg = range(&o, s->first_layer, s->n_layers, &buf);
       if (!rg) break;
       cost_stage cs;
-      train_stage_local(m, rg, s->first_layer, s->n_layers, s->first_core, s->n_cores,
-                        held(&o, class_of(&o, p->n_stages - i)), 2, &cs);
+      train_hold h = relaxed_hold(&o, class_of(&o, p->n_stages - i));
+      train_stage_local(m, rg, s->first_layer, s->n_layers, s->first_core, s->n_cores, &h, &cs);
       *value = cs.time_s > *value ? cs.time_s : *value;
     }
   }

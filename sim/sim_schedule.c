@@ -21,13 +21,21 @@ int sim_schedule_order(train_schedule s, int stage, int n_stages, int M, sim_sch
   return n;
 }
 
-int sim_schedule_peak(const sim_schedule_step *order, int n) {
-  int has_w = 0, held = 0, peak = 0;
+void sim_schedule_peak(const sim_schedule_step *order, int n, double stash, double wstash, int *stashes,
+                       int *w_pending) {
+  int has_w = 0, s = 0, w = 0;
+  double peak = -1;
+  *stashes = *w_pending = 0;
   for (int i = 0; i < n; i++) has_w |= order[i].pass == SIM_PASS_W;
-  sim_pass frees = has_w ? SIM_PASS_W : SIM_PASS_B;
   for (int i = 0; i < n; i++) {
-    held += order[i].pass == SIM_PASS_F ? 1 : order[i].pass == frees ? -1 : 0;
-    if (held > peak) peak = held;
+    sim_pass p = order[i].pass;
+    s += p == SIM_PASS_F ? 1 : p == SIM_PASS_B ? -1 : 0;
+    w += has_w && p == SIM_PASS_B ? 1 : p == SIM_PASS_W ? -1 : 0;
+    double bytes = (s > 1 ? s - 1 : 0) * stash + w * wstash;
+    if (bytes > peak || (bytes == peak && s + w > *stashes + *w_pending)) { /* ties: the most held */
+      peak = bytes;
+      *stashes = s;
+      *w_pending = w;
+    }
   }
-  return peak;
 }

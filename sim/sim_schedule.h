@@ -10,7 +10,9 @@
  *     input-gradient part (what the stage before waits for), and the weight-gradient part W(m) of each
  *     micro-batch run d = i steps later: after B(k) comes W(k - d) when k >= d, and the W's still due
  *     follow the last B.  The backward chain through the stages moves at B's pace and the W's fill the
- *     time a stage would wait; a stash is freed by its W, so every stage holds min(p, M) (w + 1 + d = p).
+ *     time a stage would wait.  Between its B and its W a micro-batch keeps what W reads (a W-stash,
+ *     train.h), so a stage holds at most min(p, M) micro-batches past their forward, stashes and
+ *     W-stashes together (w + 1 + d = p).
  * The weight update follows the last step of every order.  Each order is a valid pipeline: a stage's
  * backward of micro-batch m follows its own forward of m (and W(m) its B(m)), and (for 1F1B and zb) the
  * forwards a later stage needs before its backward of m are among the ones an earlier stage runs before
@@ -38,8 +40,11 @@ int sim_schedule_steps(train_schedule s, int M);
  * their number. */
 int sim_schedule_order(train_schedule s, int stage, int n_stages, int M, sim_schedule_step *out);
 
-/* The most micro-batches whose stash the stage holds at once in its order (a forward done, its last pass -
- * W when the order has W's, else B - not yet): what train_in_flight says. */
-int sim_schedule_peak(const sim_schedule_step *order, int n);
+/* The state of the stage's memory at its peak in its order: after the step where max(stashes - 1, 0) x
+ * stash + w_pending x wstash is largest (the first such, or the one holding most), *stashes the micro-batches past their forward
+ * and not their backward (B), *w_pending those past B and not W (zb).  What train_hold_of and
+ * train_hold_mem_bytes say. */
+void sim_schedule_peak(const sim_schedule_step *order, int n, double stash, double wstash, int *stashes,
+                       int *w_pending);
 
 #endif

@@ -377,12 +377,7 @@ static void group_actor(int argc, char **argv) {
       weight_pass(j, a->g, st->mb);
     else
       pass(j, a->g, st->pass == SIM_PASS_B, st->mb);
-    if (st->pass == SIM_PASS_F) {
-      if (++gr->held > gr->peak) gr->peak = gr->held;
-    } else if (st->pass == frees) {
-      gr->held--;
-      gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
-    }
+    if (st->pass == frees) gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
   }
   double t = simgrid_get_clock();
   if (gr->streams) streams(j, a->g, gr->upd_x, -1, 0);
@@ -526,14 +521,17 @@ static mp_status fill(const sim *s, const tjob *j, const train_options *o, int b
     st->idle_s = idle > 0 ? sim_round12(idle) : 0;
     st->model_fwd_s = ts->fwd_s;
     st->model_bwd_s = ts->bwd_s;
-    st->held = gr->peak;
+    sim_schedule_peak(gr->order, gr->n_order, (double)ts->r.stash_bytes, (double)ts->r.wstash_bytes, &st->held,
+                      &st->w_held);
     st->model_held = ts->in_flight;
+    st->model_w_held = ts->w_pending;
     st->static_bytes = (uint64_t)ceil(ts->cs.weight_bytes / gr->n_cores);
     st->stash_bytes = ts->r.stash_bytes;
     st->peak_bytes = ts->r.peak_bytes;
     st->naive_bytes = ts->r.naive_bytes;
-    st->sram_peak_bytes = (uint64_t)ceil(train_mem_bytes(&ts->r, gr->n_cores, gr->peak > 0 ? gr->peak : 1));
-    st->sram_naive_bytes = (uint64_t)ceil(train_mem_naive_bytes(&ts->r, gr->n_cores, gr->peak > 0 ? gr->peak : 1));
+    st->wstash_bytes = ts->r.wstash_bytes;
+    st->sram_peak_bytes = (uint64_t)ceil(train_mem_bytes(&ts->r, gr->n_cores, st->held, st->w_held));
+    st->sram_naive_bytes = (uint64_t)ceil(train_mem_naive_bytes(&ts->r, gr->n_cores, st->held, st->w_held));
     st->sram_capacity = (uint64_t)ts->cs.sram_bytes;
     st->fits = st->sram_peak_bytes <= st->sram_capacity;
     st->n_sends = gr->n_fsends;
@@ -738,6 +736,9 @@ cJSON *sim_train_result_to_json(const sim_train_result *r) {
          cJSON_AddNumberToObject(x, "comm_s", s->comm_s) && cJSON_AddNumberToObject(x, "model_fwd_s", s->model_fwd_s) &&
          cJSON_AddNumberToObject(x, "model_bwd_s", s->model_bwd_s) && cJSON_AddNumberToObject(x, "held", s->held) &&
          cJSON_AddNumberToObject(x, "model_held", s->model_held) &&
+         (r->schedule != TRAIN_ZB || /* what only zb holds */
+          (cJSON_AddNumberToObject(x, "w_held", s->w_held) && cJSON_AddNumberToObject(x, "model_w_held", s->model_w_held) &&
+           jsonio_add_u64(x, "wstash_bytes", s->wstash_bytes))) &&
          jsonio_add_u64(x, "static_bytes", s->static_bytes) && jsonio_add_u64(x, "stash_bytes", s->stash_bytes) &&
          jsonio_add_u64(x, "peak_bytes", s->peak_bytes) && jsonio_add_u64(x, "naive_bytes", s->naive_bytes) &&
          jsonio_add_u64(x, "sram_peak_bytes", s->sram_peak_bytes) &&

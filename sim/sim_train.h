@@ -16,8 +16,9 @@
  *
  * Figures: the mini-batch time, samples/s = M x batch / mini-batch, the bubble 1 - sum_i (forward_i +
  * backward_i) / (p x the time until the last backward ends), per stage its forward, backward, update and
- * idle time over the mini-batch, the most stashes it held at once and the resulting per-core SRAM peak
- * static / c + (held - 1) x stash + planned peak (beside the naive one), and the period: the mean interval
+ * idle time over the mini-batch, what it held at its memory peak (sim_schedule_peak: stashes, and under zb
+ * W-stashes) and the resulting per-core SRAM peak static / c + (held - 1) x stash + w_held x wstash +
+ * planned peak (beside the naive one), and the period: the mean interval
  * between micro-batch completions (the end of its last backward), (c[M-1] - c[0]) / (M - 1). */
 #ifndef MESHPIPE_SIM_TRAIN_H
 #define MESHPIPE_SIM_TRAIN_H
@@ -41,8 +42,10 @@ typedef struct sim_train_stage {
   double dram_s;                 /* of fwd and bwd: streaming */
   double comm_s;                 /* its Sends in flight (they overlap its passes) */
   double model_fwd_s, model_bwd_s; /* the training model's, per micro-batch */
-  int held;                      /* most micro-batches whose stash it held at once */
-  int model_held;                /* train_in_flight */
+  int held;                      /* micro-batches whose stash it held at its memory peak */
+  int w_held;                    /* zb: those past B and not W then */
+  int model_held, model_w_held;  /* train_hold_of */
+  uint64_t wstash_bytes;         /* train_range */
   uint64_t static_bytes;         /* per core */
   uint64_t stash_bytes, peak_bytes, naive_bytes; /* per micro-batch (train_range) */
   uint64_t sram_peak_bytes;      /* per core over the schedule, with the planned activations */

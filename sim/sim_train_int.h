@@ -49,6 +49,7 @@ typedef struct tgroup {
   sim_schedule_step *order;
   int split_w;             /* zb: the order has W passes (a backward is its input-gradient part) */
   double w_flops, w_raw;   /* zb: the W pass's work (the segments' w_raw, or as a trace records it) */
+  double w_bytes;          /* zb, from a trace: its wgrad's bytes (train_range.wstash_bytes) */
   double update_flops, update_raw;
   int streams;             /* it does not fit: DRAM around every pass and the update */
   double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
@@ -62,7 +63,6 @@ typedef struct tgroup {
   /* measured */
   double fwd_s, bwd_s, upd_s, dram_s, comm_s, last_b, end; /* bwd_s: B and W */
   double *b_end; /* per micro-batch: the end of its last pass here (W under zb, else B) */
-  int held, peak;
   long acts;
 } tgroup;
 

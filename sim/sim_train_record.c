@@ -38,7 +38,8 @@ static mp_status record_group(trace *tr, const tjob *j, int gi, mp_error *err) {
   for (int i = 0; st == MP_OK && i < gr->n_order; i++) {
     int mb = gr->order[i].mb, bwd = gr->order[i].pass == SIM_PASS_B;
     if (gr->order[i].pass == SIM_PASS_W) {
-      st = add(tr, gi, TRACE_WGRAD, mb, gr->first_core, NULL, gr->w_raw, 0, gr->segs[0].name, err);
+      st = add(tr, gi, TRACE_WGRAD, mb, gr->first_core, NULL, gr->w_raw, (double)gr->model->r.wstash_bytes,
+               gr->segs[0].name, err);
       continue;
     }
     for (int q = 0; st == MP_OK && q < gr->n_segs; q++) {
@@ -230,6 +231,7 @@ static mp_status trace_forward(const trace *tr, int gi, const tpass *passes, tgr
     if (passes[k].pass == SIM_PASS_W && !gr->split_w) { /* every W repeats the first (trace_passes) */
       gr->split_w = 1;
       gr->w_raw = tg->actions[passes[k].start].flops;
+      gr->w_bytes = tg->actions[passes[k].start].bytes;
     }
   }
   int n_back = 0;
@@ -415,7 +417,8 @@ static mp_status compile_trace(sim *s, const trace *tr, tjob *j, mp_error *err) 
     for (int k = 0; k < gr->n_segs; k++) s_in->fwd_segments += gr->segs[k].f_gather > 0;
     s_in->bwd = next;
     st = trace_backward(tr, gi, passes + room * gi, j, next, &s_in->n_bwd, err);
-    s_in->r.dw_flops = (uint64_t)llround(gr->w_raw); /* zb's W as recorded (its figures line has no such field) */
+    s_in->r.dw_flops = (uint64_t)llround(gr->w_raw); /* zb's W as recorded (the 'train' line has neither) */
+    s_in->r.wstash_bytes = (uint64_t)llround(gr->w_bytes);
     next += s_in->n_bwd;
     for (int k = 0; k < gr->n_segs && st == MP_OK; k++) /* counted now that the backwards are known */
       s_in->bwd_segments += gr->segs[k].b_gather > 0;

@@ -532,7 +532,7 @@ mp_status trace_to_string(const trace *t, char **out, size_t *len, mp_error *err
       case TRACE_GSEND: strbuf_printf(&b, "c%d gsend c%d %.17g %d ", a->core, a->peer, a->bytes, a->microbatch); break;
       case TRACE_WGRAD:
         put_cores(&b, G->cores, G->n_cores);
-        strbuf_printf(&b, " wgrad %.17g %d ", a->flops, a->microbatch);
+        strbuf_printf(&b, " wgrad %.17g %.17g %d ", a->flops, a->bytes, a->microbatch);
         break;
       case TRACE_GRECV: strbuf_printf(&b, "c%d grecv c%d %d ", a->core, a->peer, a->microbatch); break;
       case TRACE_UPDATE:

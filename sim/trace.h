@@ -51,7 +51,8 @@ typedef enum trace_kind {
   TRACE_GSEND,    /* the gradient of a received tensor, bytes from core (the group's first) back to peer */
   TRACE_GRECV,    /* waits for the gradient of a tensor the group sent, from peer */
   TRACE_UPDATE,   /* the weight update: flops over the group's cores, once, the group's last action */
-  TRACE_WGRAD     /* zb only: a micro-batch's weight-gradient pass, flops over the group's cores */
+  TRACE_WGRAD     /* zb only: a micro-batch's weight-gradient pass, flops over the group's cores; bytes: what
+                     the micro-batch holds from its backward (B) to it, per core (train_range.wstash_bytes) */
 } trace_kind;
 
 typedef struct trace_action {

@@ -514,12 +514,13 @@ mp_status trace_parse(const char *file, const char *text, size_t len, trace **ou
       const trace_group *G = &t->groups[g];
       NEED(first == G->cores[0] && n == G->n_cores, "'wgrad' is done by a whole group: c%d-%d, not %s",
            G->cores[0], G->cores[G->n_cores - 1], r.tok[0]);
-      NEED(r.n_tok == 5, "expected '%s wgrad FLOPS MICROBATCH OP'", r.tok[0]);
+      NEED(r.n_tok == 6, "expected '%s wgrad FLOPS WSTASH_BYTES MICROBATCH OP'", r.tok[0]);
       a.kind = TRACE_WGRAD;
       NEED(parse_real(r.tok[2], &a.flops), "the flops must be a number from 0 to 2^64, found '%s'", r.tok[2]);
-      NEED(parse_long(r.tok[3], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
-           microbatches - 1, r.tok[3]);
-      name = r.tok[4];
+      NEED(parse_real(r.tok[3], &a.bytes), "the bytes must be a number from 0 to 2^64, found '%s'", r.tok[3]);
+      NEED(parse_long(r.tok[4], 0, microbatches - 1, &mb), "the micro-batch must be 0-%d, found '%s'",
+           microbatches - 1, r.tok[4]);
+      name = r.tok[5];
     } else {
       NEED(0, "unknown action '%s' (expected %s)", act,
            t->training ? "compute, send, recv, backward, gsend, grecv, wgrad or update"

@@ -98,7 +98,8 @@ static double reference_relaxed(brute *b, const plan *p, int *fits) {
       gamma = fmax(gamma, b->c->cores[k].transfer_factor);
     double send = cost_send_s((double)(r.send_bytes + r.recv_bytes), gamma, b->c->noc_bandwidth);
     worst = fmax(worst, fmax(compute, send));
-    if (train_mem_bytes(&r, s->n_cores, train_in_flight(b->o, i, p->n_stages)) > sram) *fits = 0;
+    train_hold h = train_hold_of(b->o, i, p->n_stages);
+    if (train_hold_mem_bytes(&r, s->n_cores, &h) > sram) *fits = 0;
   }
   return worst;
 }

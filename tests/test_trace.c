@@ -380,9 +380,10 @@ static const struct {
     {good_train, "c0 backward 2000 0 0 a", "c0 bakcward 2000 0 0 a",
      "t.trace: line 18: unknown action 'bakcward' (expected compute, send, recv, backward, gsend, grecv, wgrad or "
      "update)"},
-    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 0 a",
+    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 64 0 a",
      "t.trace: line 18: 'wgrad' is an action of zb traces: under 1f1b a backward includes its weight gradients"},
-    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 0", "t.trace: line 18: expected 'c0 wgrad FLOPS MICROBATCH OP'"},
+    {good_train, "c0 backward 2000 0 0 a", "c0 wgrad 2000 0 a",
+     "t.trace: line 18: expected 'c0 wgrad FLOPS WSTASH_BYTES MICROBATCH OP'"},
     {good_train, "c1 backward 1000 64 0 b", "c1 backward 1000 64 0",
      "t.trace: line 22: expected 'c1 backward FLOPS GATHER_BYTES MICROBATCH OP'"},
     {good_train, "c0 grecv c1 0 t_a", "c0 grecv c1 0", "t.trace: line 17: expected 'c0 grecv cPEER MICROBATCH TENSOR'"},
@@ -399,7 +400,7 @@ static const struct {
      "t.trace: line 23: 'backward' is an action of training traces (which have a 'training' line)"},
     {good, "c1 send c2 64 1 t_b", "c1 gsend c2 64 1 t_b",
      "t.trace: line 17: 'gsend' is an action of training traces (which have a 'training' line)"},
-    {good, "c2-3 compute 500.5 32 1 - c%25", "c2-3 wgrad 500.5 1 c%25",
+    {good, "c2-3 compute 500.5 32 1 - c%25", "c2-3 wgrad 500.5 32 1 c%25",
      "t.trace: line 23: 'wgrad' is an action of training traces (which have a 'training' line)"},
 };
 

@@ -155,9 +155,9 @@ static void train_should_reject_an_empty_minibatch_and_parse_names(void) {
   CU_ASSERT_STRING_EQUAL(train_schedule_name(TRAIN_1F1B), "1f1b");
   CU_ASSERT_STRING_EQUAL(train_schedule_name(TRAIN_ZB), "zb");
   o.schedule = TRAIN_1F1B;
-  CU_ASSERT_EQUAL(train_dram_passes(&o), 2);
+  CU_ASSERT_EQUAL(train_hold_of(&o, 0, 2).passes, 2);
   o.schedule = TRAIN_ZB;
-  CU_ASSERT_EQUAL(train_dram_passes(&o), 3); /* W streams on its own */
+  CU_ASSERT_EQUAL(train_hold_of(&o, 0, 2).passes, 3); /* W streams on its own */
   graph_free(g);
 }
 
@@ -212,11 +212,20 @@ static void train_model_should_give_the_closed_forms_on_an_equal_chain(void) {
     CU_ASSERT_DOUBLE_EQUAL(r->bubble, 1 - M * P * (tf + tb) / (P * fb), 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(r->samples_per_s, M / (fb + tu), 1e-6);
     for (int i = 0; i < P; i++) {
-      int held = sched == TRAIN_GPIPE ? 6 : sched == TRAIN_ZB ? P : P - i;
+      /* zb: each layer's W reads its input and its output's gradient (2 x 1000 bytes), stage 0 stashes
+       * t0 and t1 (2000), the others their input (1000).  By hand from sim_schedule.h's orders: stage 0
+       * peaks after F3 with 4 stashes (3 x 2000, against 2 x 2000 + 2000 after B0), stage 1 after B1 with
+       * 2 + 2 (1000 + 4000), stage 2 after B2 with 1 + 3, stage 3 after B3 with 0 + 4 (8000 bytes) */
+      static const int zb_held[P][2] = {{4, 0}, {2, 2}, {1, 3}, {0, 4}};
+      int held = sched == TRAIN_GPIPE ? 6 : sched == TRAIN_ZB ? zb_held[i][0] : P - i;
+      int w = sched == TRAIN_ZB ? zb_held[i][1] : 0;
       CU_ASSERT_EQUAL(r->stages[i].in_flight, held);
+      CU_ASSERT_EQUAL(r->stages[i].w_pending, w);
       const train_range *rg = &r->stages[i].r;
+      CU_ASSERT_EQUAL(rg->wstash_bytes, 2000);
       CU_ASSERT_DOUBLE_EQUAL(r->stages[i].cs.mem_bytes,
-                             (double)rg->static_bytes + (held - 1) * (double)rg->stash_bytes + (double)rg->peak_bytes,
+                             (double)rg->static_bytes + (held > 1 ? held - 1 : 0) * (double)rg->stash_bytes +
+                                 w * (double)rg->wstash_bytes + (double)rg->peak_bytes,
                              1e-6);
     }
     cJSON *j = train_result_to_json(t, r);
