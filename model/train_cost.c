@@ -14,9 +14,10 @@
  * equal stages without communication, (M + p - 1)(t_f + t_b).  zb takes 1F1B's figure less
  * W_i + min(B_i, W_i) for every stage but the last (B_i, W_i: the input- and weight-gradient parts of its
  * backward), never below M periods: for equal stages without communication and M >= p that is
- * M (t_f + t_B + t_W) + (p - 1)(t_f + max(t_B - t_W, 0)), ZB-H1's bubble, exactly.  Neither can beat the busiest link, which
- * carries every micro-batch's bytes: at least M link bounds (GPipe's flows, built from the stages alone,
- * would otherwise miss a link-bound pipeline entirely).  The slowest update follows. */
+ * M (t_f + t_B + t_W) + (p - 1)(t_f + max(t_B - t_W, 0)), ZB-H1's bubble, exactly.  None can beat the
+ * busiest link, which carries every micro-batch's bytes: at least M link bounds (GPipe's flows, built
+ * from the stages alone, would otherwise miss a link-bound pipeline entirely).  The slowest update
+ * follows. */
 #include <stdlib.h>
 #include <string.h>
 

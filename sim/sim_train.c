@@ -370,14 +370,14 @@ static void group_actor(int argc, char **argv) {
   targ *a = sg_actor_self_get_data();
   tjob *j = a->j;
   tgroup *gr = &j->groups[a->g];
-  sim_pass frees = gr->split_w ? SIM_PASS_W : SIM_PASS_B;
+  sim_pass last = gr->split_w ? SIM_PASS_W : SIM_PASS_B; /* a micro-batch's last pass here */
   for (int i = 0; i < gr->n_order; i++) {
     const sim_schedule_step *st = &gr->order[i];
     if (st->pass == SIM_PASS_W)
       weight_pass(j, a->g, st->mb);
     else
       pass(j, a->g, st->pass == SIM_PASS_B, st->mb);
-    if (st->pass == frees) gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
+    if (st->pass == last) gr->last_b = gr->b_end[st->mb] = simgrid_get_clock();
   }
   double t = simgrid_get_clock();
   if (gr->streams) streams(j, a->g, gr->upd_x, -1, 0);
