@@ -641,7 +641,9 @@ mp_status optimal_train_solve(const graph *g, const chip *c, const train_options
   /* the deep search on the mini-batch from the best (optimal_int.h): the repair's boundary moves and
    * merges stop where groups must be re-split many moves away */
   double mb_repaired = st == MP_OK ? best->value : 0;
-  int deep = st == MP_OK && c->n_cores >= 2 && c->n_cores <= OPTIMAL_DEEP_TRAIN_MAX_CORES, deep_changed = 0;
+  int deep = st == MP_OK && c->n_cores >= 2 &&
+             (c->n_cores <= OPTIMAL_DEEP_TRAIN_MAX_CORES || best->n <= OPTIMAL_DEEP_TRAIN_BIG_STAGES),
+      deep_changed = 0;
   if (deep) st = deep_minibatch(&o, best, &cand[N_STARTS], &deep_changed);
   if (st == MP_OK) st = plan_from_stages(best->layers, best->cores, best->n, out, err);
   if (st == MP_OK) {

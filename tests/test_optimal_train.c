@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "method.h"
 #include "method_int.h"
+#include "optimal_int.h"
 #include "optimal_train.h"
 #include "plan.h"
 #include "strbuf.h"
@@ -303,11 +304,37 @@ static void optimal_train_should_report_its_whole_note(void) {
   graph_free(g);
 }
 
+/* On more than OPTIMAL_DEEP_TRAIN_MAX_CORES cores the deep search runs when the plan has few stages:
+ * tiny_resnet (6 layers) on mesh16x16.  With the core gate alone it does not. */
+static void optimal_train_should_search_deep_on_a_big_chip_when_the_plan_is_short(void) {
+  graph *g = NULL;
+  chip *c = NULL;
+  plan *p = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh16x16.json"), &c, &err), MP_OK);
+  CU_ASSERT(c->n_cores > OPTIMAL_DEEP_TRAIN_MAX_CORES);
+  train_options to;
+  train_options_default(&to);
+  method_options mo;
+  method_options_default(&mo);
+  mo.train = &to;
+  method_report rep;
+  CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &mo, &p, &rep, &err), MP_OK);
+  CU_ASSERT(p->n_stages <= OPTIMAL_DEEP_TRAIN_BIG_STAGES);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "The deep search from it"));
+  plan_free(p);
+  chip_free(c);
+  graph_free(g);
+}
+
 static CU_TestInfo tests[] = {
     {"optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances",
      optimal_train_should_agree_with_brute_force_with_training_memory_on_random_instances},
     {"optimal_train_should_agree_with_brute_force_under_zb", optimal_train_should_agree_with_brute_force_under_zb},
     {"optimal_train_should_report_its_whole_note", optimal_train_should_report_its_whole_note},
+    {"optimal_train_should_search_deep_on_a_big_chip_when_the_plan_is_short",
+     optimal_train_should_search_deep_on_a_big_chip_when_the_plan_is_short},
     CU_TEST_INFO_NULL,
 };
 
