@@ -25,22 +25,6 @@
 #include "train.h"
 #include "train_int.h"
 
-/* The gathering segments of a group's forward (a layer with outputs) and backward (a layer with
- * input-gradients). */
-static void segments(const train *t, const split_group *sg, int *fwd, int *bwd) {
-  *fwd = *bwd = 0;
-  for (int k = 0; k < sg->n_segments; k++) {
-    int f = 0, b = 0;
-    for (int l = 0; l < sg->n_layers; l++)
-      if (sg->segment[l] == k) {
-        f |= t->g->ops[sg->first_layer + l].out_bytes > 0;
-        b |= t->layers[sg->first_layer + l].grad_bytes > 0;
-      }
-    *fwd += f;
-    *bwd += b;
-  }
-}
-
 void train_stage_local(cost_model *m, const train_range *r, int first_layer, int n_layers, int first_core, int n_cores,
                        const train_hold *h, cost_stage *cs) {
   *cs = (cost_stage){.first_layer = first_layer,
@@ -186,8 +170,9 @@ mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c
 }
 
 /* t's scratch for plans on chip c, (re)built when c is not the chip it was built for, with room for n
- * stages and n_x transfers; NULL when out of memory. */
-static train_scratch *scratch_for(train *t, const chip *c, int n, int n_x, mp_error *err) {
+ * stages (and, once, for the graph's layers, tensors and transfers); NULL when out of memory. */
+static train_scratch *scratch_for(train *t, const chip *c, int n, mp_error *err) {
+  const graph *g = t->g;
   train_scratch *x = t->scratch;
   if (!x && !(x = t->scratch = calloc(1, sizeof *x))) goto nomem;
   if (x->c != c || x->chip_hash != c->hash) {
@@ -206,11 +191,21 @@ static train_scratch *scratch_for(train *t, const chip *c, int n, int n_x, mp_er
     x->in = v;
     x->cap_in = n;
   }
-  if (n_x > x->cap_x) {
-    cost_transfer *v = realloc(x->x, (size_t)n_x * sizeof *v);
-    if (!v) goto nomem;
-    x->x = v;
-    x->cap_x = n_x;
+  if (!x->x) { /* a Send per cross-group (tensor, reader group) and a gradient per Recv: each is a reference */
+    size_t refs = 1, widest = 1;
+    for (int l = 0; l < g->n_ops; l++) {
+      refs += (size_t)g->ops[l].n_inputs;
+      if ((size_t)g->ops[l].n_inputs > widest) widest = (size_t)g->ops[l].n_inputs;
+    }
+    x->stage_of = malloc(((size_t)g->n_ops + 1) * sizeof *x->stage_of);
+    x->seen = calloc((size_t)g->n_tensors + 1, sizeof *x->seen);
+    x->pending = malloc(widest * sizeof *x->pending);
+    x->x = malloc(2 * refs * sizeof *x->x);
+    if (!x->stage_of || !x->seen || !x->pending || !x->x) {
+      free(x->x);
+      x->x = NULL; /* tried again next time */
+      goto nomem;
+    }
   }
   return x;
 nomem:
@@ -218,13 +213,130 @@ nomem:
   return NULL;
 }
 
+/* The gathering segments of a stage of layers [first, first + n): forward those with a layer that has
+ * outputs, backward those with a layer that makes input-gradients (split_segments' segments), kept per
+ * range in x.  0, or -1 out of memory. */
+static int segments(const train *t, train_scratch *x, int first, int n, int *fwd, int *bwd) {
+  uint64_t key = ((uint64_t)first << 32 | (uint64_t)(unsigned)n) + 1;
+  size_t i = 0;
+  if (x->seg_cap)
+    for (i = (size_t)(key * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (x->seg_cap - 1); x->seg_keys[i];
+         i = (i + 1) & (x->seg_cap - 1))
+      if (x->seg_keys[i] == key) {
+        *fwd = x->seg_counts[2 * i];
+        *bwd = x->seg_counts[2 * i + 1];
+        return 0;
+      }
+  int *seg_of = malloc((size_t)n * sizeof *seg_of), segs = seg_of ? split_segments(t->g, first, n, seg_of) : -1;
+  unsigned char *has = segs >= 0 ? calloc(2 * (size_t)segs + 2, 1) : NULL;
+  if (!has) {
+    free(seg_of);
+    return -1;
+  }
+  for (int l = 0; l < n; l++) {
+    has[2 * seg_of[l]] |= t->g->ops[first + l].out_bytes > 0;
+    has[2 * seg_of[l] + 1] |= t->layers[first + l].grad_bytes > 0;
+  }
+  *fwd = *bwd = 0;
+  for (int k = 0; k < segs; k++) {
+    *fwd += has[2 * k];
+    *bwd += has[2 * k + 1];
+  }
+  free(seg_of);
+  free(has);
+  if (2 * (x->seg_used + 1) > x->seg_cap) { /* grow to keep the table at most half full */
+    size_t cap = x->seg_cap ? 2 * x->seg_cap : 1024;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    int *counts = malloc(2 * cap * sizeof *counts);
+    if (!keys || !counts) {
+      free(keys);
+      free(counts);
+      return 0; /* answered, just not kept */
+    }
+    for (size_t j = 0; j < x->seg_cap; j++)
+      if (x->seg_keys[j]) {
+        size_t h = (size_t)(x->seg_keys[j] * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (cap - 1);
+        while (keys[h]) h = (h + 1) & (cap - 1);
+        keys[h] = x->seg_keys[j];
+        counts[2 * h] = x->seg_counts[2 * j];
+        counts[2 * h + 1] = x->seg_counts[2 * j + 1];
+      }
+    free(x->seg_keys);
+    free(x->seg_counts);
+    x->seg_keys = keys;
+    x->seg_counts = counts;
+    x->seg_cap = cap;
+  }
+  for (i = (size_t)(key * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (x->seg_cap - 1); x->seg_keys[i];
+       i = (i + 1) & (x->seg_cap - 1))
+    ;
+  x->seg_keys[i] = key;
+  x->seg_counts[2 * i] = *fwd;
+  x->seg_counts[2 * i + 1] = *bwd;
+  x->seg_used++;
+  return 0;
+}
+
 void train_scratch_free(train_scratch *x) {
   if (!x) return;
   cost_model_free(x->m);
   free(x->link);
   free(x->in);
+  free(x->stage_of);
+  free(x->seen);
+  free(x->pending);
+  free(x->seg_keys);
+  free(x->seg_counts);
   free(x->x);
   free(x);
+}
+
+/* Stage i's Sends, in split.h's order (by producer layer, tensor, then receiving group), from next on;
+ * returns the end. */
+static cost_transfer *stage_sends(const graph *g, const plan *p, const int *stage_of, int i, cost_transfer *next) {
+  const plan_stage *st = &p->stages[i];
+  int last = st->first_layer + st->n_layers - 1;
+  for (int l = st->first_layer; l <= last; l++)
+    for (int k = 0; k < g->ops[l].n_outputs; k++) {
+      const graph_tensor *tn = &g->tensors[g->ops[l].outputs[k]];
+      if (tn->last_consumer <= last) continue;
+      for (int q = 0, prev = i; q < tn->n_consumers; q++) {
+        int dst = stage_of[tn->consumers[q]];
+        if (dst == prev) continue;
+        prev = dst;
+        *next++ = (cost_transfer){(double)tn->bytes, p->stages[dst].first_core};
+      }
+    }
+  return next;
+}
+
+/* Stage i's gradients sent back, one per Recv in split.h's order (by first reader, then tensor), each to
+ * the sending stage's last core, from next on; returns the end. */
+static cost_transfer *stage_grads(const graph *g, const plan *p, train_scratch *x, int i, cost_transfer *next) {
+  const plan_stage *st = &p->stages[i];
+  if (++x->epoch == 0) { /* wrapped: nothing is seen in the new epoch */
+    memset(x->seen, 0, (size_t)g->n_tensors * sizeof *x->seen);
+    x->epoch = 1;
+  }
+  for (int l = st->first_layer; l < st->first_layer + st->n_layers; l++) {
+    int n = 0;
+    for (int k = 0; k < g->ops[l].n_inputs; k++) {
+      int tt = g->ops[l].inputs[k], prod = g->tensors[tt].producer;
+      if (prod < 0 || x->stage_of[prod] == i || x->seen[tt] == x->epoch) continue;
+      x->seen[tt] = x->epoch;
+      int at = n++; /* insertion by tensor index */
+      while (at > 0 && x->pending[at - 1] > tt) {
+        x->pending[at] = x->pending[at - 1];
+        at--;
+      }
+      x->pending[at] = tt;
+    }
+    for (int q = 0; q < n; q++) {
+      const plan_stage *src = &p->stages[x->stage_of[g->tensors[x->pending[q]].producer]];
+      *next++ = (cost_transfer){(double)g->tensors[x->pending[q]].bytes, src->first_core + src->n_cores - 1};
+    }
+  }
+  return next;
 }
 
 mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **out, mp_error *err) {
@@ -234,37 +346,31 @@ mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **
     return err_at(err, MP_INPUT, g->file ? g->file : g->name, "plan",
                   "the plan has %d layers on %d cores, but the graph has %d layers and the chip %d cores", p->n_layers,
                   p->n_cores, g->n_ops, c->n_cores);
-  split *sp = NULL;
-  mp_status st = split_new(g, p, &sp, err);
-  if (st != MP_OK) return st;
-  int n_x = 0;
-  for (int i = 0; i < sp->n_groups; i++) n_x += sp->groups[i].n_sends + sp->groups[i].n_recvs;
-  train_scratch *x = scratch_for(t, c, sp->n_groups + 1, n_x + 1, err);
-  if (!x) st = err->status;
-  cost_transfer *next = x ? x->x : NULL;
-  for (int i = 0; i < sp->n_groups && st == MP_OK; i++) {
-    const split_group *sg = &sp->groups[i];
+  train_scratch *x = scratch_for(t, c, p->n_stages + 1, err);
+  if (!x) return err->status;
+  for (int i = 0; i < p->n_stages; i++)
+    for (int l = p->stages[i].first_layer; l < p->stages[i].first_layer + p->stages[i].n_layers; l++)
+      x->stage_of[l] = i;
+  mp_status st = MP_OK;
+  cost_transfer *next = x->x;
+  for (int i = 0; i < p->n_stages && st == MP_OK; i++) {
+    const plan_stage *ps = &p->stages[i];
     train_stage_input *s = &x->in[i];
-    st = train_range_of(t, sg->first_layer, sg->n_layers, &s->r, err);
-    s->first_layer = sg->first_layer;
-    s->n_layers = sg->n_layers;
-    s->first_core = sg->first_core;
-    s->n_cores = sg->n_cores;
-    segments(t, sg, &s->fwd_segments, &s->bwd_segments);
+    st = train_range_of(t, ps->first_layer, ps->n_layers, &s->r, err);
+    s->first_layer = ps->first_layer;
+    s->n_layers = ps->n_layers;
+    s->first_core = ps->first_core;
+    s->n_cores = ps->n_cores;
+    if (st == MP_OK && segments(t, x, ps->first_layer, ps->n_layers, &s->fwd_segments, &s->bwd_segments) != 0)
+      st = err_nomem(err);
     s->fwd = next;
-    s->n_fwd = sg->n_sends;
-    for (int k = 0; k < sg->n_sends; k++)
-      *next++ = (cost_transfer){(double)g->tensors[sg->sends[k].tensor].bytes,
-                                sp->groups[sg->sends[k].dst_group].first_core};
+    next = stage_sends(g, p, x->stage_of, i, next);
+    s->n_fwd = (int)(next - s->fwd);
     s->bwd = next;
-    s->n_bwd = sg->n_recvs;
-    for (int k = 0; k < sg->n_recvs; k++) { /* to the sending group's last core */
-      const split_group *src = &sp->groups[sg->recvs[k].src_group];
-      *next++ = (cost_transfer){(double)g->tensors[sg->recvs[k].tensor].bytes, src->first_core + src->n_cores - 1};
-    }
+    next = stage_grads(g, p, x, i, next);
+    s->n_bwd = (int)(next - s->bwd);
   }
-  if (st == MP_OK) st = evaluate_stages(&t->opt, graph_batch(g), x->m, c, x->link, sp->n_groups, x->in, out, err);
-  split_free(sp);
+  if (st == MP_OK) st = evaluate_stages(&t->opt, graph_batch(g), x->m, c, x->link, p->n_stages, x->in, out, err);
   return st;
 }
 

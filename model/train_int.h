@@ -1,6 +1,7 @@
 /* train_int: what train.c and train_cost.c share - the scratch a train keeps for evaluating plans (its
- * cost model of the chip last evaluated on, link loads, stage inputs and transfers), so that the training
- * model's hottest caller, a learning method's reward, allocates none of it per plan.  It belongs to its
+ * cost model of the chip last evaluated on, link loads, stage inputs and transfers, the plan's stage of
+ * every layer, the gathering segments of the ranges seen), so that the training model's hottest callers,
+ * a learning method's reward and optimal's searches, allocate none of it per plan.  It belongs to its
  * train (train_free frees it) and, like the memo, to one thread at a time. */
 #ifndef MESHPIPE_TRAIN_INT_H
 #define MESHPIPE_TRAIN_INT_H
@@ -18,8 +19,14 @@ struct train_scratch {
   double *link;       /* chip_n_links(c) entries */
   train_stage_input *in;
   int cap_in;
-  cost_transfer *x;
-  int cap_x;
+  cost_transfer *x;    /* room for every Send and gradient of any plan: 2 x the graph's input references */
+  int *stage_of;       /* per layer, its stage in the plan being evaluated */
+  unsigned *seen;      /* per tensor: the epoch of the stage that last recorded it as received */
+  unsigned epoch;      /* one per stage evaluated; seen is cleared when it wraps */
+  int *pending;        /* the received tensors of one layer, sorted (at most its inputs) */
+  uint64_t *seg_keys;  /* (first << 32 | n) + 1 of the ranges whose gathering segments are known, 0 free */
+  int *seg_counts;     /* their forward and backward gathering segments, 2 per key */
+  size_t seg_cap, seg_used;
 };
 
 /* Frees x; NULL is a no-op. */
