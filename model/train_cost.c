@@ -201,9 +201,14 @@ static train_scratch *scratch_for(train *t, const chip *c, int n, mp_error *err)
     x->seen = calloc((size_t)g->n_tensors + 1, sizeof *x->seen);
     x->pending = malloc(widest * sizeof *x->pending);
     x->x = malloc(2 * refs * sizeof *x->x);
-    if (!x->stage_of || !x->seen || !x->pending || !x->x) {
+    if (!x->stage_of || !x->seen || !x->pending || !x->x) { /* all four tried again next time */
+      free(x->stage_of);
+      free(x->seen);
+      free(x->pending);
       free(x->x);
-      x->x = NULL; /* tried again next time */
+      x->stage_of = x->pending = NULL;
+      x->seen = NULL;
+      x->x = NULL;
       goto nomem;
     }
   }
