@@ -186,7 +186,7 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
 #define OPTIMAL_DEEP_TRAIN_MAX_CORES 64
 /* ... and on more cores when the plan it starts from has at most this many stages: the search scores
  * plans by the tens of thousands and a plan's training model costs about its stage count (with no stage
- * limit, the transformer on 16x16, 1F1B, M = 8: 124 stages, 273 s to find a plan 12 % faster simulated;
+ * limit, the transformer on 16x16, 1F1B, M = 8: 124 stages, 161 s to find a plan 12 % faster simulated;
  * ResNet-50 there: 25 stages, 3.4 s). */
 #define OPTIMAL_DEEP_TRAIN_BIG_STAGES 32
 

@@ -1,6 +1,6 @@
 /* test_sim_schedule: the stage orders of GPipe, 1F1B and zb - every micro-batch's forward once, its
- * backward once after it (and under zb its weight-gradient pass once after that), the stashes held at once
- * as train_in_flight says, and the exact orders of small cases written out by hand. */
+ * backward once after it (and under zb its weight-gradient pass once after that), the memory peak's state
+ * (stashes, W-stashes) as train_hold_peak says, and the exact orders of small cases written out by hand. */
 #include <stdio.h>
 #include <string.h>
 
