@@ -223,20 +223,14 @@ double train_mem_naive_bytes(const train_range *r, int n_cores, int stashes, int
   return cost_mem_bytes((double)r->static_bytes, act_bytes(r, stashes, w_pending, r->naive_bytes), n_cores);
 }
 
-static double hold_act(const train_range *r, const train_hold *h, uint64_t arena) {
+double train_hold_act_bytes(const train_range *r, const train_hold *h) {
   int s, w;
   train_hold_peak(r, h, &s, &w);
-  return act_bytes(r, s, w, arena);
+  return act_bytes(r, s, w, r->peak_bytes);
 }
-
-double train_hold_act_bytes(const train_range *r, const train_hold *h) { return hold_act(r, h, r->peak_bytes); }
 
 double train_hold_mem_bytes(const train_range *r, int n_cores, const train_hold *h) {
-  return cost_mem_bytes((double)r->static_bytes, hold_act(r, h, r->peak_bytes), n_cores);
-}
-
-double train_hold_mem_naive_bytes(const train_range *r, int n_cores, const train_hold *h) {
-  return cost_mem_bytes((double)r->static_bytes, hold_act(r, h, r->naive_bytes), n_cores);
+  return cost_mem_bytes((double)r->static_bytes, train_hold_act_bytes(r, h), n_cores);
 }
 
 /* ---- planning one range ----------------------------------------------------------------------------- */

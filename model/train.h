@@ -137,10 +137,9 @@ void train_hold_peak(const train_range *r, const train_hold *h, int *stashes, in
 double train_mem_bytes(const train_range *r, int n_cores, int stashes, int w_pending);
 double train_mem_naive_bytes(const train_range *r, int n_cores, int stashes, int w_pending);
 
-/* train_mem_bytes in the state train_hold_peak gives; naive likewise. */
+/* train_mem_bytes in the state train_hold_peak gives, and its activation part. */
 double train_hold_mem_bytes(const train_range *r, int n_cores, const train_hold *h);
-double train_hold_act_bytes(const train_range *r, const train_hold *h); /* its activation part */
-double train_hold_mem_naive_bytes(const train_range *r, int n_cores, const train_hold *h);
+double train_hold_act_bytes(const train_range *r, const train_hold *h);
 
 /* ---- the analytical model of a trained plan (train_cost.c) ------------------------------------- */
 

@@ -84,7 +84,7 @@ static void stage(cost_model *m, const chip *c, const train_options *o, int i, i
   double share = (double)r->static_bytes / n, e = cs->mem_bytes - cs->sram_bytes;
   if (!cs->fits && c->n_dram > 0 && e > 0) /* the update reads and writes the excess of its static bytes */
     ts->update_s += 2 * (e < share ? e : share) / e * cs->dram_in_s;
-  ts->mem_naive_bytes = train_hold_mem_naive_bytes(r, n, &ts->hold);
+  ts->mem_naive_bytes = train_mem_naive_bytes(r, n, ts->in_flight, ts->w_pending); /* the peak's state, found above */
 }
 
 /* The mini-batch estimate of the comment at the top, and the bubble. */
