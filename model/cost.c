@@ -332,34 +332,40 @@ static int segments_of(cost_model *m, int first, int n) {
   return count;
 }
 
-/* Appends the Sends of stage i of plan p, in split.h's order, to m->xfer from index n; returns the new
- * count or -1 when out of memory.  m->stage_of must map the plan's layers to stages. */
+cost_transfer *cost_stage_sends(const graph *g, const plan *p, const int *stage_of, int i, cost_transfer *out) {
+  const plan_stage *st = &p->stages[i];
+  int last = st->first_layer + st->n_layers - 1;
+  for (int l = st->first_layer; l <= last; l++)
+    for (int k = 0; k < g->ops[l].n_outputs; k++) {
+      const graph_tensor *t = &g->tensors[g->ops[l].outputs[k]];
+      if (t->last_consumer <= last) continue;
+      for (int q = 0, prev = i; q < t->n_consumers; q++) {
+        int dst = stage_of[t->consumers[q]];
+        if (dst == prev) continue;
+        prev = dst;
+        *out++ = (cost_transfer){(double)t->bytes, p->stages[dst].first_core};
+      }
+    }
+  return out;
+}
+
+/* Appends the Sends of stage i of plan p to m->xfer from index n (cost_stage_sends); returns the new count
+ * or -1 when out of memory.  m->stage_of must map the plan's layers to stages. */
 static int stage_sends(cost_model *m, const plan *p, int i, int n) {
   const graph *g = m->g;
   const plan_stage *st = &p->stages[i];
-  int last = st->first_layer + st->n_layers - 1;
-  for (int l = st->first_layer; l <= last; l++) {
-    const graph_op *op = &g->ops[l];
-    for (int k = 0; k < op->n_outputs; k++) {
-      const graph_tensor *t = &g->tensors[op->outputs[k]];
-      if (t->last_consumer <= last) continue;
-      int prev = i;
-      for (int q = 0; q < t->n_consumers; q++) {
-        int dst = m->stage_of[t->consumers[q]];
-        if (dst == prev) continue;
-        prev = dst;
-        if (n == m->xfer_cap) {
-          int cap = m->xfer_cap ? 2 * m->xfer_cap : 64;
-          cost_transfer *x = realloc(m->xfer, (size_t)cap * sizeof *x);
-          if (!x) return -1;
-          m->xfer = x;
-          m->xfer_cap = cap;
-        }
-        m->xfer[n++] = (cost_transfer){(double)t->bytes, p->stages[dst].first_core};
-      }
-    }
+  int room = n; /* at most one Send per reader of a tensor leaving the stage */
+  for (int l = st->first_layer; l < st->first_layer + st->n_layers; l++)
+    for (int k = 0; k < g->ops[l].n_outputs; k++) room += g->tensors[g->ops[l].outputs[k]].n_consumers;
+  if (room > m->xfer_cap) {
+    int cap = m->xfer_cap ? m->xfer_cap : 64;
+    while (cap < room) cap *= 2;
+    cost_transfer *x = realloc(m->xfer, (size_t)cap * sizeof *x);
+    if (!x) return -1;
+    m->xfer = x;
+    m->xfer_cap = cap;
   }
-  return n;
+  return (int)(cost_stage_sends(g, p, m->stage_of, i, m->xfer + n) - m->xfer);
 }
 
 /* The period of stages with their plan terms and the loads they put on the links. */

@@ -19,6 +19,12 @@ typedef struct seg_memo {
   size_t cap, used;
 } seg_memo;
 
+/* Writes the Sends of stage i of plan p (one per tensor per later reading stage, in split.h's order: by
+ * producer layer, tensor, then receiving stage; stage_of maps p's layers to stages) from out on, each as
+ * the tensor's bytes and the receiving stage's first core; returns the end.  out has room for one per
+ * reader of every tensor the stage makes. */
+cost_transfer *cost_stage_sends(const graph *g, const plan *p, const int *stage_of, int i, cost_transfer *out);
+
 struct cost_model {
   const graph *g;
   const chip *c;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_int.h"
 #include "split.h"
 #include "train.h"
 #include "train_int.h"
@@ -296,25 +297,6 @@ void train_scratch_free(train_scratch *x) {
   free(x);
 }
 
-/* Stage i's Sends, in split.h's order (by producer layer, tensor, then receiving group), from next on;
- * returns the end. */
-static cost_transfer *stage_sends(const graph *g, const plan *p, const int *stage_of, int i, cost_transfer *next) {
-  const plan_stage *st = &p->stages[i];
-  int last = st->first_layer + st->n_layers - 1;
-  for (int l = st->first_layer; l <= last; l++)
-    for (int k = 0; k < g->ops[l].n_outputs; k++) {
-      const graph_tensor *tn = &g->tensors[g->ops[l].outputs[k]];
-      if (tn->last_consumer <= last) continue;
-      for (int q = 0, prev = i; q < tn->n_consumers; q++) {
-        int dst = stage_of[tn->consumers[q]];
-        if (dst == prev) continue;
-        prev = dst;
-        *next++ = (cost_transfer){(double)tn->bytes, p->stages[dst].first_core};
-      }
-    }
-  return next;
-}
-
 /* Stage i's gradients sent back, one per Recv in split.h's order (by first reader, then tensor), each to
  * the sending stage's last core, from next on; returns the end. */
 static cost_transfer *stage_grads(const graph *g, const plan *p, train_scratch *x, int i, cost_transfer *next) {
@@ -369,7 +351,7 @@ mp_status train_evaluate(train *t, const chip *c, const plan *p, train_result **
     if (st == MP_OK && segments(t, x, ps->first_layer, ps->n_layers, &s->fwd_segments, &s->bwd_segments) != 0)
       st = err_nomem(err);
     s->fwd = next;
-    next = stage_sends(g, p, x->stage_of, i, next);
+    next = cost_stage_sends(g, p, x->stage_of, i, next);
     s->n_fwd = (int)(next - s->fwd);
     s->bwd = next;
     next = stage_grads(g, p, x, i, next);
