@@ -270,54 +270,56 @@ static void optimal_train_should_agree_with_brute_force_under_zb(void) {
   CU_ASSERT(t.equal >= 95);
 }
 
-/* ResNet-50 trained on mesh4x4 (1F1B, M = 8, adam) fits no plan and the deep search runs: the report's
- * notes are the longest optimal writes (795 characters), and must arrive whole, the deep search's
- * sentence and method_run's memory verdict at the end included (a 512-byte buffer cut both). */
-static void optimal_train_should_report_its_whole_note(void) {
+/* optimal for training (adam, 1F1B, M = 8) of the bundled graph and chip files into *p and *rep; the
+ * chip's core count in *n_cores.  0, or -1 when a file does not load or optimal fails. */
+static int run_optimal_train(const char *graph_file, const char *chip_file, plan **p, method_report *rep,
+                             int *n_cores) {
   graph *g = NULL;
   chip *c = NULL;
-  plan *p = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/resnet50.json"), &g, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
   train_options to;
   train_options_default(&to);
   method_options mo;
   method_options_default(&mo);
   mo.train = &to;
+  int rc = graph_load(testutil_src(graph_file), &g, &err) == MP_OK &&
+                   chip_load(testutil_src(chip_file), &c, &err) == MP_OK &&
+                   method_run("optimal", g, c, &mo, p, rep, &err) == MP_OK
+               ? 0
+               : -1;
+  *n_cores = c ? c->n_cores : 0;
+  chip_free(c);
+  graph_free(g);
+  return rc;
+}
+
+/* ResNet-50 trained on mesh4x4 (1F1B, M = 8, adam) fits no plan and the deep search runs: the report's
+ * notes are the longest optimal writes (795 characters), and must arrive whole, the deep search's
+ * sentence and method_run's memory verdict at the end included (a 512-byte buffer cut both). */
+static void optimal_train_should_report_its_whole_note(void) {
+  plan *p = NULL;
   method_report rep;
-  CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &mo, &p, &rep, &err), MP_OK);
+  int n_cores;
+  CU_ASSERT_EQUAL_FATAL(run_optimal_train("traces/resnet50.json", "platforms/mesh4x4.json", &p, &rep, &n_cores), 0);
   CU_ASSERT(strlen(rep.notes) > 512);
   CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "The deep search from it (partitioner/README.md) found"));
   const char *end = "The plan does not fit memory.";
   CU_ASSERT(strlen(rep.notes) > strlen(end) && strcmp(rep.notes + strlen(rep.notes) - strlen(end), end) == 0);
   plan_free(p);
-  chip_free(c);
-  graph_free(g);
 }
 
 /* On more than OPTIMAL_DEEP_TRAIN_MAX_CORES cores the deep search runs when the plan has few stages:
  * tiny_resnet (6 layers) on mesh16x16.  With the core gate alone it does not. */
 static void optimal_train_should_search_deep_on_a_big_chip_when_the_plan_is_short(void) {
-  graph *g = NULL;
-  chip *c = NULL;
   plan *p = NULL;
-  mp_error err;
-  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh16x16.json"), &c, &err), MP_OK);
-  CU_ASSERT(c->n_cores > OPTIMAL_DEEP_TRAIN_MAX_CORES);
-  train_options to;
-  train_options_default(&to);
-  method_options mo;
-  method_options_default(&mo);
-  mo.train = &to;
   method_report rep;
-  CU_ASSERT_EQUAL_FATAL(method_run("optimal", g, c, &mo, &p, &rep, &err), MP_OK);
+  int n_cores;
+  CU_ASSERT_EQUAL_FATAL(run_optimal_train("traces/tiny_resnet.json", "platforms/mesh16x16.json", &p, &rep, &n_cores),
+                        0);
+  CU_ASSERT(n_cores > OPTIMAL_DEEP_TRAIN_MAX_CORES);
   CU_ASSERT(p->n_stages <= OPTIMAL_DEEP_TRAIN_BIG_STAGES);
   CU_ASSERT_PTR_NOT_NULL(strstr(rep.notes, "The deep search from it"));
   plan_free(p);
-  chip_free(c);
-  graph_free(g);
 }
 
 static CU_TestInfo tests[] = {
