@@ -61,6 +61,9 @@ typedef struct sim_options {
                        8 MiB per core: 148 steady-state evaluations per CPU-second against 4.9),
                        but transfers crossing the group contend only at its ends.  Reported link
                        traffic is the full chain either way. */
+  int full_gather;  /* 0 (default): an all-gather's ptasks leave out the chain links that cannot bind
+                       (sim_int.h, "All-gathers"): the same figures, bit for bit, at a fraction of the
+                       work; 1: every link of the chain (what the tests compare the default with) */
   int isolate;      /* 0 (default): evaluations run one after the other in the engine, whose clock
                        keeps growing, so after many evaluations a figure may differ from a fresh
                        process's in its 12th digit; 1: each runs in a fork() of the idle engine and

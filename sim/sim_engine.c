@@ -90,17 +90,75 @@ static int host_slot(sim *s, sg_host_t *h, int *n, int core) {
   return (*n)++;
 }
 
-size_t sim_gather_blocks(int n_cores) { return ((size_t)n_cores - 2) / SIM_GATHER_BLOCK + 1; }
+/* Blocks of a chain of c cores: SIM_GATHER_BLOCK links each, the last shorter. */
+static int gather_blocks(int c) { return (c - 2) / SIM_GATHER_BLOCK + 1; }
 
-void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *scratch, sg_exec_t *execs) {
-  int c = n_cores;
+int sim_gather_init(sim_gather *g, int first_core, int n_cores) {
+  size_t blocks = (size_t)gather_blocks(n_cores);
+  *g = (sim_gather){.first_core = first_core, .n_cores = n_cores};
+  g->keep = malloc(2 * ((size_t)n_cores - 1));
+  g->matrix = malloc(blocks * SIM_GATHER_SCRATCH * sizeof *g->matrix);
+  g->hosts = malloc(blocks * (SIM_GATHER_BLOCK + 1) * sizeof *g->hosts);
+  g->execs = malloc(blocks * sizeof *g->execs);
+  if (!g->keep || !g->matrix || !g->hosts || !g->execs) return -1;
+  memset(g->keep, 1, 2 * ((size_t)n_cores - 1));
+  return 0;
+}
+
+void sim_gather_free(sim_gather *g) {
+  free(g->keep);
+  free(g->matrix);
+  free(g->hosts);
+  free(g->execs);
+}
+
+static void mark_link(void *ctx, int link) { ((unsigned char *)ctx)[link] = 1; }
+
+void sim_mark_route(const chip *c, int from, int to, unsigned char *busy) {
+  if (from != to) chip_route(c, from, to, mark_link, busy);
+}
+
+static void set_link(void *ctx, int link) { *(int *)ctx = link; }
+
+/* Directed chain link d of g (2k: k->k+1, 2k+1: k+1->k): its load in units of bytes / c, and its ends. */
+static int chain_load(int c, int d) { return d % 2 ? c - 1 - d / 2 : d / 2 + 1; }
+static int chain_from(const sim_gather *g, int d) { return g->first_core + d / 2 + d % 2; }
+static int chain_to(const sim_gather *g, int d) { return g->first_core + d / 2 + 1 - d % 2; }
+
+void sim_gather_plan(const chip *c, sim_gather *g, const unsigned char *busy) {
+  int n = g->n_cores, quiet_block = -1, quiet_top = 0;
+  memset(g->keep, busy ? 0 : 1, 2 * ((size_t)n - 1));
+  if (!busy) return;
+  for (int k0 = 0; k0 + 1 < n; k0 += SIM_GATHER_BLOCK) { /* links k0 .. k1 - 1 */
+    int k1 = k0 + SIM_GATHER_BLOCK < n - 1 ? k0 + SIM_GATHER_BLOCK : n - 1, top = 0, crossed = 0;
+    for (int d = 2 * k0; d < 2 * k1; d++) {
+      int link = -1;
+      chip_route(c, chain_from(g, d), chain_to(g, d), set_link, &link);
+      g->keep[d] = busy[link];
+      crossed |= g->keep[d];
+      if (chain_load(n, d) > top) top = chain_load(n, d);
+    }
+    if (crossed) {
+      for (int d = 2 * k0; d < 2 * k1; d++) g->keep[d] |= chain_load(n, d) == top;
+    } else if (top > quiet_top) {
+      quiet_top = top;
+      quiet_block = k0;
+    }
+  }
+  if (quiet_block < 0) return;
+  int k1 = quiet_block + SIM_GATHER_BLOCK < n - 1 ? quiet_block + SIM_GATHER_BLOCK : n - 1;
+  for (int d = 2 * quiet_block; d < 2 * k1; d++) g->keep[d] = chain_load(n, d) == quiet_top;
+}
+
+void sim_all_gather(sim *s, sim_gather *g, double bytes) {
+  int c = g->n_cores;
   if (s->opt.fast_gather) { /* the two busiest links of the chain, (c-2)->(c-1) and 1->0, on their hosts only */
     double share = bytes * (double)(c - 1) / (double)c, b[16] = {0}, flops[4] = {0};
     sg_host_t h[4];
-    int n = 0, from = host_slot(s, h, &n, first_core + c - 2), to = host_slot(s, h, &n, first_core + c - 1);
+    int n = 0, from = host_slot(s, h, &n, g->first_core + c - 2), to = host_slot(s, h, &n, g->first_core + c - 1);
     b[from * 4 + to] += share;
-    from = host_slot(s, h, &n, first_core + 1);
-    to = host_slot(s, h, &n, first_core);
+    from = host_slot(s, h, &n, g->first_core + 1);
+    to = host_slot(s, h, &n, g->first_core);
     b[from * 4 + to] += share;
     double m[16] = {0}; /* b is 4 wide: pack it to n wide */
     for (int i = 0; i < n; i++)
@@ -108,20 +166,29 @@ void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *s
     sg_actor_parallel_execute(n, h, flops, m);
     return;
   }
-  /* the chain in blocks of at most SIM_GATHER_BLOCK links, each one ptask over its hosts, all at once */
+  /* per block, one ptask over the ends of its kept links (host k0 + i is hosts slot[i]), all at once */
   int n = 0;
   for (int k0 = 0; k0 + 1 < c; k0 += SIM_GATHER_BLOCK) {
-    int k1 = k0 + SIM_GATHER_BLOCK < c - 1 ? k0 + SIM_GATHER_BLOCK : c - 1, h = k1 - k0 + 1; /* links k0..k1-1 */
-    double *m = scratch + (size_t)n * SIM_GATHER_SCRATCH;
+    int k1 = k0 + SIM_GATHER_BLOCK < c - 1 ? k0 + SIM_GATHER_BLOCK : c - 1, h = 0, slot[SIM_GATHER_BLOCK + 1];
+    sg_host_t *hosts = g->hosts + (size_t)n * (SIM_GATHER_BLOCK + 1);
+    for (int k = k0; k <= k1; k++) {
+      int used = (k < k1 && (g->keep[2 * k] || g->keep[2 * k + 1])) ||
+                 (k > k0 && (g->keep[2 * k - 2] || g->keep[2 * k - 1])); /* an end of link k or k - 1 */
+      slot[k - k0] = used ? h : -1;
+      if (used) hosts[h++] = s->hosts[g->first_core + k];
+    }
+    if (h == 0) continue;
+    double *m = g->matrix + (size_t)n * SIM_GATHER_SCRATCH;
     memset(m, 0, ((size_t)h * (size_t)h + (size_t)h) * sizeof *m);
     for (int k = k0; k < k1; k++) {
-      m[(k - k0) * h + k - k0 + 1] = bytes * (double)(k + 1) / (double)c;
-      m[(k - k0 + 1) * h + k - k0] = bytes * (double)(c - 1 - k) / (double)c;
+      int a = slot[k - k0], b = slot[k - k0 + 1];
+      if (g->keep[2 * k]) m[a * h + b] = bytes * (double)(k + 1) / (double)c;
+      if (g->keep[2 * k + 1]) m[b * h + a] = bytes * (double)(c - 1 - k) / (double)c;
     }
-    execs[n] = sg_actor_parallel_exec_init(h, s->hosts + first_core + k0, m + (size_t)h * (size_t)h, m);
-    sg_exec_start(execs[n++]);
+    g->execs[n] = sg_actor_parallel_exec_init(h, hosts, m + (size_t)h * (size_t)h, m);
+    sg_exec_start(g->execs[n++]);
   }
-  for (int i = 0; i < n; i++) sg_exec_wait(execs[i]);
+  for (int i = 0; i < n; i++) sg_exec_wait(g->execs[i]);
 }
 
 int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write) {
@@ -318,7 +385,7 @@ static void group_actor(int argc, char **argv) {
     }
     double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && x->gather > 0) {
-      sim_all_gather(s, gr->first_core, gr->n_cores, x->gather, gr->gather_matrix, gr->gather_execs);
+      sim_all_gather(s, &gr->gather, x->gather);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();

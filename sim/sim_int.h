@@ -55,6 +55,30 @@
 #define SIM_GATHER_SCRATCH ((SIM_GATHER_BLOCK + 1) * (SIM_GATHER_BLOCK + 2))
 #define SIM_FULL_ROUTING_MANY_CORES 256 /* SIM_ROUTING_MANY */
 
+/* All-gathers.  A group of c >= 2 cores all-gathers A bytes over its snake chain: link k->k+1 carries
+ * (k+1)/c of A and k+1->k the rest, as ptasks of at most SIM_GATHER_BLOCK links started at once (a ptask's
+ * cost grows with the square of its hosts), so without contention it lasts the busiest link's time, as
+ * in the model.  Most of those links carry nothing else, and such a link never sets the pace: in SimGrid's
+ * bottleneck solver (fair_bottleneck.cpp) a link that only ptask P uses, with load w_k, offers P at most
+ * bw/w_k - V once P holds rate V, while a link of P with load w_b >= w_k offers at most bw/w_b - V, so the
+ * minimum P takes is never the first's alone, and it saturates only when the second does (NoC links all
+ * have one bandwidth and one latency, so P's latency and its TCP bound, set by its busiest pair, do not
+ * move either).  A ptask therefore keeps only the links another transfer of the job may cross (a Send's
+ * or a DRAM stream's XY route: sim_gather_plan's `busy`) and the links of its block's greatest load; of
+ * the blocks no other transfer crosses, only one of greatest load runs (the group waits for the last
+ * block, and nothing else sees the others).  Rates are the same, bit for bit; what may move is the last
+ * bit of a figure, because the dropped blocks' ends were events at which every other activity's
+ * remaining work was updated (tests/test_sim.c compares with sim_options.full_gather).  With
+ * sim_options.fast_gather one ptask over the chain's two busiest links, (c-2)->(c-1) and 1->0, whatever
+ * crosses the group. */
+typedef struct sim_gather {
+  int first_core, n_cores; /* the chain: cores first_core .. first_core + n_cores - 1 */
+  unsigned char *keep;     /* per directed chain link (2k: k->k+1, 2k+1: k+1->k): in a ptask */
+  double *matrix;          /* scratch: per block SIM_GATHER_SCRATCH doubles (its byte matrix, its flops) */
+  sg_host_t *hosts;        /* scratch: per block SIM_GATHER_BLOCK + 1 hosts */
+  sg_exec_t *execs;        /* scratch: per block its ptask in flight */
+} sim_gather;
+
 /* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
  * DijkstraCache one. */
 int sim_platform_full(const chip *c, int routing);
@@ -119,8 +143,7 @@ typedef struct jgroup {
   double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
   sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
   /* run state */
-  double *gather_matrix; /* scratch for the all-gather's ptasks: per block SIM_GATHER_SCRATCH doubles */
-  sg_exec_t *gather_execs; /* scratch: the all-gather's ptasks in flight, one per block */
+  sim_gather gather;     /* its all-gathers' links and scratch (with 2 cores or more) */
   unsigned char *done;   /* per (micro-batch, segment): ran */
   int *left;             /* per micro-batch: segments still to run */
   int *sends_left;       /* per micro-batch: sends still to finish */
@@ -273,16 +296,23 @@ void sim_engine_stop(sim *s);
 /* One transfer of bytes from one host to another (a 2-host ptask), waited for. */
 void sim_ptask2(sg_host_t from, sg_host_t to, double bytes);
 
-/* The ptasks an all-gather over n cores runs at most: its scratch holds sim_gather_blocks(n) x
- * SIM_GATHER_SCRATCH doubles and its exec list sim_gather_blocks(n) entries (n >= 2). */
-size_t sim_gather_blocks(int n_cores);
+/* The activities of an all-gather (sim_gather, above).  Allocates g's arrays for a chain of n_cores >= 2
+ * cores from first_core, every link kept.  0, or -1 out of memory (then sim_gather_free frees what was
+ * allocated). */
+int sim_gather_init(sim_gather *g, int first_core, int n_cores);
 
-/* An all-gather of `bytes` over the snake chain of cores first_core .. first_core + n_cores - 1 (n >= 2),
- * waited for: link k->k+1 carries (k+1)/c of it and k+1->k the rest, as ptasks of at most
- * SIM_GATHER_BLOCK links started at once (a ptask's cost grows with the square of its hosts), so without
- * contention it lasts the busiest link's time, as in the model; with sim_options.fast_gather one ptask
- * over the chain's two busiest links, (c-2)->(c-1) and 1->0.  scratch and execs as sim_gather_blocks. */
-void sim_all_gather(sim *s, int first_core, int n_cores, double bytes, double *scratch, sg_exec_t *execs);
+/* Frees g's arrays (not g); g zeroed or initialised. */
+void sim_gather_free(sim_gather *g);
+
+/* Marks in busy (chip_n_links(c) bytes) the links of chip_route's route from `from` to `to`. */
+void sim_mark_route(const chip *c, int from, int to, unsigned char *busy);
+
+/* Sets g's kept links (above) for a job whose other transfers cross the links marked in busy; busy NULL:
+ * every link. */
+void sim_gather_plan(const chip *c, sim_gather *g, const unsigned char *busy);
+
+/* An all-gather of `bytes` over g's chain (above), waited for. */
+void sim_all_gather(sim *s, sim_gather *g, double bytes);
 
 /* Every core's DRAM read (write 0) or write (1) at once, then the wait for the last: core k's transfer is
  * the 2-host ptask of hosts[2k] (its port) and hosts[2k + 1] (the core) with matrix x + 10k (x[10k + 1]

@@ -61,8 +61,7 @@ void sim_job_free(job *j) {
     free(gr->dram_hosts);
     free(gr->dram_matrix);
     free(gr->dram_execs);
-    free(gr->gather_matrix);
-    free(gr->gather_execs);
+    sim_gather_free(&gr->gather);
     free(gr->done);
     free(gr->left);
     free(gr->sends_left);
@@ -143,6 +142,27 @@ cleanup:
   return rc;
 }
 
+/* The links of job j's all-gathers (sim_int.h, "All-gathers"): those its Sends and DRAM streams may
+ * cross, and the busiest.  0, or -1 when out of memory. */
+static int plan_gathers(const sim *s, job *j) {
+  const chip *c = s->chip;
+  unsigned char *busy = s->opt.full_gather ? NULL : calloc((size_t)chip_n_links(c), 1);
+  if (!s->opt.full_gather && !busy) return -1;
+  for (int g = 0; busy && g < j->n_groups; g++) {
+    const jgroup *gr = &j->groups[g];
+    for (int k = 0; k < gr->n_sends; k++)
+      if (gr->sends[k].bytes > 0) sim_mark_route(c, gr->last_core, gr->sends[k].dst_core, busy);
+    for (int k = 0; gr->dram_port && k < gr->n_cores; k++) {
+      if (gr->dram_in[k] > 0) sim_mark_route(c, CHIP_PORT(gr->dram_port[k]), gr->first_core + k, busy);
+      if (gr->dram_out[k] > 0) sim_mark_route(c, gr->first_core + k, CHIP_PORT(gr->dram_port[k]), busy);
+    }
+  }
+  for (int g = 0; g < j->n_groups; g++)
+    if (j->groups[g].n_cores > 1) sim_gather_plan(c, &j->groups[g].gather, busy);
+  free(busy);
+  return 0;
+}
+
 /* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
  * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
  * when out of memory. */
@@ -175,15 +195,10 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
       gr->left[m] = gr->n_segs;
       gr->sends_left[m] = gr->n_sends;
     }
-    if (gr->n_cores > 1) {
-      size_t blocks = sim_gather_blocks(gr->n_cores);
-      gr->gather_matrix = malloc(blocks * SIM_GATHER_SCRATCH * sizeof *gr->gather_matrix);
-      gr->gather_execs = malloc(blocks * sizeof *gr->gather_execs);
-      if (!gr->gather_matrix || !gr->gather_execs) return -1;
-    }
+    if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
     if (setup_dram(s, gr) != 0) return -1;
   }
-  return 0;
+  return plan_gathers(s, j);
 }
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the

@@ -47,8 +47,7 @@ void sim_train_job_free(tjob *j) {
     free(gr->upd_x);
     free(gr->dram_hosts);
     free(gr->execs);
-    free(gr->gather);
-    free(gr->gather_execs);
+    sim_gather_free(&gr->gather);
     free(gr->queue);
     free(gr->b_end);
   }
@@ -99,11 +98,7 @@ int sim_train_finish_group(const sim *s, tgroup *gr) {
     gr->segs[k].b_flops = (gr->segs[k].b_raw - (gr->split_w ? gr->segs[k].w_raw : 0)) * share;
   }
   gr->w_flops = gr->w_raw * share;
-  if (n > 1) {
-    gr->gather = malloc(sim_gather_blocks(n) * SIM_GATHER_SCRATCH * sizeof *gr->gather);
-    gr->gather_execs = malloc(sim_gather_blocks(n) * sizeof *gr->gather_execs);
-    if (!gr->gather || !gr->gather_execs) return -1;
-  }
+  if (n > 1 && sim_gather_init(&gr->gather, gr->first_core, n) != 0) return -1;
   if (cs->fits || c->n_dram == 0) return 0;
   gr->streams = 1;
   gr->pass_x = calloc(10 * (size_t)n, sizeof *gr->pass_x);
@@ -328,7 +323,7 @@ static void pass(tjob *j, int g, int backward, int mb) {
     }
     double tg = simgrid_get_clock();
     if (gr->n_cores > 1 && bytes > 0) {
-      sim_all_gather(s, gr->first_core, gr->n_cores, bytes, gr->gather, gr->gather_execs);
+      sim_all_gather(s, &gr->gather, bytes);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
@@ -549,11 +544,35 @@ static mp_status fill(const sim *s, const tjob *j, const train_options *o, int b
   return MP_OK;
 }
 
+/* The links of job j's all-gathers (sim_int.h, "All-gathers"): those its Sends, their gradients and its
+ * DRAM streams may cross, and the busiest.  0, or -1 when out of memory. */
+static int plan_gathers(const sim *s, tjob *j) {
+  const chip *c = s->chip;
+  unsigned char *busy = s->opt.full_gather ? NULL : calloc((size_t)chip_n_links(c), 1);
+  if (!s->opt.full_gather && !busy) return -1;
+  for (int g = 0; busy && g < j->n_groups; g++) {
+    const tgroup *gr = &j->groups[g];
+    for (int k = 0; k < gr->n_fsends; k++)
+      if (gr->fsends[k].bytes > 0) sim_mark_route(c, gr->fsends[k].from, gr->fsends[k].to, busy);
+    for (int k = 0; k < gr->n_recvs; k++)
+      if (gr->bsends[k].bytes > 0) sim_mark_route(c, gr->bsends[k].from, gr->bsends[k].to, busy);
+    for (int k = 0; gr->streams && k < gr->n_cores; k++) {
+      int core = gr->first_core + k, port = CHIP_PORT(chip_nearest_dram(c, core));
+      if (gr->pass_x[10 * k + 1] > 0 || gr->upd_x[10 * k + 1] > 0) sim_mark_route(c, port, core, busy);
+      if (gr->pass_x[10 * k + 6] > 0 || gr->upd_x[10 * k + 6] > 0) sim_mark_route(c, core, port, busy);
+    }
+  }
+  for (int g = 0; g < j->n_groups; g++)
+    if (j->groups[g].n_cores > 1) sim_gather_plan(c, &j->groups[g].gather, busy);
+  free(busy);
+  return 0;
+}
+
 /* Runs compiled job j on the engine and fills res (fill's arguments); counted as sim_evaluate counts
  * (sim_get_stats). */
 mp_status sim_train_run(sim *s, tjob *j, const train_options *o, int batch, uint64_t graph_hash, uint64_t plan_hash,
                         sim_train_result *res, mp_error *err) {
-  mp_status st = sim_engine_call(s, run_job, j, err);
+  mp_status st = plan_gathers(s, j) != 0 ? err_nomem(err) : sim_engine_call(s, run_job, j, err);
   if (st == MP_OK && j->failed) st = err_nomem(err);
   if (st == MP_OK) st = fill(s, j, o, batch, graph_hash, plan_hash, res, err);
   if (st == MP_OK) {

@@ -8,6 +8,7 @@
 
 #include <simgrid/forward.h>
 
+#include "sim_int.h"
 #include "sim_schedule.h"
 #include "sim_train.h"
 #include "timeline.h"
@@ -55,8 +56,7 @@ typedef struct tgroup {
   double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
   sg_host_t *dram_hosts;   /* per core: its port's host, its own */
   sg_exec_t *execs;        /* the DRAM streams in flight (n) */
-  double *gather;          /* the all-gather's scratch (sim_gather_blocks x SIM_GATHER_SCRATCH) */
-  sg_exec_t *gather_execs; /* its ptasks in flight (sim_gather_blocks) */
+  sim_gather gather;       /* its all-gathers' links and scratch (with 2 cores or more) */
   sg_sem_t ev, q;
   titem *queue;
   int q_head, q_tail;

@@ -3,6 +3,7 @@
 
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,21 @@ const char *testutil_write_temp(const char *name, const char *text) {
   fputs(text, f);
   fclose(f);
   return path;
+}
+
+int testutil_json_close(const cJSON *a, const cJSON *b, double rel, double abs) {
+  if (cJSON_IsNumber(a) && cJSON_IsNumber(b))
+    return fabs(a->valuedouble - b->valuedouble) <= rel * fmax(fabs(a->valuedouble), fabs(b->valuedouble)) + abs;
+  if ((a->type & 0xff) != (b->type & 0xff)) return 0;
+  if (cJSON_IsString(a)) return strcmp(a->valuestring, b->valuestring) == 0;
+  if (!cJSON_IsArray(a) && !cJSON_IsObject(a)) return 1;
+  if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b)) return 0;
+  for (const cJSON *x = a->child, *y = b->child; x && y; x = x->next, y = y->next)
+    if ((x->string && (!y->string || strcmp(x->string, y->string) != 0)) || !testutil_json_close(x, y, rel, abs)) {
+      fprintf(stderr, "\n  '%s' differs\n", x->string ? x->string : "(item)");
+      return 0;
+    }
+  return 1;
 }
 
 int testutil_exists(const char *path) {

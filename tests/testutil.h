@@ -12,6 +12,7 @@
 #include <CUnit/CUnit.h>
 
 struct chip;  /* chip.h */
+struct cJSON; /* cJSON.h */
 struct graph; /* graph.h */
 
 /* Registers one suite of tests (NULL-terminated CU_TestInfo array) and runs it verbosely.  With an
@@ -42,6 +43,11 @@ int testutil_meshpipe(const char *args, char **out, char **errout);
 /* Runs fn(arg) in a forked child and returns the child's exit status (fn's return value), or -1 if it
  * died by a signal.  CUnit assertions inside fn count in the child only: return non-zero instead. */
 int testutil_in_child(int (*fn)(void *), void *arg);
+
+/* 1 when a and b hold the same keys, strings and booleans, and numbers equal to rel relative or abs
+ * absolute (figures of two runs whose engine clocks differ in their last bits); else 0, the first key
+ * that differs then on stderr. */
+int testutil_json_close(const struct cJSON *a, const struct cJSON *b, double rel, double abs);
 
 /* 1 if the file exists. */
 int testutil_exists(const char *path);
