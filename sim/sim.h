@@ -56,11 +56,12 @@ typedef struct sim_options {
   int fast_gather;  /* 0 (default): an all-gather loads every link of its group's chain as the
                        model says ((k+1)/c of the bytes on k->k+1, the rest on k+1->k);
                        1: only the chain's two busiest links, (c-1)/c of the bytes each — the same
-                       time when no other transfer crosses the group, many more evaluations per
-                       second on big groups (ResNet-50, random plans of 1..16 stages on 32x32 with
-                       8 MiB per core: 148 steady-state evaluations per CPU-second against 4.9),
-                       but transfers crossing the group contend only at its ends.  Reported link
-                       traffic is the full chain either way. */
+                       time when no other transfer crosses the group, but transfers crossing the
+                       group contend only at its ends.  Since the default leaves out the links that
+                       cannot bind (full_gather), this saves little: ResNet-50, random plans of 1..16
+                       stages, 111.5 against 97.1 steady-state evaluations per CPU-second on 16x16,
+                       56.2 against 66.6 on 32x32 with 8 MiB per core.  Reported link traffic is the
+                       full chain either way. */
   int full_gather;  /* 0 (default): an all-gather's ptasks leave out the chain links that cannot bind
                        (sim_int.h, "All-gathers"): the same figures, bit for bit, at a fraction of the
                        work; 1: every link of the chain (what the tests compare the default with) */

@@ -22,13 +22,14 @@
  *
  * Where the time goes (perf on bench/sim_speed, ResNet-50, random plans of 1..16 stages run to steady
  * state, 16x16 mesh): 99 % in SimGrid and the C/C++ runtime beneath it, under 1 % in meshpipe's own
- * code.  With the Dijkstra platform: the ptask solver (FairBottleneck::do_solve 10 %, the selective
- * update's update_modified_cnst_set_rec 8 %), route look-ups (xbt_graph_get_edge, get_global_route,
- * insert_link_latency, route_to: 7.5 %), the hash set of links each ptask builds (5.5 %) and
- * malloc/free (8 %).  An activity touches every link of its routes, so its cost grows with route
- * length: 215 k activities/s on 4x4, 139 k on 8x8, 33-57 k on 16x16 for the same plans' shape.  The full
- * route table (SIM_ROUTING_MANY for learning methods) removes most look-up time: 1.34x the evaluations
- * per CPU-second on 16x16. */
+ * code.  An activity's cost grows with the links it touches.  All-gathers over every link of their chain
+ * made an activity on 16x16 cost four times one on 4x4 (33-57 k activities/s against 215 k); since they
+ * keep only the links that can bind (sim_int.h, "All-gathers"), 16x16 runs 221 k/s, 8x8 276 k/s and
+ * 4x4 298 k/s, and the profile on 16x16 is flat: the ptask solver (FairBottleneck::do_solve 10 %),
+ * malloc/free (9 %), activity reference counting (4.5 %), the engine's loop.  On 32x32 the per-core DRAM
+ * streams of over-full groups (hundreds at once over the ports' links) put 48 % of the time in the
+ * solver.  The full route table (SIM_ROUTING_MANY for learning methods) removes most route look-up
+ * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned). */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>

@@ -7,8 +7,9 @@
  * waits.  A segment runs as one execution of its layers' work (opcost.h: their flops, or on a chip with a
  * core model each op's share timed on it, as flops at peak) at the group's total speed (on the
  * group's first core, scaled by that core's share) followed by one all-gather of the total output
- * bytes A of its layers (a ptask over the group's cores along the snake chain: link k->k+1 carries
- * (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A), none in a one-core group;
+ * bytes A of its layers (ptasks over the group's cores along the snake chain: link k->k+1 carries
+ * (k+1)/c of A and k+1->k the rest, so the busiest link carries (c-1)/c * A; the links that cannot bind
+ * are left out, sim_int.h "All-gathers"), none in a one-core group;
  * with no contention that is exactly the model's per-layer sum.  A send is a ptask of gamma * bytes
  * from the group's last core to the destination group's first core on the XY route; a tensor read by
  * several later groups is sent once to each (one Send/Recv pair per destination group), as the model
