@@ -45,6 +45,40 @@ const char *cost_stage_limiter(const cost_stage *s) {
   return gather > work ? "gather" : "compute";
 }
 
+/* ---- the routes the model walks again and again ------------------------------------------------------ */
+
+typedef struct listing {
+  int *links, n;
+} listing;
+
+static void list_link(void *ctx, int link) {
+  listing *x = ctx;
+  x->links[x->n++] = link;
+}
+
+/* Lists the table of cost_int.h; -1 when out of memory. */
+static int list_routes(cost_model *m) {
+  const chip *c = m->c;
+  int n = c->n_cores;
+  size_t longest = (size_t)c->width + (size_t)c->height; /* NoC hops + a port's link, at most */
+  m->route_off = malloc((4 * (size_t)n + 1) * sizeof *m->route_off);
+  m->route_links = malloc((size_t)n * (2 + (c->n_dram > 0 ? 2 * longest : 0)) * sizeof *m->route_links);
+  if (!m->route_off || !m->route_links) return -1;
+  listing x = {m->route_links, 0};
+  for (int k = 0; k < n; k++) {
+    m->route_off[4 * k] = x.n;
+    if (k + 1 < n) chip_route(c, k, k + 1, list_link, &x);
+    m->route_off[4 * k + 1] = x.n;
+    if (k + 1 < n) chip_route(c, k + 1, k, list_link, &x);
+    m->route_off[4 * k + 2] = x.n;
+    if (m->port_of[k] >= 0) chip_route(c, CHIP_PORT(m->port_of[k]), k, list_link, &x);
+    m->route_off[4 * k + 3] = x.n;
+    if (m->port_of[k] >= 0) chip_route(c, k, CHIP_PORT(m->port_of[k]), list_link, &x);
+  }
+  m->route_off[4 * n] = x.n;
+  return 0;
+}
+
 mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_error *err) {
   *out = NULL;
   cost_model *m = calloc(1, sizeof *m);
@@ -59,15 +93,20 @@ mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_err
   m->plan_load = calloc((size_t)m->n_links, sizeof *m->plan_load);
   m->side = calloc((size_t)m->n_links, sizeof *m->side);
   m->side_touched = malloc((size_t)m->n_links * sizeof *m->side_touched);
+  m->route_buf = malloc(((size_t)c->width + (size_t)c->height) * sizeof *m->route_buf);
   m->stage_of = malloc(((size_t)L + 1) * sizeof *m->stage_of);
   m->seg_of = malloc(((size_t)L + 1) * sizeof *m->seg_of);
   m->has_a = malloc((size_t)L + 1);
-  if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->side || !m->side_touched || !m->stage_of ||
-      !m->seg_of || !m->has_a) {
+  if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->side || !m->side_touched || !m->route_buf ||
+      !m->stage_of || !m->seg_of || !m->has_a) {
     cost_model_free(m);
     return err_nomem(err);
   }
   for (int k = 0; k < c->n_cores; k++) m->port_of[k] = chip_nearest_dram(c, k);
+  if (list_routes(m) != 0) {
+    cost_model_free(m);
+    return err_nomem(err);
+  }
   if (g) {
     mp_status st = opcost_new(g, c, &m->oc, err);
     if (st != MP_OK) {
@@ -83,6 +122,9 @@ void cost_model_free(cost_model *m) {
   if (!m) return;
   opcost_free(m->oc);
   free(m->port_of);
+  free(m->route_off);
+  free(m->route_links);
+  free(m->route_buf);
   free(m->scratch);
   free(m->touched);
   free(m->plan_load);
@@ -130,6 +172,36 @@ int cost_load_route(const chip *c, double *load, int from, int to, double bytes,
   return chip_route(c, from, to, add_load, &x);
 }
 
+int cost_route(cost_model *m, int from, int to, const int **links) {
+  int e = -1;
+  if (from >= 0 && to == from + 1)
+    e = 4 * from;
+  else if (to >= 0 && from == to + 1)
+    e = 4 * to + 1;
+  else if (to >= 0 && from < 0 && from == CHIP_PORT(m->port_of[to]))
+    e = 4 * to + 2;
+  else if (from >= 0 && to < 0 && to == CHIP_PORT(m->port_of[from]))
+    e = 4 * from + 3;
+  if (e >= 0) {
+    *links = m->route_links + m->route_off[e];
+    return m->route_off[e + 1] - m->route_off[e];
+  }
+  listing x = {m->route_buf, 0};
+  chip_route(m->c, from, to, list_link, &x);
+  *links = m->route_buf;
+  return x.n;
+}
+
+int cost_model_load_route(cost_model *m, double *load, int from, int to, double bytes, int *touched, int *n_touched) {
+  const int *links;
+  int n = cost_route(m, from, to, &links);
+  for (int i = 0; i < n; i++) {
+    if (touched && load[links[i]] == 0) touched[(*n_touched)++] = links[i];
+    load[links[i]] += bytes;
+  }
+  return n - (from < 0) - (to < 0);
+}
+
 /* The time of one DRAM stream of stage s: every core's bytes (reads when up is 0, writes when 1) at
  * once over its route: the largest load over its link's bandwidth, plus the longest route's latency.
  * On a chip whose cores are alike every core streams the same e bytes, and the time is computed as
@@ -147,8 +219,8 @@ static double stream_s(cost_model *m, cost_stage *s, int up, double *bytes) {
     if (!(b > 0)) continue;
     int port = CHIP_PORT(m->port_of[k]);
     double w = alike ? 1 : b;
-    int h = up ? cost_load_route(c, m->scratch, k, port, w, m->touched, &n)
-               : cost_load_route(c, m->scratch, port, k, w, m->touched, &n);
+    int h = up ? cost_model_load_route(m, m->scratch, k, port, w, m->touched, &n)
+               : cost_model_load_route(m, m->scratch, port, k, w, m->touched, &n);
     if (h > hops) hops = h;
     *bytes += b;
     s->dram_byte_hops += b * h;
@@ -248,11 +320,12 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
   double A = s->gather_bytes;
   for (int k = 0; k + 1 < c_n && A > 0; k++) {
     int a = s->first_core + k;
-    cost_load_route(c, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
-    cost_load_route(c, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
+    cost_model_load_route(m, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
+    cost_model_load_route(m, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
   }
   for (int i = 0; i < n_sends; i++)
-    if (sends[i].bytes > 0) cost_load_route(c, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
+    if (sends[i].bytes > 0)
+      cost_model_load_route(m, link_bytes, last, sends[i].dst_core, s->gamma * sends[i].bytes, NULL, NULL);
   cost_stage_dram_load(m, s, link_bytes);
 }
 
@@ -262,8 +335,8 @@ void cost_stage_dram_load(cost_model *m, const cost_stage *s, double *link_bytes
   for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
     double in, out;
     cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-    if (in > 0) cost_load_route(c, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);
-    if (out > 0) cost_load_route(c, link_bytes, k, CHIP_PORT(m->port_of[k]), out, NULL, NULL);
+    if (in > 0) cost_model_load_route(m, link_bytes, CHIP_PORT(m->port_of[k]), k, in, NULL, NULL);
+    if (out > 0) cost_model_load_route(m, link_bytes, k, CHIP_PORT(m->port_of[k]), out, NULL, NULL);
   }
 }
 

@@ -51,10 +51,17 @@ static int add_term(cost_model *m, int start, double alpha, double busy) {
   return 0;
 }
 
-static void route_term(void *ctx, int k) {
-  activity_terms *x = ctx;
-  double bw = chip_link_bandwidth(x->m->c, k);
-  if (add_term(x->m, x->start, x->own / bw, (x->load[k] - x->side[k]) / bw) != 0) x->m->terms_oom = 1;
+/* The pairs of an activity that puts x->own bytes on every link of the route from core `from` to core
+ * `to`; returns its hops (every link of a route between cores is a NoC link). */
+static int route_terms(activity_terms *x, int from, int to) {
+  const int *links;
+  int n = cost_route(x->m, from, to, &links);
+  for (int i = 0; i < n; i++) {
+    int k = links[i];
+    double bw = chip_link_bandwidth(x->m->c, k);
+    if (add_term(x->m, x->start, x->own / bw, (x->load[k] - x->side[k]) / bw) != 0) x->m->terms_oom = 1;
+  }
+  return n;
 }
 
 /* An activity's duration at T from its pairs [start, end); infinite when the others alone fill a link
@@ -126,7 +133,8 @@ static int stream_terms(cost_model *m, const cost_stage *s, int up, const double
     double b = up ? out : in;
     if (!(b > 0)) continue;
     int port = CHIP_PORT(m->port_of[k]);
-    int h = up ? cost_load_route(c, m->scratch, k, port, b, m->touched, &n) : cost_load_route(c, m->scratch, port, k, b, m->touched, &n);
+    int h = up ? cost_model_load_route(m, m->scratch, k, port, b, m->touched, &n)
+               : cost_model_load_route(m, m->scratch, port, k, b, m->touched, &n);
     if (h > hops) hops = h;
   }
   int start = m->n_terms;
@@ -171,15 +179,15 @@ static void side_busy(cost_model *m, const cost_stage *s, int *n) {
   double A = s->gather_bytes;
   for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) {
     int at = s->first_core + k;
-    cost_load_route(c, m->side, at, at + 1, A * (double)(k + 1) / cn, m->side_touched, n);
-    cost_load_route(c, m->side, at + 1, at, A * (double)(cn - 1 - k) / cn, m->side_touched, n);
+    cost_model_load_route(m, m->side, at, at + 1, A * (double)(k + 1) / cn, m->side_touched, n);
+    cost_model_load_route(m, m->side, at + 1, at, A * (double)(cn - 1 - k) / cn, m->side_touched, n);
   }
   if (s->fits || c->n_dram == 0) return;
   for (int k = s->first_core; k < s->first_core + cn; k++) {
     double in, out;
     cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-    if (in > 0) cost_load_route(c, m->side, CHIP_PORT(m->port_of[k]), k, in, m->side_touched, n);
-    if (out > 0) cost_load_route(c, m->side, k, CHIP_PORT(m->port_of[k]), out, m->side_touched, n);
+    if (in > 0) cost_model_load_route(m, m->side, CHIP_PORT(m->port_of[k]), k, in, m->side_touched, n);
+    if (out > 0) cost_model_load_route(m, m->side, k, CHIP_PORT(m->port_of[k]), out, m->side_touched, n);
   }
 }
 
@@ -209,9 +217,9 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
       int at = s->first_core + k;
       activity_terms t = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
-      chip_route(c, at, at + 1, route_term, &t);
+      route_terms(&t, at, at + 1);
       t.own = A * (double)(cn - 1 - k) / cn;
-      chip_route(c, at + 1, at, route_term, &t);
+      route_terms(&t, at + 1, at);
     }
     a->gather[1] = a->in[0] = m->n_terms;
     if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, x);
@@ -222,7 +230,8 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     side_clear(m, &n_side);
     /* the send side */
     for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++)
-      if (xfer[t].bytes > 0) cost_load_route(c, m->side, last, xfer[t].dst_core, s->gamma * xfer[t].bytes, m->side_touched, &n_side);
+      if (xfer[t].bytes > 0)
+        cost_model_load_route(m, m->side, last, xfer[t].dst_core, s->gamma * xfer[t].bytes, m->side_touched, &n_side);
     a->sends = xfer_off[i];
     for (int t = xfer_off[i]; t < xfer_off[i + 1]; t++) {
       int *r = &m->send_ranges[3 * t];
@@ -230,7 +239,7 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
       r[2] = 0;
       if (xfer[t].bytes > 0) {
         activity_terms at = {m, link_bytes, m->side, s->gamma * xfer[t].bytes, m->n_terms};
-        r[2] = chip_route(c, last, xfer[t].dst_core, route_term, &at);
+        r[2] = route_terms(&at, last, xfer[t].dst_core);
       }
       r[1] = m->n_terms;
     }
@@ -330,7 +339,7 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
     for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
       double in, out;
       cost_core_dram(s, (double)c->cores[k].sram_bytes, &in, &out);
-      if (in > 0) cost_load_route(c, m->scratch, CHIP_PORT(m->port_of[k]), k, in, m->touched, &nt);
+      if (in > 0) cost_model_load_route(m, m->scratch, CHIP_PORT(m->port_of[k]), k, in, m->touched, &nt);
     }
     if (m->n_sb + nt > m->cap_sb) {
       int cap = 2 * (m->n_sb + nt);

@@ -25,12 +25,25 @@ typedef struct seg_memo {
  * reader of every tensor the stage makes. */
 cost_transfer *cost_stage_sends(const graph *g, const plan *p, const int *stage_of, int i, cost_transfer *out);
 
+/* The links of chip_route's route from `from` to `to` (same ends, same order) into *links, borrowed until
+ * the next call; returns how many.  A snake neighbour's link and a core's routes to and from its nearest
+ * port come from m's table, any other route is walked into m->route_buf. */
+int cost_route(cost_model *m, int from, int to, const int **links);
+
+/* cost_load_route (cost.h) over cost_route's links; returns the route's NoC hops. */
+int cost_model_load_route(cost_model *m, double *load, int from, int to, double bytes, int *touched, int *n_touched);
+
 struct cost_model {
   const graph *g;
   const chip *c;
   opcost *oc;           /* the ops' works on the chip's core model; NULL without a graph */
   int n_links;
   int *port_of;         /* per core: its nearest DRAM port, -1 on a chip without */
+  /* routes walked again and again (cost_route), listed at cost_model_new: per core k, entries 4k .. 4k+3
+   * are k->k+1, k+1->k (chain links of snake neighbours), port->k and k->port (its nearest port) */
+  int *route_off;       /* 4 n_cores + 1 offsets into route_links */
+  int *route_links;
+  int *route_buf;       /* any other route's links (cost_route): width + height entries */
   double *scratch;      /* per link: one stream's loads (left zeroed) */
   int *touched;         /* links with a load in scratch */
   double *plan_load;    /* per link: a plan's loads (cost_model_period) */
