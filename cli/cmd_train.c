@@ -34,11 +34,11 @@ static const char usage[] =
     "run (the checkpoint holds the simulator's clock, which the resumed run restores), and --resume with\n"
     "a larger --episodes extends a finished run.\n"
     "With --jobs N (N processes forked on this machine) or under 'mpirun -np N meshpipe train ...'\n"
-    "(meshpipe built with Open MPI) each batch's episodes are dealt over the N processes, each with its\n"
-    "own simulator, and the first alone prints, checkpoints and writes the policy.  With --isolate the\n"
-    "policy and plans are bit for bit those of one process with the same seed; without it they are too\n"
-    "unless a simulated figure's last digits (which move with the engine's history, about 1e-11\n"
-    "relative) cross the 1e-6 grid rewards are rounded to.\n"
+    "(meshpipe built with Open MPI) each batch's episodes and the final polish's moves are dealt over the\n"
+    "N processes, each with its own simulator, and the first alone prints, checkpoints and writes the\n"
+    "policy.  With --isolate the policy and plans are bit for bit those of one process with the same\n"
+    "seed; without it they are too unless a simulated figure's last digits (which move with the\n"
+    "engine's history, about 1e-11 relative) cross the 1e-6 grid rewards are rounded to.\n"
     "\n"
     "  -g, --graph LIST       graphs to train on, comma-separated (all on one chip; episodes take turns)\n"
     "  -c, --chip CHIP        chip file (default: platforms/mesh8x8.json)\n"
@@ -70,7 +70,8 @@ static const char usage[] =
     "                         by reward alone; the simulator charges an over-full core its DRAM streams)\n"
     "  --isolate              simulate every plan in a fork of the idle engine: figures bit-identical\n"
     "                         in any process whatever ran before (about 1.5x slower; see below)\n"
-    "  --jobs N               play each batch's episodes in N processes on this machine (default 1)\n"
+    "  --jobs N               play each batch's episodes and score the polish's moves in N processes on\n"
+    "                         this machine (default 1)\n"
     "  -j, --json             print the summary as one JSON object\n"
     "  -q, --quiet            no progress line\n"
     "  --dtype T, --batch N, --no-fuse\n"
@@ -129,8 +130,8 @@ static mp_status save_checkpoint(const rl_trainer *t, sim *engine, const char *p
 }
 
 /* The command on one rank of `size` (0 of 1 without mpirun): every rank plays its share of each
- * batch's episodes and holds the whole trainer; rank 0 alone reports, checkpoints, polishes and
- * writes the policy. */
+ * batch's episodes and the polish's moves and holds the whole trainer; rank 0 alone reports,
+ * checkpoints and writes the policy. */
 static int train_policy(int argc, char **argv, int rank, int size) {
   static const struct option options[] = {
       {"graph", required_argument, NULL, 'g'},      {"chip", required_argument, NULL, 'c'},
@@ -419,11 +420,16 @@ static int train_policy(int argc, char **argv, int rank, int size) {
                       b0.figure * graph_batch(items[0].g), n > 1 ? " (graph 1)" : "", ts.mean_final_reward, rate);
     }
   }
-  if (rank > 0) goto cleanup;
-  if (save_checkpoint(t, engine, ckpt, &err) != MP_OK) goto fail; /* the end state, for --resume --episodes N */
+  mp_status st = rank == 0 ? save_checkpoint(t, engine, ckpt, &err) : MP_OK; /* the end state, for --resume */
   double train_s = progress_elapsed(&pr);
-  for (int i = 0; i < n && polish_rounds > 0; i++)
-    if (rl_search_polish(t, i, polish_rounds, &err) != MP_OK) goto fail;
+  /* every rank polishes: each scores its share of the moves (rl_trainer_evaluate_actions) */
+  for (int i = 0; st == MP_OK && i < n && polish_rounds > 0; i++) st = rl_search_polish(t, i, polish_rounds, &err);
+  if (st != MP_OK && size > 1) { /* the other ranks would wait for this one's scores: end them all */
+    cli_fail(&err);
+    ranks_abort(err_exit_code(st));
+  }
+  if (st != MP_OK) goto fail;
+  if (rank > 0) goto cleanup;
   if (rl_policy_save(rl_trainer_policy(t), 1, output, &err) != MP_OK) goto fail;
   rl_trainer_get_stats(t, &ts);
   double total_s = progress_elapsed(&pr);

@@ -11,24 +11,24 @@
 
 mp_status rl_search_polish(rl_trainer *t, int i, int max_rounds, mp_error *err) {
   rl_inst_state *s = &t->inst[i];
-  int *from = malloc((size_t)t->n_cores * sizeof *from), *cand = malloc((size_t)t->n_cores * sizeof *cand);
+  int *from = malloc((size_t)t->n_cores * sizeof *from);
+  unsigned char *allowed = malloc((size_t)t->n_out);
+  rl_eval *evs = malloc((size_t)t->n_out * sizeof *evs);
   mp_status st = MP_OK;
-  if (!from || !cand) {
+  if (!from || !allowed || !evs) {
     st = err_nomem(err);
     goto cleanup;
   }
   for (int round = 0; round < max_rounds; round++) {
     memcpy(from, s->best, (size_t)t->n_cores * sizeof *from);
     rl_eval before = s->best_eval;
-    for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-      rl_eval ev;
-      if (rl_env_apply(s->in.env, from, a, cand)) st = rl_trainer_evaluate(t, i, cand, &ev, err);
-    }
+    st = rl_trainer_evaluate_actions(t, i, from, allowed, evs, err);
     if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
   }
 cleanup:
   free(from);
-  free(cand);
+  free(allowed);
+  free(evs);
   return st;
 }
 
@@ -65,10 +65,11 @@ cleanup:
 mp_status rl_search_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_error *err) {
   rl_inst_state *s = &t->inst[i];
   size_t bytes = (size_t)t->n_cores * sizeof(int);
-  int *cur = malloc(bytes), *cand = malloc(bytes), *pick = malloc(bytes);
+  int *cur = malloc(bytes);
   unsigned char *mask = malloc((size_t)t->n_out);
+  rl_eval *evs = malloc((size_t)t->n_out * sizeof *evs);
   mp_status st = MP_OK;
-  if (!cur || !cand || !pick || !mask) {
+  if (!cur || !mask || !evs) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -89,28 +90,21 @@ mp_status rl_search_kick(rl_trainer *t, int i, int kicks, int kick_moves, mp_err
     st = rl_trainer_evaluate(t, i, cur, &cur_ev, err);
     for (int improved = 1; improved && st == MP_OK;) { /* steepest ascent from the kicked plan */
       improved = 0;
-      rl_eval pick_ev = cur_ev;
-      for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-        rl_eval ev;
-        if (!rl_env_apply(s->in.env, cur, a, cand)) continue;
-        st = rl_trainer_evaluate(t, i, cand, &ev, err);
-        if (st == MP_OK && rl_trainer_better(t, &ev, &pick_ev)) {
-          pick_ev = ev;
-          memcpy(pick, cand, bytes);
-          improved = 1;
-        }
-      }
-      if (improved) {
-        memcpy(cur, pick, bytes);
-        cur_ev = pick_ev;
+      st = rl_trainer_evaluate_actions(t, i, cur, mask, evs, err);
+      int pick = -1;
+      for (int a = 0; a < t->n_out && st == MP_OK; a++)
+        if (mask[a] && rl_trainer_better(t, &evs[a], pick < 0 ? &cur_ev : &evs[pick])) pick = a;
+      if (pick >= 0) {
+        cur_ev = evs[pick];
+        rl_env_apply(s->in.env, cur, pick, cur);
+        improved = 1;
       }
     }
   }
 cleanup:
   free(cur);
-  free(cand);
-  free(pick);
   free(mask);
+  free(evs);
   return st;
 }
 

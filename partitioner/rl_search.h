@@ -2,7 +2,9 @@
  * single actions or pairs of actions, random kicks followed by ascent, and regrouping (splits and
  * merges of core groups).  Each works on instance i of a trainer (rl_train.h; borrowed, changed):
  * every plan it tries is scored by the instance's reward and counted like an episode's, and kept as
- * the best when it is better (rl_trainer_best), so a search never loses the best plan.  The policy
+ * the best when it is better (rl_trainer_best), so a search never loses the best plan.  The polish and
+ * the kicks' ascents score all the moves from a plan at once (rl_trainer_evaluate_actions), which a
+ * distributed trainer spreads over its ranks: every rank must then run the same search.  The policy
  * is untouched; only the kicks draw from the trainer's rng.  Errors: MP_NOMEM or the reward callback's. */
 #ifndef MESHPIPE_RL_SEARCH_H
 #define MESHPIPE_RL_SEARCH_H

@@ -109,6 +109,61 @@ mp_status rl_trainer_evaluate(rl_trainer *t, int i, const int *arranged, rl_eval
   return st;
 }
 
+/* One scored action of rl_trainer_evaluate_actions, as the ranks exchange them. */
+typedef struct action_score {
+  int32_t action, feasible;
+  double reward, balance, figure;
+} action_score;
+
+mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, unsigned char *allowed, rl_eval *evs,
+                                      mp_error *err) {
+  const rl_env *env = t->inst[i].in.env;
+  int *cand = t->cand;
+  mp_status st = MP_OK;
+  if (t->ranks <= 1) {
+    for (int a = 0; a < t->n_out && st == MP_OK; a++)
+      if ((allowed[a] = (unsigned char)rl_env_apply(env, from, a, cand)) != 0)
+        st = rl_trainer_evaluate(t, i, cand, &evs[a], err);
+    return st;
+  }
+  /* this rank's share, gathered; then every rank keeps every plan in action order */
+  action_score *mine = malloc(((size_t)t->n_out / (size_t)t->ranks + 1) * sizeof *mine);
+  if (!mine) return err_nomem(err);
+  size_t n = 0;
+  for (int a = t->rank; a < t->n_out && st == MP_OK; a += t->ranks) {
+    rl_eval ev;
+    if (!rl_env_apply(env, from, a, cand)) continue;
+    st = score(t, i, cand, &ev, err);
+    mine[n++] = (action_score){a, ev.feasible, ev.reward, ev.balance, ev.figure};
+  }
+  void *all = NULL;
+  size_t all_len = 0;
+  if (st == MP_OK) st = t->gather(t->gather_ctx, mine, n * sizeof *mine, &all, &all_len, err);
+  free(mine);
+  if (st != MP_OK) return st;
+  memset(allowed, 0, (size_t)t->n_out);
+  const action_score *x = all;
+  for (size_t k = 0; k < all_len / sizeof *x && st == MP_OK; k++) {
+    if (x[k].action < 0 || x[k].action >= t->n_out || allowed[x[k].action])
+      st = err_set(err, MP_RUN, "rl: the gathered scores are damaged (action %d)", (int)x[k].action);
+    else {
+      allowed[x[k].action] = 1;
+      evs[x[k].action] = (rl_eval){.reward = x[k].reward, .balance = x[k].balance, .figure = x[k].figure,
+                                   .feasible = x[k].feasible};
+    }
+  }
+  if (st == MP_OK && all_len % sizeof *x != 0) st = err_set(err, MP_RUN, "rl: the gathered scores are truncated");
+  for (int a = 0; a < t->n_out && st == MP_OK; a++) {
+    int applies = rl_env_apply(env, from, a, cand);
+    if (applies != allowed[a])
+      st = err_set(err, MP_RUN, "rl: the gathered scores %s action %d", applies ? "miss" : "add", a);
+    else if (applies)
+      keep(t, i, cand, &evs[a]);
+  }
+  free(all);
+  return st;
+}
+
 void rl_trainer_free(rl_trainer *t) {
   if (!t) return;
   if (t->inst)

@@ -60,4 +60,12 @@ int rl_trainer_better(const rl_trainer *t, const rl_eval *a, const rl_eval *b);
  * reward or balance is not finite. */
 mp_status rl_trainer_evaluate(rl_trainer *t, int i, const int *arranged, rl_eval *ev, mp_error *err);
 
+/* rl_trainer_evaluate of every plan one allowed action leads to from `from` (borrowed, a valid state of
+ * instance i), in action order: allowed[a] says whether action a applies and evs[a] is its plan's
+ * evaluation when it does (both n_out entries, caller-owned).  A distributed trainer
+ * (rl_trainer_distribute) scores the actions a with a mod ranks == rank and gathers the others' scores,
+ * so every process counts and keeps alike, as one that scored them all. */
+mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, unsigned char *allowed, rl_eval *evs,
+                                      mp_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 /* Tests of rl_train: configuration checks, REINFORCE learning a bandit posed through the decision
- * process, finding the brute-force optimum of a small partitioning instance, determinism, a batch
- * spread over ranks, greedy play, and every error path, with hand-made rewards. */
+ * process, finding the brute-force optimum of a small partitioning instance, determinism, a batch and
+ * the local searches' scoring spread over ranks, greedy play, and every error path, with hand-made
+ * rewards. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -181,6 +182,7 @@ typedef struct gather_room {
 typedef struct rank_run {
   gather_room *room;
   int rank;
+  int search; /* 0: play every episode; 1: the local searches instead (a polish, then kicks) */
   setup s;
   rl_trainer *t;
   mp_status st;
@@ -212,7 +214,11 @@ static void *rank_main(void *arg) {
   r->st = rl_trainer_new(&r->s.cfg, &r->s.inst, 1, NULL, &r->t, &err);
   if (r->st != MP_OK) return NULL;
   rl_trainer_distribute(r->t, r->rank, RANKS, room_gather, r);
-  while (r->st == MP_OK && !rl_trainer_done(r->t)) r->st = rl_trainer_iterate(r->t, &err);
+  if (r->search) {
+    r->st = rl_search_polish(r->t, 0, 1000, &err);
+    if (r->st == MP_OK) r->st = rl_search_kick(r->t, 0, 6, 4, &err);
+  }
+  while (!r->search && r->st == MP_OK && !rl_trainer_done(r->t)) r->st = rl_trainer_iterate(r->t, &err);
   return NULL;
 }
 
@@ -231,6 +237,7 @@ static void a_batch_spread_over_ranks_should_train_as_one_process_does(void) {
   for (int k = 0; k < RANKS; k++) {
     runs[k].room = &room;
     runs[k].rank = k;
+    runs[k].search = 0;
     runs[k].t = NULL;
     setup_toy(&runs[k].s, 6, 11, 21);
     runs[k].s.cfg.episodes = 37;
@@ -258,6 +265,50 @@ static void a_batch_spread_over_ranks_should_train_as_one_process_does(void) {
     calls += runs[k].s.t.calls - 1; /* the initial plan is scored by every rank */
   }
   CU_ASSERT_EQUAL(calls, one.t.calls - 1);
+  for (int k = 0; k < RANKS; k++) {
+    rl_trainer_free(runs[k].t);
+    rl_env_free(runs[k].s.env);
+  }
+  rl_trainer_free(whole);
+  rl_env_free(one.env);
+}
+
+/* The steepest ascents of the polish and of the kicks score every action from a plan: spread over ranks
+ * (each scores the actions a with a mod ranks == rank), every rank ends with the best plan, the counts
+ * and the rng of one process that scored them all, having scored fewer plans itself. */
+static void local_searches_spread_over_ranks_should_keep_what_one_process_keeps(void) {
+  setup one;
+  setup_toy(&one, 7, 13, 5);
+  mp_error err;
+  rl_trainer *whole = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&one.cfg, &one.inst, 1, NULL, &whole, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_search_polish(whole, 0, 1000, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_search_kick(whole, 0, 6, 4, &err), MP_OK);
+  gather_room room;
+  pthread_barrier_init(&room.bar, NULL, RANKS);
+  rank_run runs[RANKS];
+  pthread_t th[RANKS];
+  for (int k = 0; k < RANKS; k++) {
+    runs[k] = (rank_run){.room = &room, .rank = k, .search = 1};
+    setup_toy(&runs[k].s, 7, 13, 5);
+    runs[k].s.inst.ctx = &runs[k].s.t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, rank_main, &runs[k]), 0);
+  }
+  for (int k = 0; k < RANKS; k++) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&room.bar);
+  rl_train_stats a, b;
+  rl_trainer_get_stats(whole, &a);
+  rl_eval best_whole, best_rank;
+  const int *bw = rl_trainer_best(whole, 0, &best_whole);
+  CU_ASSERT(a.evaluations > 3 * 24); /* several rounds of every action (4 x 6 of them) */
+  for (int k = 0; k < RANKS; k++) {
+    CU_ASSERT_EQUAL_FATAL(runs[k].st, MP_OK);
+    CU_ASSERT_EQUAL(memcmp(bw, rl_trainer_best(runs[k].t, 0, &best_rank), 7 * sizeof(int)), 0);
+    CU_ASSERT_EQUAL(best_whole.reward, best_rank.reward);
+    rl_trainer_get_stats(runs[k].t, &b);
+    CU_ASSERT_EQUAL(a.evaluations, b.evaluations);
+    CU_ASSERT(2 * runs[k].s.t.calls < one.t.calls); /* at most a third of the ascents' plans, and the kicks' */
+  }
   for (int k = 0; k < RANKS; k++) {
     rl_trainer_free(runs[k].t);
     rl_env_free(runs[k].s.env);
@@ -309,6 +360,37 @@ static void a_gather_that_loses_or_damages_records_should_be_an_error(void) {
     rl_trainer_distribute(t, 0, 2, bad_gather_fn, &g);
     CU_ASSERT_EQUAL(rl_trainer_iterate(t, &err), MP_RUN);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[mode]));
+    rl_trainer_free(t);
+    rl_env_free(s.env);
+  }
+}
+
+/* Gathers of a polish's scores for rank 0 of 2: mode 0 only mine (the odd actions are missing), 1 mine
+ * twice, 2 mine and 4 bytes more. */
+static mp_status bad_scores_fn(void *ctx, const void *mine, size_t len, void **all, size_t *all_len, mp_error *err) {
+  int mode = *(const int *)ctx;
+  size_t n = mode == 0 ? len : mode == 1 ? 2 * len : len + 4;
+  unsigned char *b = calloc(n ? n : 1, 1);
+  if (!b) return err_nomem(err);
+  memcpy(b, mine, len);
+  if (mode == 1) memcpy(b + len, mine, len);
+  *all = b;
+  *all_len = n;
+  return MP_OK;
+}
+
+static void a_gather_that_loses_or_damages_scores_should_be_an_error(void) {
+  const char *want[3] = {"scores miss action 1", "damaged (action 0)", "truncated"};
+  for (int mode = 0; mode < 3; mode++) {
+    setup s;
+    setup_toy(&s, 6, 11, 4);
+    mp_error err;
+    rl_trainer *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+    rl_trainer_distribute(t, 0, 2, bad_scores_fn, &mode);
+    CU_ASSERT_EQUAL(rl_search_polish(t, 0, 1, &err), MP_RUN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[mode]));
+    if (!strstr(err.msg, want[mode])) fprintf(stderr, "\n  %s\n", err.msg);
     rl_trainer_free(t);
     rl_env_free(s.env);
   }
@@ -413,8 +495,12 @@ static CU_TestInfo tests[] = {
     {"the_same_seed_should_give_the_same_policy_bit_for_bit", the_same_seed_should_give_the_same_policy_bit_for_bit},
     {"a_batch_spread_over_ranks_should_train_as_one_process_does",
      a_batch_spread_over_ranks_should_train_as_one_process_does},
+    {"local_searches_spread_over_ranks_should_keep_what_one_process_keeps",
+     local_searches_spread_over_ranks_should_keep_what_one_process_keeps},
     {"a_gather_that_loses_or_damages_records_should_be_an_error",
      a_gather_that_loses_or_damages_records_should_be_an_error},
+    {"a_gather_that_loses_or_damages_scores_should_be_an_error",
+     a_gather_that_loses_or_damages_scores_should_be_an_error},
     {"greedy_play_should_follow_a_trained_policy_without_changing_it",
      greedy_play_should_follow_a_trained_policy_without_changing_it},
     {"reward_errors_should_stop_training_with_their_message", reward_errors_should_stop_training_with_their_message},
