@@ -8,7 +8,9 @@
  * 4 MiB per core; "+arch" adds a core model to a chip: see load_chip), printing the layer and core counts, the solve time (best of --repeat runs), the
  * stages and the model's period of the plan found.
  *
- * usage: optimal_speed [--repeat N] [CHIP.json ...]   (run from the source tree for the default) */
+ * usage: optimal_speed [--repeat N] [CHIP.json ...]   (run from the source tree for the default)
+ *        optimal_speed --write GRAPH.json                 writes the graph, for meshpipe's own commands
+ *                                                         (the simulator's start-up figure in the README) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +175,13 @@ int main(int argc, char **argv) {
   if (!g) {
     fprintf(stderr, "optimal_speed: cannot build the synthetic graph\n");
     return 1;
+  }
+  if (argc == 3 && strcmp(argv[1], "--write") == 0) {
+    mp_error err;
+    int rc = graph_write(g, argv[2], &err) == MP_OK ? 0 : 1;
+    if (rc) fprintf(stderr, "optimal_speed: %s\n", err.msg);
+    graph_free(g);
+    return rc;
   }
   const char *default_chip[] = {"platforms/mesh32x32.json", "platforms/mesh32x32.json+4MiB",
                                 "platforms/mesh32x32.json+arch", "platforms/mesh32x32.json+4MiB+arch"};
