@@ -320,8 +320,8 @@ void cost_stage_plan(cost_model *m, cost_stage *s, int n_segments, const cost_tr
   double A = s->gather_bytes;
   for (int k = 0; k + 1 < c_n && A > 0; k++) {
     int a = s->first_core + k;
-    cost_model_load_route(m, link_bytes, a, a + 1, A * (double)(k + 1) / c_n, NULL, NULL);
-    cost_model_load_route(m, link_bytes, a + 1, a, A * (double)(c_n - 1 - k) / c_n, NULL, NULL);
+    link_bytes[cost_chain_link(m, a, 0)] += A * (double)(k + 1) / c_n;
+    link_bytes[cost_chain_link(m, a, 1)] += A * (double)(c_n - 1 - k) / c_n;
   }
   for (int i = 0; i < n_sends; i++)
     if (sends[i].bytes > 0)

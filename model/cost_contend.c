@@ -64,6 +64,20 @@ static int route_terms(activity_terms *x, int from, int to) {
   return n;
 }
 
+/* The pair of an all-gather's chain link carrying own bytes.  A link nothing else crosses (its load is
+ * the stage's own side: exactly, as both sums add the same terms in the same order) has the pair
+ * (own / bw, 0), which the one of such links with the largest own dominates: only that largest is
+ * kept, in *quiet, for the caller to add.  Dropping dominated pairs changes no duration (lasts: a
+ * maximum of a function that grows with both members, in floating point too). */
+static void chain_term(cost_model *m, int start, int link, double own, const double *load, double *quiet) {
+  double bw = chip_link_bandwidth(m->c, link), rest = load[link] - m->side[link];
+  if (rest == 0) {
+    if (own / bw > *quiet) *quiet = own / bw;
+  } else if (add_term(m, start, own / bw, rest / bw) != 0) {
+    m->terms_oom = 1;
+  }
+}
+
 /* An activity's duration at T from its pairs [start, end); infinite when the others alone fill a link
  * it needs. */
 static double lasts(const cost_model *m, int start, int end, double T) {
@@ -172,6 +186,11 @@ static double stage_at(const cost_model *m, const cost_stage *s, const stage_act
   return busy > send ? busy : send;
 }
 
+static void side_add(cost_model *m, int link, double bytes, int *n) {
+  if (m->side[link] == 0) m->side_touched[(*n)++] = link;
+  m->side[link] += bytes;
+}
+
 /* What stage s's all-gathers and DRAM streams put on every link, into m->side (listed in side_touched). */
 static void side_busy(cost_model *m, const cost_stage *s, int *n) {
   const chip *c = m->c;
@@ -179,8 +198,8 @@ static void side_busy(cost_model *m, const cost_stage *s, int *n) {
   double A = s->gather_bytes;
   for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) {
     int at = s->first_core + k;
-    cost_model_load_route(m, m->side, at, at + 1, A * (double)(k + 1) / cn, m->side_touched, n);
-    cost_model_load_route(m, m->side, at + 1, at, A * (double)(cn - 1 - k) / cn, m->side_touched, n);
+    side_add(m, cost_chain_link(m, at, 0), A * (double)(k + 1) / cn, n);
+    side_add(m, cost_chain_link(m, at, 1), A * (double)(cn - 1 - k) / cn, n);
   }
   if (s->fits || c->n_dram == 0) return;
   for (int k = s->first_core; k < s->first_core + cn; k++) {
@@ -214,13 +233,13 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     side_busy(m, s, &n_side);
     a->fixed = s->work / s->speed + (double)s->n_segments * c->noc_latency;
     a->gather[0] = m->n_terms;
+    double quiet = 0; /* the largest own / bw of the chain's links that nothing else crosses */
     for (int k = 0; cn > 1 && A > 0 && k + 1 < cn; k++) { /* the chain's links, each with its share */
       int at = s->first_core + k;
-      activity_terms t = {m, link_bytes, m->side, A * (double)(k + 1) / cn, a->gather[0]};
-      route_terms(&t, at, at + 1);
-      t.own = A * (double)(cn - 1 - k) / cn;
-      route_terms(&t, at + 1, at);
+      chain_term(m, a->gather[0], cost_chain_link(m, at, 0), A * (double)(k + 1) / cn, link_bytes, &quiet);
+      chain_term(m, a->gather[0], cost_chain_link(m, at, 1), A * (double)(cn - 1 - k) / cn, link_bytes, &quiet);
     }
+    if (quiet > 0 && add_term(m, a->gather[0], quiet, 0) != 0) m->terms_oom = 1;
     a->gather[1] = a->in[0] = m->n_terms;
     if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, x);
     a->in[1] = a->out[0] = m->n_terms;

@@ -76,4 +76,9 @@ struct cost_model {
   int cap_phase;
 };
 
+/* The one link from core k to core k + 1 (back 0) or from k + 1 to k (back 1), snake neighbours. */
+static inline int cost_chain_link(const cost_model *m, int k, int back) {
+  return m->route_links[m->route_off[4 * k + back]];
+}
+
 #endif
