@@ -109,7 +109,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     if (st != MP_OK) goto cleanup;
     win = (rl_instance){env, init->arranged, rl_reward_eval, &creward, key ^ 1};
     st = rl_trainer_new(&wcfg, &win, 1, pol, &warm, err);
-    if (st == MP_OK && o->ranks > 1 && o->gather) rl_trainer_distribute(warm, o->rank, o->ranks, o->gather, o->gather_ctx);
+    if (st == MP_OK && o->ranks > 1 && o->gather)
+      rl_trainer_distribute(warm, o->rank, o->ranks, o->gather, o->gather_ctx);
     while (st == MP_OK && !rl_trainer_done(warm)) {
       st = rl_trainer_iterate(warm, err);
       report(o, "on the model", warm, wcfg.episodes);
@@ -154,7 +155,8 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
               "simulations%s (%.0f%% from the simulator's cache);",
               pol ? " fine-tuning the given policy" : "", o->train ? " for training (mini-batch time over M)" : "",
               init_name, warm ? rl_method_warmup_episodes(c->n_cores) : 0L, ts.episodes, evals,
-              o->ranks > 1 ? " in this process (its share)" : "", evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
+              o->ranks > 1 ? " in this process (its share)" : "",
+              evals > 0 ? 100.0 * (double)hits / (double)evals : 0.0);
   if (warm)
     method_note(rep,
                 "the analytical model's best: %.6g samples/s after its episodes, %.6g after regrouping, kicks and "

@@ -974,17 +974,27 @@ static int routed_figures(void *arg) {
   return 0;
 }
 
-static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) {
-  char *text[2] = {NULL, NULL};
+/* Runs routed_figures for j[0] and j[1], each in a fresh child, and reads what they wrote into text[0]
+ * and text[1] (owned; NULL when unreadable). */
+static void routed_pair(routed_job j[2], char *text[2]) {
   for (int i = 0; i < 2; i++) {
-    routed_job j = {.chip_path = "platforms/mesh4x4.json",
-                    .routing = i == 0 ? SIM_ROUTING_FULL : SIM_ROUTING_DIJKSTRA,
-                    .out = keep(testutil_temp_path(i == 0 ? "figures_full.jsonl" : "figures_dijkstra.jsonl"))};
-    CU_ASSERT_EQUAL_FATAL(testutil_in_child(routed_figures, &j), 0);
+    text[i] = NULL;
+    CU_ASSERT_EQUAL(testutil_in_child(routed_figures, &j[i]), 0);
     size_t n = 0;
     mp_error err;
-    CU_ASSERT_EQUAL(fileio_read_all(j.out, &text[i], &n, &err), MP_OK);
+    CU_ASSERT_EQUAL(fileio_read_all(j[i].out, &text[i], &n, &err), MP_OK);
   }
+}
+
+static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) {
+  char *text[2];
+  routed_job j[2] = {{.chip_path = "platforms/mesh4x4.json",
+                      .routing = SIM_ROUTING_FULL,
+                      .out = keep(testutil_temp_path("figures_full.jsonl"))},
+                     {.chip_path = "platforms/mesh4x4.json",
+                      .routing = SIM_ROUTING_DIJKSTRA,
+                      .out = keep(testutil_temp_path("figures_dijkstra.jsonl"))}};
+  routed_pair(j, text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
   CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
   CU_ASSERT_PTR_NOT_NULL(strstr(text[0], "\"feasible\":false")); /* weights streamed from DRAM too */
@@ -1018,16 +1028,10 @@ static int json_lines_close(const char *a, const char *b) {
 static void sim_all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures(void) {
   const char *chips[2] = {"platforms/mesh4x4.json", "platforms/mesh8x8.json"};
   for (int m = 0; m < 2; m++) {
-    char *text[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++) {
-      routed_job j = {.chip_path = chips[m],
-                      .full_gather = i,
-                      .out = keep(testutil_temp_path(i ? "gather_full.jsonl" : "gather_kept.jsonl"))};
-      CU_ASSERT_EQUAL_FATAL(testutil_in_child(routed_figures, &j), 0);
-      size_t n = 0;
-      mp_error err;
-      CU_ASSERT_EQUAL(fileio_read_all(j.out, &text[i], &n, &err), MP_OK);
-    }
+    char *text[2];
+    routed_job j[2] = {{.chip_path = chips[m], .out = keep(testutil_temp_path("gather_kept.jsonl"))},
+                       {.chip_path = chips[m], .full_gather = 1, .out = keep(testutil_temp_path("gather_full.jsonl"))}};
+    routed_pair(j, text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
     if (m == 0) {
