@@ -83,6 +83,7 @@ mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_err
   *out = NULL;
   cost_model *m = calloc(1, sizeof *m);
   if (!m) return err_nomem(err);
+  m->memo.width = 1;
   m->g = g;
   m->c = c;
   m->n_links = chip_n_links(c);
@@ -143,8 +144,7 @@ void cost_model_free(cost_model *m) {
   free(m->sb_sorted);
   free(m->sb_first);
   free(m->phase);
-  free(m->memo.keys);
-  free(m->memo.counts);
+  seg_memo_clear(&m->memo);
   free(m);
 }
 
@@ -363,45 +363,63 @@ static uint64_t memo_hash(uint64_t key) {
   return key ^ (key >> 33);
 }
 
-/* The gathering segments of stage [first, first + n), computed once per range.  -1 when out of memory. */
-static int segments_of(cost_model *m, int first, int n) {
-  seg_memo *t = &m->memo;
+int seg_memo_get(const seg_memo *t, int first, int n, int *out) {
   uint64_t key = (uint64_t)first << 32 | (uint64_t)(unsigned)n;
-  if (t->cap) {
-    for (size_t i = memo_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-      if (t->keys[i] == key) return t->counts[i];
-      if (t->keys[i] == 0) break;
+  for (size_t i = t->cap ? memo_hash(key) & (t->cap - 1) : 0; t->cap && t->keys[i]; i = (i + 1) & (t->cap - 1))
+    if (t->keys[i] == key) {
+      memcpy(out, t->counts + i * (size_t)t->width, (size_t)t->width * sizeof *out);
+      return 1;
     }
-  }
-  if (split_segments(m->g, first, n, m->seg_of) < 0) return -1;
-  int count = gathering_segments(m, first, n, m->seg_of);
+  return 0;
+}
+
+void seg_memo_put(seg_memo *t, int first, int n, const int *counts) {
+  size_t w = (size_t)t->width;
   if (2 * (t->used + 1) > t->cap) { /* grow to keep the table at most half full */
     size_t cap = t->cap ? 2 * t->cap : 1024;
     uint64_t *keys = calloc(cap, sizeof *keys);
-    int *counts = malloc(cap * sizeof *counts);
-    if (!keys || !counts) {
+    int *grown = malloc(cap * w * sizeof *grown);
+    if (!keys || !grown) {
       free(keys);
-      free(counts);
-      return count; /* answered, just not kept */
+      free(grown);
+      return;
     }
     for (size_t i = 0; i < t->cap; i++)
       if (t->keys[i]) {
         size_t j = memo_hash(t->keys[i]) & (cap - 1);
         while (keys[j]) j = (j + 1) & (cap - 1);
         keys[j] = t->keys[i];
-        counts[j] = t->counts[i];
+        memcpy(grown + j * w, t->counts + i * w, w * sizeof *grown);
       }
     free(t->keys);
     free(t->counts);
     t->keys = keys;
-    t->counts = counts;
+    t->counts = grown;
     t->cap = cap;
   }
+  uint64_t key = (uint64_t)first << 32 | (uint64_t)(unsigned)n;
   size_t i = memo_hash(key) & (t->cap - 1);
   while (t->keys[i]) i = (i + 1) & (t->cap - 1);
   t->keys[i] = key;
-  t->counts[i] = count;
+  memcpy(t->counts + i * w, counts, w * sizeof *counts);
   t->used++;
+}
+
+void seg_memo_clear(seg_memo *t) {
+  free(t->keys);
+  free(t->counts);
+  t->keys = NULL;
+  t->counts = NULL;
+  t->cap = t->used = 0;
+}
+
+/* The gathering segments of stage [first, first + n), computed once per range.  -1 when out of memory. */
+static int segments_of(cost_model *m, int first, int n) {
+  int count;
+  if (seg_memo_get(&m->memo, first, n, &count)) return count;
+  if (split_segments(m->g, first, n, m->seg_of) < 0) return -1;
+  count = gathering_segments(m, first, n, m->seg_of);
+  seg_memo_put(&m->memo, first, n, &count);
   return count;
 }
 

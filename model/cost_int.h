@@ -12,12 +12,23 @@
 #include "cost.h"
 #include "opcost.h"
 
-/* Segment counts by stage range: open addressing on (first << 32 | n). */
+/* Counts kept per stage range (the gathering segments of layers [first, first + n)): open addressing on
+ * first << 32 | n, `width` ints per range, at most half full.  Zeroed but for width, it is empty. */
 typedef struct seg_memo {
   uint64_t *keys; /* 0: empty (no range has n == 0) */
-  int *counts;
+  int *counts;    /* width per key */
   size_t cap, used;
+  int width;
 } seg_memo;
+
+/* 1 and the range's counts in out (width ints) when t holds them, else 0. */
+int seg_memo_get(const seg_memo *t, int first, int n, int *out);
+
+/* Keeps the range's counts (width ints, borrowed); a table that cannot grow just does not keep them. */
+void seg_memo_put(seg_memo *t, int first, int n, const int *counts);
+
+/* Frees t's arrays; t is then empty. */
+void seg_memo_clear(seg_memo *t);
 
 /* Writes the Sends of stage i of plan p (one per tensor per later reading stage, in split.h's order: by
  * producer layer, tensor, then receiving stage; stage_of maps p's layers to stages) from out on, each as

@@ -175,7 +175,10 @@ mp_status train_evaluate_stages(const train_options *o, int batch, const chip *c
 static train_scratch *scratch_for(train *t, const chip *c, int n, mp_error *err) {
   const graph *g = t->g;
   train_scratch *x = t->scratch;
-  if (!x && !(x = t->scratch = calloc(1, sizeof *x))) goto nomem;
+  if (!x) {
+    if (!(x = t->scratch = calloc(1, sizeof *x))) goto nomem;
+    x->segs.width = 2; /* forward and backward */
+  }
   if (x->c != c || x->chip_hash != c->hash) {
     cost_model_free(x->m);
     free(x->link);
@@ -223,16 +226,12 @@ nomem:
  * outputs, backward those with a layer that makes input-gradients (split_segments' segments), kept per
  * range in x.  0, or -1 out of memory. */
 static int segments(const train *t, train_scratch *x, int first, int n, int *fwd, int *bwd) {
-  uint64_t key = ((uint64_t)first << 32 | (uint64_t)(unsigned)n) + 1;
-  size_t i = 0;
-  if (x->seg_cap)
-    for (i = (size_t)(key * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (x->seg_cap - 1); x->seg_keys[i];
-         i = (i + 1) & (x->seg_cap - 1))
-      if (x->seg_keys[i] == key) {
-        *fwd = x->seg_counts[2 * i];
-        *bwd = x->seg_counts[2 * i + 1];
-        return 0;
-      }
+  int counts[2];
+  if (seg_memo_get(&x->segs, first, n, counts)) {
+    *fwd = counts[0];
+    *bwd = counts[1];
+    return 0;
+  }
   int *seg_of = malloc((size_t)n * sizeof *seg_of), segs = seg_of ? split_segments(t->g, first, n, seg_of) : -1;
   unsigned char *has = segs >= 0 ? calloc(2 * (size_t)segs + 2, 1) : NULL;
   if (!has) {
@@ -250,36 +249,7 @@ static int segments(const train *t, train_scratch *x, int first, int n, int *fwd
   }
   free(seg_of);
   free(has);
-  if (2 * (x->seg_used + 1) > x->seg_cap) { /* grow to keep the table at most half full */
-    size_t cap = x->seg_cap ? 2 * x->seg_cap : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    int *counts = malloc(2 * cap * sizeof *counts);
-    if (!keys || !counts) {
-      free(keys);
-      free(counts);
-      return 0; /* answered, just not kept */
-    }
-    for (size_t j = 0; j < x->seg_cap; j++)
-      if (x->seg_keys[j]) {
-        size_t h = (size_t)(x->seg_keys[j] * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (cap - 1);
-        while (keys[h]) h = (h + 1) & (cap - 1);
-        keys[h] = x->seg_keys[j];
-        counts[2 * h] = x->seg_counts[2 * j];
-        counts[2 * h + 1] = x->seg_counts[2 * j + 1];
-      }
-    free(x->seg_keys);
-    free(x->seg_counts);
-    x->seg_keys = keys;
-    x->seg_counts = counts;
-    x->seg_cap = cap;
-  }
-  for (i = (size_t)(key * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (x->seg_cap - 1); x->seg_keys[i];
-       i = (i + 1) & (x->seg_cap - 1))
-    ;
-  x->seg_keys[i] = key;
-  x->seg_counts[2 * i] = *fwd;
-  x->seg_counts[2 * i + 1] = *bwd;
-  x->seg_used++;
+  seg_memo_put(&x->segs, first, n, (int[]){*fwd, *bwd});
   return 0;
 }
 
@@ -291,8 +261,7 @@ void train_scratch_free(train_scratch *x) {
   free(x->stage_of);
   free(x->seen);
   free(x->pending);
-  free(x->seg_keys);
-  free(x->seg_counts);
+  seg_memo_clear(&x->segs);
   free(x->x);
   free(x);
 }

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "cost_int.h"
 #include "train.h"
 
 typedef struct train_scratch train_scratch;
@@ -24,9 +25,7 @@ struct train_scratch {
   unsigned *seen;      /* per tensor: the epoch of the stage that last recorded it as received */
   unsigned epoch;      /* one per stage evaluated; seen is cleared when it wraps */
   int *pending;        /* the received tensors of one layer, sorted (at most its inputs) */
-  uint64_t *seg_keys;  /* (first << 32 | n) + 1 of the ranges whose gathering segments are known, 0 free */
-  int *seg_counts;     /* their forward and backward gathering segments, 2 per key */
-  size_t seg_cap, seg_used;
+  seg_memo segs;       /* per stage range: its forward and backward gathering segments (width 2) */
 };
 
 /* Frees x; NULL is a no-op. */
