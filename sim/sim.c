@@ -80,6 +80,9 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   if (o->max_microbatches < 0 || (o->max_microbatches > 0 && o->max_microbatches < 4))
     return err_set(err, MP_USAGE, "sim: the cap on micro-batches must be at least 4, or 0 for automatic (got %d)",
                    o->max_microbatches);
+  if (o->first_window < 0)
+    return err_set(err, MP_USAGE, "sim: the first window must be at least 1, or 0 for automatic (got %d)",
+                   o->first_window);
   if (o->top_links < 0 || o->cache_size < 0)
     return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
   if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA &&

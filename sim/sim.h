@@ -50,6 +50,12 @@ typedef struct sim_options {
                            M >= 1: exactly M micro-batches */
   int max_microbatches; /* steady-state runs stop at this many micro-batches if they have not settled
                            (0, the default: 4p + 32 for a plan of p stages, which suffices by far) */
+  int first_window; /* steady-state runs: micro-batches in flight at first (0, the default: what the
+                       model's period says the groups and senders hold, plus two; sim_int.h, "Steady
+                       state"); the window grows from there while no group or sender is saturated, up
+                       to 2p + 2, and a run that does not settle runs again at 2p + 2.  It changes how
+                       soon a run settles and, where DRAM streams contend, may change which of several
+                       periodic schedules it settles into */
   int verbose;      /* 1: SimGrid's own log lines go to stderr; default 0 (silent) */
   int top_links;    /* how many of the busiest NoC links a result lists; default 8 */
   int cache_size;   /* results kept for repeated plans (0: no cache); default 4096 */

@@ -301,18 +301,58 @@ static int periodic(const job *j, int L, int span) {
   return 0;
 }
 
-/* After completion n_complete - 1 = L of a steady-state run (see sim_int.h): stops the run once its
- * completions are periodic over a span that covers the micro-batches in flight and as many micro-batches
- * start as end; when they are periodic while the first stages still start them faster, the window is
- * closed to the micro-batches in flight so that from now on one starts as one ends. */
+/* Server k (0: the actor, 1: the sender) of group gr waits from t0 to t1: a wait longer than a
+ * tolerance of the last completion interval ends its busy stretch. */
+static void waited(const job *j, jgroup *gr, int k, double t0, double t1) {
+  int n = j->n_complete;
+  double eps = n >= 2 ? SIM_STEADY_TOLERANCE * (j->c[n - 1] - j->c[n - 2]) : 0;
+  gr->wait_from[k] = -1;
+  if (t1 - t0 > eps) gr->busy_since[k] = t1;
+}
+
+static void wait_sem(const job *j, jgroup *gr, int k, sg_sem_t sem) {
+  double t = simgrid_get_clock();
+  gr->wait_from[k] = t;
+  sg_sem_acquire(sem);
+  waited(j, gr, k, t, simgrid_get_clock());
+}
+
+/* Whether some server (a group's actor or sender) had work without a pause since completion `from`:
+ * the run is then limited by that server, not by the window (sim_int.h). */
+static int saturated(const job *j, int from) {
+  int n = j->n_complete;
+  double eps = SIM_STEADY_TOLERANCE * (j->c[n - 1] - j->c[n - 2]), now = j->c[n - 1];
+  for (int g = 0; g < j->n_groups; g++) {
+    const jgroup *gr = &j->groups[g];
+    for (int k = 0; k < (gr->n_sends > 0 ? 2 : 1); k++)
+      if ((gr->wait_from[k] < 0 || now - gr->wait_from[k] <= eps) && gr->busy_since[k] <= j->c[from] + eps) return 1;
+  }
+  return 0;
+}
+
+/* After completion n_complete - 1 = L of a steady-state run (see sim_int.h): grows the window when no
+ * server has been busy throughout the last span; ends a run that started narrow once it has gone
+ * SIM_STEADY_APERIODIC spans without a periodic stretch (run_eval runs it again at 2p + 2); stops the run once its completions are periodic over
+ * a span that covers the micro-batches in flight and as many micro-batches start as end; when they are
+ * periodic while the first stages still start them faster, the window is closed to the micro-batches
+ * in flight so that from now on one starts as one ends. */
 static void check_steady(job *j) {
   int L = j->n_complete - 1;
   if (j->warmup < 0) j->warmup = find_warmup(j);
   if (j->warmup < 0) return;
   int started = L + 1;
   while (started < j->M && j->start_t[started] >= 0) started++;
-  int in_flight = started - (L + 1), q = periodic(j, L, in_flight);
-  if (q == 0) return;
+  int in_flight = started - (L + 1), span = in_flight > SIM_STEADY_MIN_INTERVALS ? in_flight : SIM_STEADY_MIN_INTERVALS;
+  if (j->window < j->wmax && j->closed_at == 0 && L >= j->warmup + span && !saturated(j, L - span)) {
+    j->window = 2 * j->window < j->wmax ? 2 * j->window : j->wmax;
+    j->warmup = started; /* the pipeline fills anew */
+    return;
+  }
+  int q = periodic(j, L, in_flight);
+  if (q == 0) {
+    if (j->retry && L >= j->warmup + SIM_STEADY_APERIODIC * span) j->limit = L + 1; /* run again at 2p + 2 */
+    return;
+  }
   double out = j->c[L] - j->c[L - q], in = j->start_t[started - 1] - j->start_t[started - 1 - q];
   if (fabs(out - in) <= SIM_STEADY_TOLERANCE * fmax(out, in)) {
     j->cycle = q;
@@ -368,7 +408,7 @@ static void group_actor(int argc, char **argv) {
         }
     if (mb < 0) {
       gr->waiting = 1;
-      sg_sem_acquire(gr->ev);
+      wait_sem(j, gr, 0, gr->ev);
       continue;
     }
     const seg *x = &gr->segs[sg];
@@ -420,7 +460,7 @@ static void sender_actor(int argc, char **argv) {
   job *j = a->j;
   jgroup *gr = &j->groups[a->g];
   for (;;) {
-    sg_sem_acquire(gr->q);
+    wait_sem(j, gr, 1, gr->q);
     qitem it = gr->queue[gr->q_head++];
     if (it.send < 0) break;
     if (it.mb >= j->limit) continue; /* the run has ended before this micro-batch counts */
@@ -489,6 +529,8 @@ static void run_eval(sim *s, job *j) {
     j->failed = MP_NOMEM;
     return;
   }
+  size_t tl_base = j->tl ? timeline_count(j->tl) : 0;
+again:;
   int n_actors = 0;
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
@@ -523,6 +565,11 @@ static void run_eval(sim *s, job *j) {
   for (int g = 0; g < n; g++) {
     sg_sem_destroy(j->groups[g].ev);
     sg_sem_destroy(j->groups[g].q);
+  }
+  if (j->retry && j->cycle == 0 && !j->failed) { /* a narrow window that never settled: again at 2p + 2 (sim_int.h) */
+    sim_job_restart(j);
+    if (j->tl) timeline_truncate(j->tl, tl_base);
+    goto again;
   }
   free(actors);
   free(args);

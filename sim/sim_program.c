@@ -37,6 +37,7 @@
  * streams, as in a plan's job: the recorded DRAM reads say what the recording chip streamed, while a
  * chip with less SRAM streams more.  On the chip it was recorded on a trace compiles to the very job
  * its plan does. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,15 +165,32 @@ static int plan_gathers(const sim *s, job *j) {
   return 0;
 }
 
+/* A steady run's first window (sim_int.h): by Little's law, the micro-batches its servers (groups and
+ * senders) hold at the model's period, plus one queued before the bottleneck and one for what the model
+ * does not see; 2p + 2 when the model has no period. */
+static int first_window(const job *j) {
+  if (!(j->model_period_s > 0)) return j->wmax;
+  double busy = 0;
+  for (int g = 0; g < j->n_groups; g++) {
+    const cost_stage *m = &j->groups[g].model;
+    busy += m->compute_s + m->dram_s + m->send_s;
+  }
+  double w = ceil(busy / j->model_period_s) + 2;
+  return w < j->wmax ? (int)w : j->wmax;
+}
+
 /* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
  * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
  * when out of memory. */
 static int prepare_run(const sim *s, job *j, int M, int fixed) {
   int p = j->n_groups;
   j->fixed = fixed;
-  j->window = 2 * p + 2;
+  j->wmax = 2 * p + 2;
+  j->window = fixed ? j->wmax : s->opt.first_window > 0 ? s->opt.first_window : first_window(j);
+  if (j->window > j->wmax) j->window = j->wmax;
+  j->retry = !fixed && j->window < j->wmax;
   j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
-  j->M = fixed ? j->cap : j->cap + j->window; /* a steady run keeps the pipeline full up to its cap */
+  j->M = fixed ? j->cap : j->cap + j->wmax; /* a steady run keeps the pipeline full up to its cap */
   j->limit = j->M;
   j->warmup = -1;
   size_t n = (size_t)j->M;
@@ -196,10 +214,45 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
       gr->left[m] = gr->n_segs;
       gr->sends_left[m] = gr->n_sends;
     }
+    for (int k = 0; k < 2; k++) {
+      gr->wait_from[k] = -1;
+      gr->busy_since[k] = 0;
+    }
     if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
     if (setup_dram(s, gr) != 0) return -1;
   }
   return plan_gathers(s, j);
+}
+
+void sim_job_restart(job *j) {
+  size_t n = (size_t)j->M;
+  j->limit = j->M;
+  j->n_complete = 0;
+  j->warmup = -1;
+  j->cycle = j->closed_at = 0;
+  j->window = j->wmax;
+  j->retry = 0;
+  memset(j->groups_done, 0, n * sizeof *j->groups_done);
+  memset(j->c, 0, n * sizeof *j->c);
+  for (size_t m = 0; m < n; m++) j->start_t[m] = -1;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    memset(gr->done, 0, n * (size_t)gr->n_segs * sizeof *gr->done);
+    memset(gr->mb_compute, 0, n * sizeof *gr->mb_compute);
+    memset(gr->mb_dram, 0, n * sizeof *gr->mb_dram);
+    memset(gr->mb_comm, 0, n * sizeof *gr->mb_comm);
+    memset(gr->arrived, 0, (size_t)gr->n_recvs * sizeof *gr->arrived);
+    for (size_t m = 0; m < n; m++) {
+      gr->left[m] = gr->n_segs;
+      gr->sends_left[m] = gr->n_sends;
+    }
+    gr->q_head = gr->q_tail = 0;
+    gr->waiting = 0;
+    for (int k = 0; k < 2; k++) {
+      gr->wait_from[k] = -1;
+      gr->busy_since[k] = 0;
+    }
+  }
 }
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the

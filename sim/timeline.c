@@ -51,6 +51,10 @@ void timeline_free(timeline *t) {
 
 size_t timeline_count(const timeline *t) { return t->n; }
 
+void timeline_truncate(timeline *t, size_t n) {
+  for (; t->n > n; t->n--) free((char *)t->ev[t->n - 1].name);
+}
+
 static int core_ok(const timeline *t, int k) { return k >= 0 && k < t->chip->n_cores; }
 
 mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err) {

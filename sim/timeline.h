@@ -66,6 +66,9 @@ mp_status timeline_add(timeline *t, const timeline_event *e, mp_error *err);
 /* Events added so far. */
 size_t timeline_count(const timeline *t);
 
+/* Drops every event after the first n (a run that starts again); n above the count changes nothing. */
+void timeline_truncate(timeline *t, size_t n);
+
 /* Writes the trace-event JSON atomically to path (MP_OUTPUT if it cannot). */
 mp_status timeline_write(const timeline *t, const char *path, mp_error *err);
 

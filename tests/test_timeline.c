@@ -383,12 +383,42 @@ static void the_validator_should_reject_every_broken_rule(void) {
   CU_ASSERT_EQUAL(timeline_validate_file(testutil_temp_path("none.json"), NULL, &err), MP_INPUT);
 }
 
+/* A run that starts again drops what it added (timeline_truncate): the first events stay, the names of
+ * the others are freed (ASan), and a count above the timeline's changes nothing. */
+static void a_truncated_timeline_should_keep_only_its_first_events(void) {
+  chip *c = chip4();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  timeline *t = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(timeline_new(c, NULL, &t, &err), MP_OK);
+  timeline_event evs[] = {exec_ev("a", 0, 0, 2, 0, 1e-6), exec_ev("b", 0, 0, 2, 1e-6, 2e-6),
+                          exec_ev("c", 1, 0, 2, 2e-6, 3e-6)};
+  for (size_t i = 0; i < 3; i++) CU_ASSERT_EQUAL(timeline_add(t, &evs[i], &err), MP_OK);
+  timeline_truncate(t, 5);
+  CU_ASSERT_EQUAL(timeline_count(t), 3);
+  timeline_truncate(t, 1);
+  CU_ASSERT_EQUAL(timeline_count(t), 1);
+  CU_ASSERT_EQUAL(timeline_add(t, &evs[2], &err), MP_OK);
+  const char *path = testutil_temp_path("truncated.json");
+  CU_ASSERT_EQUAL_FATAL(timeline_write(t, path, &err), MP_OK);
+  cJSON *root = NULL;
+  CU_ASSERT_EQUAL_FATAL(jsonio_load(path, &root, &err), MP_OK);
+  const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+  CU_ASSERT_EQUAL(count_on_track(events, "core 0", "a"), 1);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 0", "b"), 0);
+  CU_ASSERT_EQUAL(count_on_track(events, "core 0", "c"), 1);
+  cJSON_Delete(root);
+  timeline_free(t);
+  chip_free(c);
+}
+
 static CU_TestInfo tests[] = {
     {"tracks_should_be_one_per_lane_beside_their_core_with_all_gathers_and_sram_over_time",
      tracks_should_be_one_per_lane_beside_their_core_with_all_gathers_and_sram_over_time},
     {"a_run_should_become_valid_trace_events_on_the_right_tracks",
      a_run_should_become_valid_trace_events_on_the_right_tracks},
     {"events_off_the_chip_should_be_refused", events_off_the_chip_should_be_refused},
+    {"a_truncated_timeline_should_keep_only_its_first_events", a_truncated_timeline_should_keep_only_its_first_events},
     {"the_validator_should_reject_every_broken_rule", the_validator_should_reject_every_broken_rule},
     CU_TEST_INFO_NULL,
 };
