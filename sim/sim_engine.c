@@ -317,8 +317,8 @@ static void wait_sem(const job *j, jgroup *gr, int k, sg_sem_t sem) {
   waited(j, gr, k, t, simgrid_get_clock());
 }
 
-/* Whether some server (a group's actor or sender) had work without a pause since completion `from`:
- * the run is then limited by that server, not by the window (sim_int.h). */
+/* Whether some server (a group's actor or sender) had work without a pause since completion `from`
+ * (two completions at least): the run is then limited by that server, not by the window (sim_int.h). */
 static int saturated(const job *j, int from) {
   int n = j->n_complete;
   double eps = SIM_STEADY_TOLERANCE * (j->c[n - 1] - j->c[n - 2]), now = j->c[n - 1];
@@ -332,10 +332,10 @@ static int saturated(const job *j, int from) {
 
 /* After completion n_complete - 1 = L of a steady-state run (see sim_int.h): grows the window when no
  * server has been busy throughout the last span; ends a run that started narrow once it has gone
- * SIM_STEADY_APERIODIC spans without a periodic stretch (run_eval runs it again at 2p + 2); stops the run once its completions are periodic over
- * a span that covers the micro-batches in flight and as many micro-batches start as end; when they are
- * periodic while the first stages still start them faster, the window is closed to the micro-batches
- * in flight so that from now on one starts as one ends. */
+ * SIM_STEADY_APERIODIC spans without a periodic stretch (run_eval runs it again at 2p + 2); stops the
+ * run once its completions are periodic over a span that covers the micro-batches in flight and as many
+ * micro-batches start as end; when they are periodic while the first stages still start them faster,
+ * the window is closed to the micro-batches in flight so that from now on one starts as one ends. */
 static void check_steady(job *j) {
   int L = j->n_complete - 1;
   if (j->warmup < 0) j->warmup = find_warmup(j);

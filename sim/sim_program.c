@@ -179,59 +179,14 @@ static int first_window(const job *j) {
   return w < j->wmax ? (int)w : j->wmax;
 }
 
-/* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
- * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
- * when out of memory. */
-static int prepare_run(const sim *s, job *j, int M, int fixed) {
-  int p = j->n_groups;
-  j->fixed = fixed;
-  j->wmax = 2 * p + 2;
-  j->window = fixed ? j->wmax : s->opt.first_window > 0 ? s->opt.first_window : first_window(j);
-  if (j->window > j->wmax) j->window = j->wmax;
-  j->retry = !fixed && j->window < j->wmax;
-  j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
-  j->M = fixed ? j->cap : j->cap + j->wmax; /* a steady run keeps the pipeline full up to its cap */
-  j->limit = j->M;
-  j->warmup = -1;
-  size_t n = (size_t)j->M;
-  j->groups_done = calloc(n, sizeof *j->groups_done);
-  j->c = calloc(n, sizeof *j->c);
-  j->start_t = malloc(n * sizeof *j->start_t);
-  if (!j->groups_done || !j->c || !j->start_t) return -1;
-  for (size_t m = 0; m < n; m++) j->start_t[m] = -1;
-  for (int g = 0; g < p; g++) {
-    jgroup *gr = &j->groups[g];
-    gr->done = calloc(n * (size_t)gr->n_segs, sizeof *gr->done);
-    gr->left = malloc(n * sizeof *gr->left);
-    gr->sends_left = malloc(n * sizeof *gr->sends_left);
-    gr->mb_compute = calloc(n, sizeof *gr->mb_compute);
-    gr->mb_dram = calloc(n, sizeof *gr->mb_dram);
-    gr->mb_comm = calloc(n, sizeof *gr->mb_comm);
-    gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
-    if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
-      return -1;
-    for (size_t m = 0; m < n; m++) {
-      gr->left[m] = gr->n_segs;
-      gr->sends_left[m] = gr->n_sends;
-    }
-    for (int k = 0; k < 2; k++) {
-      gr->wait_from[k] = -1;
-      gr->busy_since[k] = 0;
-    }
-    if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
-    if (setup_dram(s, gr) != 0) return -1;
-  }
-  return plan_gathers(s, j);
-}
-
-void sim_job_restart(job *j) {
+/* Every run-state array and counter of job j (whose arrays prepare_run allocated) as before its first
+ * micro-batch; the window and whether to retry stay. */
+static void clear_run(job *j) {
   size_t n = (size_t)j->M;
   j->limit = j->M;
   j->n_complete = 0;
   j->warmup = -1;
   j->cycle = j->closed_at = 0;
-  j->window = j->wmax;
-  j->retry = 0;
   memset(j->groups_done, 0, n * sizeof *j->groups_done);
   memset(j->c, 0, n * sizeof *j->c);
   for (size_t m = 0; m < n; m++) j->start_t[m] = -1;
@@ -253,6 +208,47 @@ void sim_job_restart(job *j) {
       gr->busy_since[k] = 0;
     }
   }
+}
+
+/* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
+ * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
+ * when out of memory. */
+static int prepare_run(const sim *s, job *j, int M, int fixed) {
+  int p = j->n_groups;
+  j->fixed = fixed;
+  j->wmax = 2 * p + 2;
+  j->window = fixed ? j->wmax : s->opt.first_window > 0 ? s->opt.first_window : first_window(j);
+  if (j->window > j->wmax) j->window = j->wmax;
+  j->retry = !fixed && j->window < j->wmax;
+  j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
+  j->M = fixed ? j->cap : j->cap + j->wmax; /* a steady run keeps the pipeline full up to its cap */
+  size_t n = (size_t)j->M;
+  j->groups_done = calloc(n, sizeof *j->groups_done);
+  j->c = calloc(n, sizeof *j->c);
+  j->start_t = malloc(n * sizeof *j->start_t);
+  if (!j->groups_done || !j->c || !j->start_t) return -1;
+  for (int g = 0; g < p; g++) {
+    jgroup *gr = &j->groups[g];
+    gr->done = calloc(n * (size_t)gr->n_segs, sizeof *gr->done);
+    gr->left = malloc(n * sizeof *gr->left);
+    gr->sends_left = malloc(n * sizeof *gr->sends_left);
+    gr->mb_compute = calloc(n, sizeof *gr->mb_compute);
+    gr->mb_dram = calloc(n, sizeof *gr->mb_dram);
+    gr->mb_comm = calloc(n, sizeof *gr->mb_comm);
+    gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
+    if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
+      return -1;
+    if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
+    if (setup_dram(s, gr) != 0) return -1;
+  }
+  clear_run(j);
+  return plan_gathers(s, j);
+}
+
+void sim_job_restart(job *j) {
+  j->window = j->wmax;
+  j->retry = 0;
+  clear_run(j);
 }
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the
