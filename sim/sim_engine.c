@@ -24,9 +24,11 @@
  * state, 16x16 mesh): 99 % in SimGrid and the C/C++ runtime beneath it, under 1 % in meshpipe's own
  * code.  An activity's cost grows with the links it touches.  All-gathers over every link of their chain
  * made an activity on 16x16 cost four times one on 4x4 (33-57 k activities/s against 215 k); since they
- * keep only the links that can bind (sim_int.h, "All-gathers"), 16x16 runs 221 k/s, 8x8 276 k/s and
- * 4x4 298 k/s, and the profile on 16x16 is flat: the ptask solver (FairBottleneck::do_solve 10 %),
- * malloc/free (9 %), activity reference counting (4.5 %), the engine's loop.  On 32x32 the per-core DRAM
+ * keep only the links that can bind (sim_int.h, "All-gathers"), 16x16 runs 218 k/s, 8x8 261 k/s and
+ * 4x4 290 k/s, and the profile on 16x16 is flat: the ptask solver (FairBottleneck::do_solve 10 %),
+ * malloc/free (9 %), activity reference counting (4.5 %), the engine's loop.  What is left is the number
+ * of activities: about 65 per micro-batch, over 15 micro-batches per evaluation on 8x8 since steady runs
+ * start with a narrow window (36 before; sim_int.h, "Steady state").  On 32x32 the per-core DRAM
  * streams of over-full groups (hundreds at once over the ports' links) put 48 % of the time in the
  * solver.  The full route table (SIM_ROUTING_MANY for learning methods) removes most route look-up
  * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned). */
