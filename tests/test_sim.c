@@ -1280,6 +1280,34 @@ static void sim_steady_state_should_equal_the_long_run_interval(void) {
   }
 }
 
+/* A bundled chip and graph (paths in the source tree), a plan of them from its arranged_core list and
+ * a sim with options o: what a child's run needs. */
+typedef struct bundled_run {
+  chip *c;
+  graph *g;
+  plan *p;
+  sim *s;
+} bundled_run;
+
+/* 0, or -1 when something could not be made (bundled_close frees what was). */
+static int bundled_open(const char *chip_path, const char *graph_path, const int *arranged, const sim_options *o,
+                        bundled_run *b) {
+  mp_error err;
+  memset(b, 0, sizeof *b);
+  if (chip_load(testutil_src(chip_path), &b->c, &err) != MP_OK ||
+      graph_load(testutil_src(graph_path), &b->g, &err) != MP_OK ||
+      plan_new(arranged, b->c->n_cores, b->g->n_ops, &b->p, &err) != MP_OK || sim_new(b->c, o, &b->s, &err) != MP_OK)
+    return -1;
+  return 0;
+}
+
+static void bundled_close(bundled_run *b) {
+  sim_free(b->s);
+  plan_free(b->p);
+  graph_free(b->g);
+  chip_free(b->c);
+}
+
 /* VGG-16 on the 8x8 chip cut evenly (23 stages; the first two convolutions spill their activations
  * and the classifier streams its weights from the two DRAM ports): a warm-up of 30 micro-batches, and
  * the completions settle for good only after about 90, three times the window's worth of a fast
@@ -1304,22 +1332,16 @@ typedef struct transient_run {
  * the cap cut it short; 1..4 when a figure is wrong, 10..11 when the run could not be made. */
 static int slow_transient(void *arg) {
   const transient_run *tr = arg;
-  chip *c = NULL;
-  graph *g = NULL;
-  plan *p = NULL;
-  sim *s = NULL;
+  bundled_run e;
   mp_error err;
   sim_options o;
   sim_options_init(&o);
   o.max_microbatches = tr->cap;
   o.first_window = tr->first_window;
-  if (chip_load(testutil_src("platforms/mesh8x8.json"), &c, &err) != MP_OK ||
-      graph_load(testutil_src("traces/vgg16.json"), &g, &err) != MP_OK ||
-      plan_new(vgg_even8, 64, g->n_ops, &p, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
-    return 10;
+  if (bundled_open("platforms/mesh8x8.json", "traces/vgg16.json", vgg_even8, &o, &e) != 0) return 10;
   sim_result r, a, b;
-  if (sim_evaluate(s, g, p, &r, &err) != MP_OK || sim_evaluate_m(s, g, p, 500, &a, &err) != MP_OK ||
-      sim_evaluate_m(s, g, p, 1000, &b, &err) != MP_OK)
+  if (sim_evaluate(e.s, e.g, e.p, &r, &err) != MP_OK || sim_evaluate_m(e.s, e.g, e.p, 500, &a, &err) != MP_OK ||
+      sim_evaluate_m(e.s, e.g, e.p, 1000, &b, &err) != MP_OK)
     return 11;
   double T = (999 * b.period_s - 499 * a.period_s) / 500;
   int rc = 0, settled = r.period_kind == SIM_PERIOD_STEADY;
@@ -1331,10 +1353,7 @@ static int slow_transient(void *arg) {
   sim_result_clear(&r);
   sim_result_clear(&a);
   sim_result_clear(&b);
-  sim_free(s);
-  plan_free(p);
-  graph_free(g);
-  chip_free(c);
+  bundled_close(&e);
   return rc;
 }
 
@@ -1372,21 +1391,16 @@ static int never_settling(void *arg) {
   arranged[27] = 10;
   arranged[58] = 20;
   arranged[63] = 17;
-  chip *c = NULL;
-  graph *g = NULL;
-  plan *p = NULL;
-  sim *s = NULL;
+  bundled_run e;
   mp_error err;
   sim_options o;
   sim_options_init(&o);
   o.first_window = w->first_window;
-  if (chip_load(testutil_src("platforms/mesh8x8.json"), &c, &err) != MP_OK ||
-      graph_load(testutil_src("traces/resnet50.json"), &g, &err) != MP_OK ||
-      plan_new(arranged, 64, g->n_ops, &p, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
-    return 10;
+  if (bundled_open("platforms/mesh8x8.json", "traces/resnet50.json", arranged, &o, &e) != 0) return 10;
   sim_result r;
   timeline *tl = NULL;
-  if (timeline_new(c, NULL, &tl, &err) != MP_OK || sim_evaluate_timeline(s, g, p, 0, tl, &r, &err) != MP_OK) return 11;
+  if (timeline_new(e.c, NULL, &tl, &err) != MP_OK || sim_evaluate_timeline(e.s, e.g, e.p, 0, tl, &r, &err) != MP_OK)
+    return 11;
   cJSON *o_r = sim_result_to_json(&r);
   if (!o_r || !cJSON_AddNumberToObject(o_r, "timeline_events", (double)timeline_count(tl))) return 12;
   timeline_free(tl);
@@ -1395,10 +1409,7 @@ static int never_settling(void *arg) {
   cJSON_free(text);
   cJSON_Delete(o_r);
   sim_result_clear(&r);
-  sim_free(s);
-  plan_free(p);
-  graph_free(g);
-  chip_free(c);
+  bundled_close(&e);
   return 0;
 }
 
@@ -1482,6 +1493,9 @@ static int bad_inputs(void *arg) {
   o.max_microbatches = 3;
   if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "at least 4")) return 16;
   o.max_microbatches = 0;
+  o.first_window = -1;
+  if (sim_new(c, &o, &s, &err) != MP_USAGE || !strstr(err.msg, "first window")) return 17;
+  o.first_window = 0;
   o.top_links = -1;
   if (sim_new(c, &o, &s, &err) != MP_USAGE) return 14;
   o.top_links = 8;
