@@ -95,7 +95,7 @@ enum {
   "                          for p stages) and report the mean interval of the second half\n"             \
   "  -l, --links N           busiest NoC links to list (default 8)\n"                                     \
   "  -f, --fast-gather       all-gathers load only their chain's two busiest links: the same times\n"     \
-  "                          without contention, less contention detail, up to 1.15x faster evaluations\n" \
+  "                          without contention, less contention detail, up to 1.27x faster evaluations\n" \
   "  -v, --verbose           let SimGrid log to stderr\n"
 
 /* Apply one shared option (opt is its code, arg its value, borrowed and kept) to *go / *mo; return 0,
