@@ -64,10 +64,10 @@ typedef struct sim_options {
                        1: only the chain's two busiest links, (c-1)/c of the bytes each — the same
                        time when no other transfer crosses the group, but transfers crossing the
                        group contend only at its ends.  Since the default leaves out the links that
-                       cannot bind (full_gather), this saves a fifth at most: ResNet-50, random plans of 1..16
-                       stages, 328.7 against 271.5 steady-state evaluations per CPU-second on 16x16,
-                       117.6 against 108.0 on 32x32 with 8 MiB per core.  Reported link traffic is the
-                       full chain either way. */
+                       cannot bind (full_gather), this saves a fifth at most: ResNet-50, random plans
+                       of 1..16 stages, 328.7 against 271.5 steady-state evaluations per CPU-second on
+                       16x16, 117.6 against 108.0 on 32x32 with 8 MiB per core.  Reported link traffic
+                       is the full chain either way. */
   int full_gather;  /* 0 (default): an all-gather's ptasks leave out the chain links that cannot bind
                        (sim_int.h, "All-gathers"): the same figures, bit for bit, at a fraction of the
                        work; 1: every link of the chain (what the tests compare the default with) */

@@ -340,8 +340,6 @@ void sim_gather_plan(const chip *c, sim_gather *g, const unsigned char *busy);
 /* An all-gather of `bytes` over g's chain (above), waited for. */
 void sim_all_gather(sim *s, sim_gather *g, double bytes);
 
-
-
 /* Every core's DRAM read (write 0) or write (1) at once, then the wait for the last: core k's transfer is
  * the 2-host ptask of hosts[2k] (its port) and hosts[2k + 1] (the core) with matrix x + 10k (x[10k + 1]
  * bytes read, x[10k + 6] written, x[10k + 8..9] zero flops); cores with nothing to move are skipped.
