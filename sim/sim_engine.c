@@ -174,20 +174,15 @@ static int periodic(const job *j, int L, int span) {
   return 0;
 }
 
-/* Server k (0: the actor, 1: the sender) of group gr waits from t0 to t1: a wait longer than a
- * tolerance of the last completion interval ends its busy stretch. */
-static void waited(const job *j, jgroup *gr, int k, double t0, double t1) {
-  int n = j->n_complete;
-  double eps = n >= 2 ? SIM_STEADY_TOLERANCE * (j->c[n - 1] - j->c[n - 2]) : 0;
-  gr->wait_from[k] = -1;
-  if (t1 - t0 > eps) gr->busy_since[k] = t1;
-}
-
+/* Server k (0: the actor, 1: the sender) of group gr waits on sem: a wait longer than a tolerance of
+ * the last completion interval ends its busy stretch. */
 static void wait_sem(const job *j, jgroup *gr, int k, sg_sem_t sem) {
-  double t = simgrid_get_clock();
-  gr->wait_from[k] = t;
+  double t0 = gr->wait_from[k] = simgrid_get_clock();
   sg_sem_acquire(sem);
-  waited(j, gr, k, t, simgrid_get_clock());
+  double t1 = simgrid_get_clock();
+  int n = j->n_complete;
+  gr->wait_from[k] = -1;
+  if (t1 - t0 > (n >= 2 ? SIM_STEADY_TOLERANCE * (j->c[n - 1] - j->c[n - 2]) : 0)) gr->busy_since[k] = t1;
 }
 
 /* Whether some server (a group's actor or sender) had work without a pause since completion `from`
@@ -215,9 +210,10 @@ static void check_steady(job *j) {
   if (j->warmup < 0) return;
   int started = L + 1;
   while (started < j->M && j->start_t[started] >= 0) started++;
-  int in_flight = started - (L + 1), span = in_flight > SIM_STEADY_MIN_INTERVALS ? in_flight : SIM_STEADY_MIN_INTERVALS;
-  if (j->window < j->wmax && j->closed_at == 0 && L >= j->warmup + span && !saturated(j, L - span)) {
-    j->window = 2 * j->window < j->wmax ? 2 * j->window : j->wmax;
+  int in_flight = started - (L + 1);
+  int span = in_flight > SIM_STEADY_MIN_INTERVALS ? in_flight : SIM_STEADY_MIN_INTERVALS;
+  if (j->window < sim_job_wmax(j) && j->closed_at == 0 && L >= j->warmup + span && !saturated(j, L - span)) {
+    j->window = 2 * j->window < sim_job_wmax(j) ? 2 * j->window : sim_job_wmax(j);
     j->warmup = started; /* the pipeline fills anew */
     return;
   }

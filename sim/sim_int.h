@@ -221,7 +221,6 @@ typedef struct job {
   int cap;    /* micro-batches counted at most: M in a fixed run */
   int fixed;  /* 1: run exactly M micro-batches; 0: until steady (above) */
   int window; /* micro-batches in flight at most */
-  int wmax;   /* what the window may grow to in a steady run (2p + 2) */
   int retry;  /* a steady run that started narrow: if it does not settle, it runs again at 2p + 2 */
   int n_groups;
   jgroup *groups;
@@ -241,6 +240,9 @@ typedef struct job {
   int closed_at; /* the completion at which the window was closed, or 0 */
   job_run run;   /* filled when the run ends */
 } job;
+
+/* The widest window of job j: 2p + 2 for p stages (sim_int.h, "Steady state"). */
+static inline int sim_job_wmax(const job *j) { return 2 * j->n_groups + 2; }
 
 /* Resets the run state of job j, which ran narrow without settling, for a run at 2p + 2 from the start
  * (the activities it ran stay counted). */

@@ -169,14 +169,14 @@ static int plan_gathers(const sim *s, job *j) {
  * senders) hold at the model's period, plus one queued before the bottleneck and one for what the model
  * does not see; 2p + 2 when the model has no period. */
 static int first_window(const job *j) {
-  if (!(j->model_period_s > 0)) return j->wmax;
+  if (!(j->model_period_s > 0)) return sim_job_wmax(j);
   double busy = 0;
   for (int g = 0; g < j->n_groups; g++) {
     const cost_stage *m = &j->groups[g].model;
     busy += m->compute_s + m->dram_s + m->send_s;
   }
   double w = ceil(busy / j->model_period_s) + 2;
-  return w < j->wmax ? (int)w : j->wmax;
+  return w < sim_job_wmax(j) ? (int)w : sim_job_wmax(j);
 }
 
 /* Every run-state array and counter of job j (whose arrays prepare_run allocated) as before its first
@@ -216,25 +216,24 @@ static void clear_run(job *j) {
 static int prepare_run(const sim *s, job *j, int M, int fixed) {
   int p = j->n_groups;
   j->fixed = fixed;
-  j->wmax = 2 * p + 2;
-  j->window = fixed ? j->wmax : s->opt.first_window > 0 ? s->opt.first_window : first_window(j);
-  if (j->window > j->wmax) j->window = j->wmax;
-  j->retry = !fixed && j->window < j->wmax;
+  j->window = fixed ? sim_job_wmax(j) : s->opt.first_window > 0 ? s->opt.first_window : first_window(j);
+  if (j->window > sim_job_wmax(j)) j->window = sim_job_wmax(j);
+  j->retry = !fixed && j->window < sim_job_wmax(j);
   j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
-  j->M = fixed ? j->cap : j->cap + j->wmax; /* a steady run keeps the pipeline full up to its cap */
+  j->M = fixed ? j->cap : j->cap + sim_job_wmax(j); /* a steady run keeps the pipeline full up to its cap */
   size_t n = (size_t)j->M;
-  j->groups_done = calloc(n, sizeof *j->groups_done);
-  j->c = calloc(n, sizeof *j->c);
+  j->groups_done = malloc(n * sizeof *j->groups_done); /* clear_run sets these */
+  j->c = malloc(n * sizeof *j->c);
   j->start_t = malloc(n * sizeof *j->start_t);
   if (!j->groups_done || !j->c || !j->start_t) return -1;
   for (int g = 0; g < p; g++) {
     jgroup *gr = &j->groups[g];
-    gr->done = calloc(n * (size_t)gr->n_segs, sizeof *gr->done);
+    gr->done = malloc(n * (size_t)gr->n_segs * sizeof *gr->done);
     gr->left = malloc(n * sizeof *gr->left);
     gr->sends_left = malloc(n * sizeof *gr->sends_left);
-    gr->mb_compute = calloc(n, sizeof *gr->mb_compute);
-    gr->mb_dram = calloc(n, sizeof *gr->mb_dram);
-    gr->mb_comm = calloc(n, sizeof *gr->mb_comm);
+    gr->mb_compute = malloc(n * sizeof *gr->mb_compute);
+    gr->mb_dram = malloc(n * sizeof *gr->mb_dram);
+    gr->mb_comm = malloc(n * sizeof *gr->mb_comm);
     gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
     if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
       return -1;
@@ -246,7 +245,7 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
 }
 
 void sim_job_restart(job *j) {
-  j->window = j->wmax;
+  j->window = sim_job_wmax(j);
   j->retry = 0;
   clear_run(j);
 }
