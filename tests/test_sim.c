@@ -1317,19 +1317,16 @@ static const int vgg_even8[64] = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0
                                   1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
 
 /* How slow_transient runs that plan, its cap (0: the default, 4 x 23 + 32 = 124) and first window (0:
- * the default), and what the steady run must give: settled or not, within how many micro-batches, and
- * how close to the long run's period.  The plan has two periodic schedules, 0.41 % apart, and which one
- * a run settles into depends on its transient at any window (1..40 micro-batches give either); the long
- * fixed runs settle into the faster. */
+ * the default), and what the steady run must give: settled or not, within how many micro-batches.
+ * First windows of 1 to 48 micro-batches all settle into the long run's schedule. */
 typedef struct transient_run {
   int cap, first_window;
   int settled, min_microbatches, max_microbatches;
-  double tol;
 } transient_run;
 
 /* Simulates that plan as *arg says, and fixed runs of 500 and 1000 micro-batches (whose window is
- * 2p + 2); checks the steady period against the long run's, within tol when it settled and 0.5 % when
- * the cap cut it short; 1..4 when a figure is wrong, 10..11 when the run could not be made. */
+ * 2p + 2); checks the steady period against the long run's, to 1e-9 when it settled and within 0.1 %
+ * when the cap cut it short; 1..4 when a figure is wrong, 10..11 when the run could not be made. */
 static int slow_transient(void *arg) {
   const transient_run *tr = arg;
   bundled_run e;
@@ -1346,8 +1343,8 @@ static int slow_transient(void *arg) {
   double T = (999 * b.period_s - 499 * a.period_s) / 500;
   int rc = 0, settled = r.period_kind == SIM_PERIOD_STEADY;
   if (settled != tr->settled) rc = 1;
-  else if (settled && !close_rel(r.period_s, T, tr->tol)) rc = 2;
-  else if (!settled && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != tr->cap || !close_rel(r.period_s, T, 5e-3)))
+  else if (settled && !close_rel(r.period_s, T, 1e-9)) rc = 2;
+  else if (!settled && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != tr->cap || !close_rel(r.period_s, T, 1e-3)))
     rc = 3;
   else if (r.microbatches < tr->min_microbatches || r.microbatches > tr->max_microbatches) rc = 4;
   sim_result_clear(&r);
@@ -1361,18 +1358,17 @@ static int slow_transient(void *arg) {
  * traffic keeps the completions aperiodic for about 90 micro-batches: the run must wait that out, and
  * then settles into the long run's schedule. */
 static void sim_steady_state_should_wait_out_a_slow_transient(void) {
-  transient_run deflt = {0, 1000, 1, 80, 124, 1e-9}, short_cap = {80, 1000, 0, 80, 80, 0};
+  transient_run deflt = {0, 1000, 1, 80, 124}, short_cap = {80, 1000, 0, 80, 80};
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &deflt), 0);
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &short_cap), 0);
 }
 
-/* The default first window, what the model says the pipeline holds, has no such transient: a periodic
- * schedule in a fifth of the micro-batches (the other of the two).  A window of one micro-batch starves
- * every stage but one; the run must grow it until a group or sender is saturated, and then settle into
- * one of the two schedules (a window that stayed at one would report the whole pipeline's latency, over
- * twice the period). */
+/* The default first window, what the model says the pipeline holds, has no such transient: the same
+ * period in a sixth of the micro-batches.  A window of one micro-batch starves every stage but one; the
+ * run must grow it until a group or sender is saturated, and then report the same period (a window that
+ * stayed at one would report one micro-batch's latency through the pipeline, 4.6 periods). */
 static void sim_steady_state_should_grow_a_window_that_starves_the_pipeline(void) {
-  transient_run deflt = {0, 0, 1, 1, 24, 5e-3}, one = {0, 1, 1, 1, 124, 5e-3};
+  transient_run deflt = {0, 0, 1, 1, 24}, one = {0, 1, 1, 1, 124};
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &deflt), 0);
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &one), 0);
 }
