@@ -10,13 +10,13 @@
  * start-up time of a sim on the 32x32 mesh, one steady evaluation there, and the child's peak
  * resident memory.
  *
- * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP
- * [ROUTING]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).  With CHIP, that chip only, with M
- * micro-batches, fast_gather = FAST, isolate = ISOLATE and sim_options.routing = ROUTING (0
- * automatic, 1 Full, 2 DijkstraCache); with DUMP (not "-"), every evaluation's `simulate --json`
- * object is also written to the file DUMP, one line each (timed too), so that two builds can be
- * compared figure for figure: `cmp` of two dumps of the same arguments is the before/after
- * equality check of a simulator change. */
+ * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING
+ * [RERUN]]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).  With CHIP,
+ * that chip only, with M micro-batches, fast_gather = FAST, isolate = ISOLATE, sim_options.routing =
+ * ROUTING (0 automatic, 1 Full, 2 DijkstraCache) and sim_options.rerun_private = RERUN; with DUMP (not
+ * "-"), every evaluation's `simulate --json` object is also written to the file DUMP, one line each
+ * (timed too), so that two builds can be compared figure for figure: `cmp` of two dumps of the same
+ * arguments is the before/after equality check of a simulator change. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +72,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
 static int microbatches = 0, fast_gather = 0, isolate = 0; /* 0: steady state */
 static const char *dump_path; /* NULL, or where every evaluation's JSON goes */
 static int routing = SIM_ROUTING_AUTO;
+static int rerun_private = 0; /* sim_options.rerun_private */
 
 /* Appends r's JSON to f as one line; 0 on failure. */
 static int dump_result(FILE *f, const sim_result *r) {
@@ -100,6 +101,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   o.fast_gather = fast_gather;
   o.isolate = isolate;
   o.routing = routing;
+  o.rerun_private = rerun_private;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "sim_speed: %s\n", err.msg);
     return 1;
@@ -259,6 +261,7 @@ int main(int argc, char **argv) {
   if (argc > 6) isolate = atoi(argv[6]) != 0;
   if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
   if (argc > 8) routing = atoi(argv[8]);
+  if (argc > 9) rerun_private = atoi(argv[9]) != 0;
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, steady state, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)

@@ -71,6 +71,11 @@ typedef struct sim_options {
   int full_gather;  /* 0 (default): an all-gather's ptasks leave out the chain links that cannot bind
                        (sim_int.h, "All-gathers"): the same figures, bit for bit, at a fraction of the
                        work; 1: every link of the chain (what the tests compare the default with) */
+  int rerun_private; /* 0 (default): a transfer no other group's or sender's transfer can slow runs once
+                         as its ptasks, and then takes the time it took (sim_int.h, "Private
+                         transfers"): the same figures up to the engine's rounding (periods
+                         within 2.4e-9 relative), with fewer activities; 1: every transfer runs every time (what the tests compare the
+                         default with) */
   int isolate;      /* 0 (default): evaluations run one after the other in the engine, whose clock
                        keeps growing, so after many evaluations a figure may differ from a fresh
                        process's in its 12th digit; 1: each runs in a fork() of the idle engine and

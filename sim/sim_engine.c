@@ -18,7 +18,9 @@
  * receiver (a counter and a semaphore: the transfer is in flight from the moment it is posted, as with a
  * permanent receiver).  A group whose share does not fit its cores' SRAM streams, every micro-batch,
  * before its first segment each over-full core's reads from its nearest DRAM port and after its last
- * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM").
+ * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM").  A private
+ * transfer (sim_int.h) runs as above once; then a segment's all-gather is timed within its execution,
+ * and a Send or a micro-batch's DRAM streams are a sleep of the time they took.
  *
  * Where the time goes (perf on bench/sim_speed, ResNet-50, random plans of 1..16 stages run to steady
  * state, 16x16 mesh): 99 % in SimGrid and the C/C++ runtime beneath it, under 1 % in meshpipe's own
@@ -28,7 +30,11 @@
  * 4x4 290 k/s, and the profile on 16x16 is flat: the ptask solver (FairBottleneck::do_solve 10 %),
  * malloc/free (9 %), activity reference counting (4.5 %), the engine's loop.  What is left is the number
  * of activities: about 65 per micro-batch, over 15 micro-batches per evaluation on 8x8 since steady runs
- * start with a narrow window (36 before; sim_int.h, "Steady state").  On 32x32 the per-core DRAM
+ * start with a narrow window (36 before; sim_int.h, "Steady state").  Of those on 8x8, 31 % were
+ * executions, 26 % all-gathers, 24 % Sends (92 % of them to the next group) and 21 % DRAM streams;
+ * running private transfers once (sim_int.h) leaves 51 per micro-batch on 8x8 (65 before) and 44 on
+ * 16x16 (58), and callgrind counts 1.24x (4x4), 1.49x (8x8) and 1.50x (16x16) fewer instructions per
+ * evaluation (60 random plans each, start-up included).  On 32x32 the per-core DRAM
  * streams of over-full groups (hundreds at once over the ports' links) put 48 % of the time in the
  * solver.  The full route table (SIM_ROUTING_MANY for learning methods) removes most route look-up
  * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned). */
@@ -253,6 +259,20 @@ static void started(job *j, int mb) {
   if (j->start_t[mb] < 0) j->start_t[mb] = simgrid_get_clock();
 }
 
+/* Group gr's DRAM reads (write 0) or writes (1) of one micro-batch, waited for: its streams, or once
+ * private ones have run, a sleep of the time they took (sim_int.h, "Private transfers"). */
+static void dram_batch(jgroup *gr, int write) {
+  double *solo = &gr->dram_solo_s[write];
+  if (*solo >= 0) {
+    sg_actor_sleep_for(*solo);
+    gr->acts++;
+    return;
+  }
+  double t = simgrid_get_clock();
+  gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, write);
+  if (gr->private_dram) *solo = simgrid_get_clock() - t;
+}
+
 static void group_actor(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -261,6 +281,7 @@ static void group_actor(int argc, char **argv) {
   job *j = a->j;
   jgroup *gr = &j->groups[a->g];
   int lo = 0; /* micro-batches below lo are done */
+  double speed = sg_host_get_speed(s->hosts[gr->first_core]);
   for (;;) {
     while (lo < j->limit && gr->left[lo] == 0) lo++;
     if (lo >= j->limit) break;
@@ -280,23 +301,30 @@ static void group_actor(int argc, char **argv) {
       wait_sem(j, gr, 0, gr->ev);
       continue;
     }
-    const seg *x = &gr->segs[sg];
+    seg *x = &gr->segs[sg];
     started(j, mb);
     if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
-      gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, 0);
+      dram_batch(gr, 0);
       gr->mb_dram[mb] += simgrid_get_clock() - t;
       if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
-    double t = simgrid_get_clock();
-    if (x->flops > 0) {
-      sg_actor_execute(x->flops);
+    double t = simgrid_get_clock(), tg;
+    if (x->solo_s >= 0) { /* a private all-gather's time, within the execution */
+      sg_actor_execute(x->flops + x->solo_s * speed);
       gr->acts++;
-    }
-    double tg = simgrid_get_clock();
-    if (gr->n_cores > 1 && x->gather > 0) {
-      sim_all_gather(s, &gr->gather, x->gather);
-      gr->acts++;
+      tg = t + x->flops / speed;
+    } else {
+      if (x->flops > 0) {
+        sg_actor_execute(x->flops);
+        gr->acts++;
+      }
+      tg = simgrid_get_clock();
+      if (gr->n_cores > 1 && x->gather > 0) {
+        sim_all_gather(s, &gr->gather, x->gather);
+        gr->acts++;
+        if (gr->private_gather) x->solo_s = simgrid_get_clock() - tg;
+      }
     }
     double t1 = simgrid_get_clock();
     gr->mb_compute[mb] += t1 - t;
@@ -307,7 +335,7 @@ static void group_actor(int argc, char **argv) {
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
     if (gr->left[mb] == 1 && gr->model.dram_out_bytes > 0) { /* its last segment: write the spill back */
-      gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, 1);
+      dram_batch(gr, 1);
       double t2 = simgrid_get_clock();
       gr->mb_dram[mb] += t2 - t1;
       if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);
@@ -333,13 +361,17 @@ static void sender_actor(int argc, char **argv) {
     qitem it = gr->queue[gr->q_head++];
     if (it.send < 0) break;
     if (it.mb >= j->limit) continue; /* the run has ended before this micro-batch counts */
-    const jsend *sd = &gr->sends[it.send];
+    jsend *sd = &gr->sends[it.send];
     double t = simgrid_get_clock();
     if (sd->bytes > 0) {
-      sim_ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
+      if (sd->solo_s >= 0) /* private: the time it took (sim_int.h, "Private transfers") */
+        sg_actor_sleep_for(sd->solo_s);
+      else
+        sim_ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
       gr->acts++;
     }
     double t1 = simgrid_get_clock();
+    if (sd->private && sd->solo_s < 0 && sd->bytes > 0) sd->solo_s = t1 - t;
     gr->mb_comm[it.mb] += t1 - t;
     if (j->tl) timeline_send(j, a->g, it.mb, sd, t, t1);
     jgroup *dg = &j->groups[sd->dst_group];

@@ -96,6 +96,22 @@ mp_status sim_platform_write_routed(const chip *c, int routing, const char *path
  * reports beside what the run measured.  It is compiled from a plan (through its Send/Recv split and
  * the cost model) or from a recorded trace, in one shape, so both give results the same way. */
 
+/* Private transfers.  A server of a job is a group's actor (its executions, all-gathers and DRAM streams,
+ * one after the other) or its sender (its Sends, one at a time).  A transfer is private when no other
+ * server's transfer crosses any of its links: its group's all-gathers when no other server's route
+ * meets its snake chain, a Send when no other server's route or chain meets its route, a group's DRAM
+ * streams when no other server's route or chain meets theirs (the streams of one micro-batch share
+ * links among themselves, always alike).  Nothing can then change how long it takes: every core's CPU
+ * runs its own group's executions only (a ptask's transfers carry no flops), and the ptask model gives a
+ * transfer alone on its links the same rate every time.  So a private transfer runs once as its ptasks
+ * and its time is kept (solo_s); from then on the group's actor runs a segment as one execution of its
+ * flops plus the gather's time at the core's speed, and a private Send or DRAM batch is a sleep of its
+ * time: one activity instead of two to n + 1.  The figures are those of running every transfer up to
+ * the rounding of the engine's updates: over 1 500 random plans of four graphs on 4x4..16x16 (sim_speed
+ * dumps) the same micro-batches, periods within 2.4e-9 relative, latencies within 4.3e-11 (tests/
+ * test_sim.c compares with sim_options.rerun_private).  Not with a Paje trace, which should show every
+ * transfer on its links. */
+
 typedef struct seg {
   double flops;            /* on the group's first core: F * speed(first) / speed(group) */
   double raw_flops;        /* F: the layers' work on the whole group (as recorded in traces) */
@@ -106,6 +122,7 @@ typedef struct seg {
   int n_needs, *needs;     /* recvs of the group it waits for */
   int n_deps, *deps;       /* earlier segments of the group whose outputs it reads */
   int first_post, n_posts; /* sends of the group it posts when done (a contiguous range) */
+  double solo_s;           /* its all-gather's time once run, when the gather is private (below); else -1 */
 } seg;
 
 typedef struct jsend {
@@ -113,6 +130,8 @@ typedef struct jsend {
   double raw_bytes; /* the tensor's bytes */
   const char *name; /* the tensor (borrowed) */
   int dst_group, dst_recv, dst_core;
+  int private;   /* nothing but this group's sender crosses its links (below) */
+  double solo_s; /* its time once run, when private; else -1 */
 } jsend;
 
 typedef struct jrecv {
@@ -142,6 +161,8 @@ typedef struct jgroup {
   sg_host_t *dram_hosts;  /* per core: its port's host, then its own (2 n) */
   double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
   sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
+  int private_gather, private_dram; /* nothing but the group's actor crosses its chain / its streams' links */
+  double dram_solo_s[2];            /* its reads' (0) and writes' (1) time once run, when private; else -1 */
   /* run state */
   sim_gather gather;     /* its all-gathers' links and scratch (with 2 cores or more) */
   unsigned char *done;   /* per (micro-batch, segment): ran */

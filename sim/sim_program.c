@@ -165,6 +165,89 @@ static int plan_gathers(const sim *s, job *j) {
   return 0;
 }
 
+/* Which server uses each link (sim_int.h, "Private transfers"): LINK_FREE, a server's number (2g for
+ * group g's actor, 2g + 1 for its sender), or LINK_SHARED. */
+enum { LINK_FREE = -1, LINK_SHARED = -2 };
+
+typedef struct link_use {
+  int *server; /* per link */
+  int me;      /* the server marking, or the one asking */
+  int other;   /* asking: a link of the route is another server's too */
+} link_use;
+
+static void use_link(void *ctx, int link) {
+  link_use *u = ctx;
+  int *x = &u->server[link];
+  *x = *x == LINK_FREE || *x == u->me ? u->me : LINK_SHARED;
+}
+
+static void ask_link(void *ctx, int link) {
+  link_use *u = ctx;
+  u->other |= u->server[link] != u->me;
+}
+
+/* Calls fn on every link of group gr's snake chain (both directions), of its Sends' routes (sends 1)
+ * or of its DRAM streams' routes (dram 1). */
+static void group_links(const chip *c, const jgroup *gr, int chain, int sends, int dram, link_use *u,
+                        void (*fn)(void *, int)) {
+  for (int k = 0; chain && k + 1 < gr->n_cores; k++) {
+    chip_route(c, gr->first_core + k, gr->first_core + k + 1, fn, u);
+    chip_route(c, gr->first_core + k + 1, gr->first_core + k, fn, u);
+  }
+  for (int k = 0; sends && k < gr->n_sends; k++)
+    if (gr->sends[k].bytes > 0 && gr->last_core != gr->sends[k].dst_core)
+      chip_route(c, gr->last_core, gr->sends[k].dst_core, fn, u);
+  for (int k = 0; dram && gr->dram_port && k < gr->n_cores; k++) {
+    if (gr->dram_in[k] > 0) chip_route(c, CHIP_PORT(gr->dram_port[k]), gr->first_core + k, fn, u);
+    if (gr->dram_out[k] > 0) chip_route(c, gr->first_core + k, CHIP_PORT(gr->dram_port[k]), fn, u);
+  }
+}
+
+/* Marks job j's private transfers (sim_int.h, "Private transfers"), none with rerun_private or a Paje
+ * trace; every kept time unknown.  0, or -1 when out of memory. */
+static int plan_private(const sim *s, job *j) {
+  const chip *c = s->chip;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    gr->private_gather = gr->private_dram = 0;
+    gr->dram_solo_s[0] = gr->dram_solo_s[1] = -1;
+    for (int k = 0; k < gr->n_segs; k++) gr->segs[k].solo_s = -1;
+    for (int k = 0; k < gr->n_sends; k++) {
+      gr->sends[k].private = 0;
+      gr->sends[k].solo_s = -1;
+    }
+  }
+  if (s->opt.rerun_private || s->opt.paje_file) return 0;
+  link_use u = {.server = malloc((size_t)chip_n_links(c) * sizeof *u.server)};
+  if (!u.server) return -1;
+  for (int k = 0; k < chip_n_links(c); k++) u.server[k] = LINK_FREE;
+  for (int g = 0; g < j->n_groups; g++) {
+    u.me = 2 * g;
+    group_links(c, &j->groups[g], 1, 0, 1, &u, use_link);
+    u.me = 2 * g + 1;
+    group_links(c, &j->groups[g], 0, 1, 0, &u, use_link);
+  }
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    u.me = 2 * g;
+    u.other = 0;
+    group_links(c, gr, 1, 0, 0, &u, ask_link);
+    gr->private_gather = gr->n_cores > 1 && !u.other;
+    u.other = 0;
+    group_links(c, gr, 0, 0, 1, &u, ask_link);
+    gr->private_dram = gr->dram_port && !u.other;
+    u.me = 2 * g + 1;
+    for (int k = 0; k < gr->n_sends; k++) {
+      jsend *sd = &gr->sends[k];
+      u.other = 0;
+      if (gr->last_core != sd->dst_core) chip_route(c, gr->last_core, sd->dst_core, ask_link, &u);
+      sd->private = !u.other;
+    }
+  }
+  free(u.server);
+  return 0;
+}
+
 /* A steady run's first window (sim_int.h): by Little's law, the micro-batches its servers (groups and
  * senders) hold at the model's period, plus one queued before the bottleneck and one for what the model
  * does not see; 2p + 2 when the model has no period. */
@@ -241,7 +324,7 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
     if (setup_dram(s, gr) != 0) return -1;
   }
   clear_run(j);
-  return plan_gathers(s, j);
+  return plan_gathers(s, j) != 0 || plan_private(s, j) != 0 ? -1 : 0;
 }
 
 void sim_job_restart(job *j) {
