@@ -333,6 +333,11 @@ static double energy_low(cost_model *m, const graph *g, const chip *c, double t_
   return e.compute + e.sram + c->energy.static_w_per_core * c->n_cores * t_low;
 }
 
+/* What start i of solve_uniform's and solve_positions' candidates is. */
+static const char *start_name(int i) {
+  return i == 0 ? "the lower relaxation's plan" : i == 1 ? "the upper relaxation's plan" : optimal_other_starts[i - 2];
+}
+
 /* Judges the candidates by obj and repairs the best (it may come from the time repair before);
  * returns the sweeps run, or -1 on an error. */
 static int repair_for(cost_model *m, candidate *cand, int n_cand, objective obj, int cap, double *stage_s, int *pick,
@@ -395,10 +400,14 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
   for (int i = 0; i < n_cand; i++) cand[i].mem_first = c->n_dram == 0;
   int rounds = repair_for(m, cand, n_cand, OBJECTIVE_TIME, g->n_ops, stage_s, &pick, &before, err);
   double repaired = rounds >= 0 ? cand[pick].period : 0;
-  int deep = -1; /* the period's plan searched deeper (optimal_int.h); for energy, a start like the others */
+  int deep = -1, first = pick, searched = 0; /* the starts searched deeper (optimal_int.h); for energy, the
+                                                starts are repaired after the time's search */
   if (rounds >= 0 && repaired > t_low * (1 + OPTIMAL_DEEP_GAP) && c->n_cores >= 2 &&
       c->n_cores <= OPTIMAL_DEEP_MAX_CORES) {
-    deep = optimal_deep_repair(m, g, c, &cand[pick], err);
+    if (obj == OBJECTIVE_TIME)
+      deep = optimal_deep_starts(m, g, c, cand, n_cand, &pick, t_low * (1 + OPTIMAL_DEEP_GAP), &searched, err);
+    else /* the energy repair starts from every start: from the one searched for the time, and the others */
+      deep = optimal_deep_repair(m, g, c, 1, &cand[pick], err), searched = 1;
     if (deep < 0) rounds = -1;
   }
   if (rounds >= 0) optimal_copy_candidate(&keep, &cand[pick]);
@@ -416,9 +425,7 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
   res->value = keep.value;
   res->lower_value = obj == OBJECTIVE_TIME ? t_low : objective_value(obj, t_low, energy_low(m, g, c, t_low));
   res->exact = keep.value <= res->lower_value;
-  const char *start = pick == 0   ? "the lower relaxation's plan"
-                      : pick == 1 ? "the upper relaxation's plan"
-                                  : optimal_other_starts[pick - 2];
+  const char *start = start_name(first);
   if (obj != OBJECTIVE_TIME) {
     const char *unit = obj == OBJECTIVE_ENERGY ? "J" : "J s";
     double vgap = res->lower_value > 0 ? res->value / res->lower_value - 1 : 0;
@@ -437,10 +444,16 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
                 "optimal (%s, %ld feasibility checks): %d stages, model period %.6g s; certified lower bound %.6g s "
                 "(%s), gap %.2f%%; the best start (%s) %.6g s before %d repair sweep%s.",
                 how, checks, keep.n, T, t_low, bound_how, 100 * gap, start, before, rounds, rounds == 1 ? "" : "s");
-  if (deep >= 0)
+  if (deep > 0)
     method_note(rep,
-                "The repair stopped at %.6g s, over %g%% above the bound: the deep search (partitioner/README.md) %s.",
-                repaired, 100 * OPTIMAL_DEEP_GAP, deep ? "found the plan above" : "found no better plan");
+                "The repair stopped at %.6g s, over %g%% above the bound: the deep search (partitioner/README.md) "
+                "from %d start%s found the plan above (searched from %s).",
+                repaired, 100 * OPTIMAL_DEEP_GAP, searched, searched == 1 ? "" : "s", start_name(pick));
+  else if (deep == 0)
+    method_note(rep,
+                "The repair stopped at %.6g s, over %g%% above the bound: the deep search (partitioner/README.md) "
+                "from %d start%s found no better plan.",
+                repaired, 100 * OPTIMAL_DEEP_GAP, searched, searched == 1 ? "" : "s");
 cleanup:
   free(stage_s);
   free(keep.layers);

@@ -169,6 +169,54 @@ cleanup:
   return rounds;
 }
 
+static int same_plan(const candidate *a, const candidate *b) {
+  return a->n == b->n && memcmp(a->layers, b->layers, (size_t)a->n * sizeof *a->layers) == 0 &&
+         memcmp(a->cores, b->cores, (size_t)a->n * sizeof *a->cores) == 0;
+}
+
+int optimal_deep_starts(cost_model *m, const graph *g, const chip *c, candidate *cand, int n_cand, int *pick,
+                        double enough, int *searched, mp_error *err) {
+  int first = *pick, changed = 0, n = 0, *order = malloc(2 * (size_t)n_cand * sizeof *order), *dup = order + n_cand;
+  if (!order) {
+    err_nomem(err);
+    return -1;
+  }
+  for (int i = 0; i < n_cand; i++) { /* the repaired best first, then the others by their value */
+    if (i != first && optimal_repair(m, &cand[i], g->n_ops, OPTIMAL_REPAIR_ROUNDS, err) < 0) {
+      free(order);
+      return -1;
+    }
+    int k = n++;
+    while (k > 0 && (i == first || (order[k - 1] != first && cand[i].value < cand[order[k - 1]].value))) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = i;
+  }
+  for (int k = 0; k < n; k++) { /* a repaired plan met before would be searched again */
+    dup[k] = 0;
+    for (int q = 0; q < k && !dup[k]; q++) dup[k] = same_plan(&cand[order[k]], &cand[order[q]]);
+  }
+  *searched = 0;
+  for (int k = 0; k < n && cand[*pick].period > enough; k++) {
+    int i = order[k];
+    if (dup[k]) continue;
+    (*searched)++;
+    int r = optimal_deep_repair(m, g, c, i == first, &cand[i], err);
+    if (r < 0) {
+      changed = -1;
+      break;
+    }
+    if (i == first && r == 1) changed = 1;
+    if (i != *pick && optimal_better(&cand[i], &cand[*pick])) {
+      *pick = i;
+      changed = 1;
+    }
+  }
+  free(order);
+  return changed;
+}
+
 /* The fast methods whose plans join the relaxations' as starts of the repair: the model's best start
  * may come from anywhere (a relaxation's plan ignores the link loads). */
 const char *const optimal_other_starts[OPTIMAL_OTHER_STARTS] = {"even", "balanced", "seed-split", "greedy"};
@@ -189,7 +237,8 @@ mp_status optimal_method_starts(const graph *g, const chip *c, candidate *cand, 
 
 /* ---- the deep search: rl's search of the model, from the repaired plan ------------------------------- */
 
-int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r, candidate *x, mp_error *err) {
+int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, int kick, rl_reward *r, candidate *x,
+                        mp_error *err) {
   int C = n_cores, rc = -1;
   int *arranged = malloc((size_t)C * sizeof *arranged);
   plan_stage *stages = malloc((size_t)C * sizeof *stages);
@@ -206,7 +255,9 @@ int optimal_deep_search(const graph *g, int n_cores, uint64_t seed, rl_reward *r
   cfg.feasible_first = x->mem_first;
   if (rl_env_from_graph(g, C, &env, err) != MP_OK) goto cleanup;
   rl_instance in = {env, arranged, rl_reward_eval, r, cfg.seed};
-  int kicks = OPTIMAL_DEEP_KICK_BUDGET / C < OPTIMAL_DEEP_KICKS ? OPTIMAL_DEEP_KICK_BUDGET / C : OPTIMAL_DEEP_KICKS;
+  int kicks = !kick                                   ? 0
+              : OPTIMAL_DEEP_KICK_BUDGET / C < OPTIMAL_DEEP_KICKS ? OPTIMAL_DEEP_KICK_BUDGET / C
+                                                                  : OPTIMAL_DEEP_KICKS;
   if (rl_trainer_new(&cfg, &in, 1, NULL, &t, err) != MP_OK ||
       rl_search_regroup(t, 0, OPTIMAL_DEEP_REGROUP_ROUNDS, err) != MP_OK)
     goto cleanup;
@@ -234,7 +285,7 @@ cleanup:
   return rc;
 }
 
-int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate *best, mp_error *err) {
+int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, int kick, candidate *best, mp_error *err) {
   int changed = -1;
   int *arranged = malloc((size_t)c->n_cores * sizeof *arranged);
   double *stage_s = malloc(((size_t)g->n_ops + 1) * sizeof *stage_s);
@@ -249,7 +300,7 @@ int optimal_deep_repair(cost_model *m, const graph *g, const chip *c, candidate 
   optimal_copy_candidate(&found, best);
   plan_arranged_of_stages(best->layers, best->cores, best->n, arranged);
   if (rl_reward_init_model(&r, m, c->n_cores, g->n_ops, arranged, NULL, err) != MP_OK ||
-      optimal_deep_search(g, c->n_cores, optimal_deep_seed(g, c), &r, &found, err) < 0 ||
+      optimal_deep_search(g, c->n_cores, optimal_deep_seed(g, c), kick, &r, &found, err) < 0 ||
       optimal_cost_candidate(m, &found, stage_s, err) != MP_OK)
     goto cleanup;
   changed = 0;

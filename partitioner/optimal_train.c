@@ -467,7 +467,7 @@ static mp_status deep_minibatch(ot *o, candidate *best, candidate *trial, int *c
   optimal_copy_candidate(&found, best);
   plan_arranged_of_stages(best->layers, best->cores, best->n, arranged);
   st = rl_reward_init_train_model(&r, o->t, o->c, o->L, arranged, NULL, o->err);
-  if (st == MP_OK && optimal_deep_search(o->g, o->C, optimal_deep_seed(o->g, o->c), &r, &found, o->err) < 0)
+  if (st == MP_OK && optimal_deep_search(o->g, o->C, optimal_deep_seed(o->g, o->c), 1, &r, &found, o->err) < 0)
     st = o->err->status;
   if (st == MP_OK) st = cost_of(o, &found);
   if (st == MP_OK && optimal_better(&found, best) && repair(o, &found, trial, OPTIMAL_TRAIN_REPAIR_ROUNDS) < 0)
