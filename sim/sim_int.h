@@ -109,8 +109,10 @@ mp_status sim_platform_write_routed(const chip *c, int routing, const char *path
  * time: one activity instead of two to n + 1.  The figures are those of running every transfer up to
  * the rounding of the engine's updates: over 1 500 random plans of four graphs on 4x4..16x16 (sim_speed
  * dumps) the same micro-batches, periods within 2.4e-9 relative, latencies within 4.3e-11 (tests/
- * test_sim.c compares with sim_options.rerun_private).  Not with a Paje trace, which should show every
- * transfer on its links. */
+ * test_sim.c compares with sim_options.rerun_private).  A run that never settles is the exception: its
+ * course depends on those last bits, and the mean it reports moved by -0.8 % to +3.6 % on the six such
+ * runs of the README's figures that moved.  Not with a Paje trace, which should show every transfer on
+ * its links. */
 
 typedef struct seg {
   double flops;            /* on the group's first core: F * speed(first) / speed(group) */
