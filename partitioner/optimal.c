@@ -406,8 +406,10 @@ static mp_status finish(const graph *g, const chip *c, objective obj, candidate 
       c->n_cores <= OPTIMAL_DEEP_MAX_CORES) {
     if (obj == OBJECTIVE_TIME)
       deep = optimal_deep_starts(m, g, c, cand, n_cand, &pick, t_low * (1 + OPTIMAL_DEEP_GAP), &searched, err);
-    else /* the energy repair starts from every start: from the one searched for the time, and the others */
-      deep = optimal_deep_repair(m, g, c, 1, &cand[pick], err), searched = 1;
+    else { /* the energy repair starts from every start: from the one searched for the time, and the others */
+      deep = optimal_deep_repair(m, g, c, 1, &cand[pick], err);
+      searched = 1;
+    }
     if (deep < 0) rounds = -1;
   }
   if (rounds >= 0) optimal_copy_candidate(&keep, &cand[pick]);

@@ -144,21 +144,32 @@ cleanup:
   return rc;
 }
 
+/* Calls fn(ctx, link) on every link of group gr's snake chain (both directions, chain 1), of its
+ * Sends' routes (sends 1) or of its DRAM streams' routes (dram 1). */
+static void group_links(const chip *c, const jgroup *gr, int chain, int sends, int dram, void *ctx,
+                        void (*fn)(void *, int)) {
+  for (int k = 0; chain && k + 1 < gr->n_cores; k++) {
+    chip_route(c, gr->first_core + k, gr->first_core + k + 1, fn, ctx);
+    chip_route(c, gr->first_core + k + 1, gr->first_core + k, fn, ctx);
+  }
+  for (int k = 0; sends && k < gr->n_sends; k++)
+    if (gr->sends[k].bytes > 0 && gr->last_core != gr->sends[k].dst_core)
+      chip_route(c, gr->last_core, gr->sends[k].dst_core, fn, ctx);
+  for (int k = 0; dram && gr->dram_port && k < gr->n_cores; k++) {
+    if (gr->dram_in[k] > 0) chip_route(c, CHIP_PORT(gr->dram_port[k]), gr->first_core + k, fn, ctx);
+    if (gr->dram_out[k] > 0) chip_route(c, gr->first_core + k, CHIP_PORT(gr->dram_port[k]), fn, ctx);
+  }
+}
+
+static void mark_busy(void *ctx, int link) { ((unsigned char *)ctx)[link] = 1; }
+
 /* The links of job j's all-gathers (sim_int.h, "All-gathers"): those its Sends and DRAM streams may
  * cross, and the busiest.  0, or -1 when out of memory. */
 static int plan_gathers(const sim *s, job *j) {
   const chip *c = s->chip;
   unsigned char *busy = s->opt.full_gather ? NULL : calloc((size_t)chip_n_links(c), 1);
   if (!s->opt.full_gather && !busy) return -1;
-  for (int g = 0; busy && g < j->n_groups; g++) {
-    const jgroup *gr = &j->groups[g];
-    for (int k = 0; k < gr->n_sends; k++)
-      if (gr->sends[k].bytes > 0) sim_mark_route(c, gr->last_core, gr->sends[k].dst_core, busy);
-    for (int k = 0; gr->dram_port && k < gr->n_cores; k++) {
-      if (gr->dram_in[k] > 0) sim_mark_route(c, CHIP_PORT(gr->dram_port[k]), gr->first_core + k, busy);
-      if (gr->dram_out[k] > 0) sim_mark_route(c, gr->first_core + k, CHIP_PORT(gr->dram_port[k]), busy);
-    }
-  }
+  for (int g = 0; busy && g < j->n_groups; g++) group_links(c, &j->groups[g], 0, 1, 1, busy, mark_busy);
   for (int g = 0; g < j->n_groups; g++)
     if (j->groups[g].n_cores > 1) sim_gather_plan(c, &j->groups[g].gather, busy);
   free(busy);
@@ -184,23 +195,6 @@ static void use_link(void *ctx, int link) {
 static void ask_link(void *ctx, int link) {
   link_use *u = ctx;
   u->other |= u->server[link] != u->me;
-}
-
-/* Calls fn on every link of group gr's snake chain (both directions), of its Sends' routes (sends 1)
- * or of its DRAM streams' routes (dram 1). */
-static void group_links(const chip *c, const jgroup *gr, int chain, int sends, int dram, link_use *u,
-                        void (*fn)(void *, int)) {
-  for (int k = 0; chain && k + 1 < gr->n_cores; k++) {
-    chip_route(c, gr->first_core + k, gr->first_core + k + 1, fn, u);
-    chip_route(c, gr->first_core + k + 1, gr->first_core + k, fn, u);
-  }
-  for (int k = 0; sends && k < gr->n_sends; k++)
-    if (gr->sends[k].bytes > 0 && gr->last_core != gr->sends[k].dst_core)
-      chip_route(c, gr->last_core, gr->sends[k].dst_core, fn, u);
-  for (int k = 0; dram && gr->dram_port && k < gr->n_cores; k++) {
-    if (gr->dram_in[k] > 0) chip_route(c, CHIP_PORT(gr->dram_port[k]), gr->first_core + k, fn, u);
-    if (gr->dram_out[k] > 0) chip_route(c, gr->first_core + k, CHIP_PORT(gr->dram_port[k]), fn, u);
-  }
 }
 
 /* Marks job j's private transfers (sim_int.h, "Private transfers"), none with rerun_private or a Paje
