@@ -1,10 +1,10 @@
 /* sim_engine: SimGrid's engine in a thread of its own, and the actors that run a job (see sim.h).
  *
  * sim_engine_start writes the chip's platform (sim_int.h) to a temporary file and starts a pthread
- * that initialises SimGrid (host model ptask_L07, surf/precision 1e-15, 64 KiB raw-context stacks,
- * logs silenced unless verbose), loads the platform, deletes the file and runs a controller actor.
- * The controller waits on a pthread condition variable for requests from the caller's thread; while it
- * waits, nothing else exists in the simulation, so blocking the engine's thread is harmless.  For
+ * that initialises SimGrid (host model ptask_L07, surf/precision 1e-15, 64 KiB raw-context stacks
+ * without guard pages, logs silenced unless verbose), loads the platform, deletes the file and runs a
+ * controller actor.  The controller waits on a pthread condition variable for requests from the
+ * caller's thread; while it waits, nothing else exists in the simulation, so blocking the engine's thread is harmless.  For
  * each job it creates the plan's actors, joins them, and hands back times measured as differences of
  * the engine's clock.  sim_engine_stop makes the controller return, simgrid_run ends and the thread is
  * joined.  SimGrid aborts on any error, so everything is validated before it runs.
@@ -37,7 +37,14 @@
  * evaluation (60 random plans each, start-up included).  On 32x32 the per-core DRAM
  * streams of over-full groups (hundreds at once over the ports' links) put 48 % of the time in the
  * solver.  The full route table (SIM_ROUTING_MANY for learning methods) removes most route look-up
- * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned). */
+ * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned).
+ *
+ * Stacks.  SimGrid protects a page below each actor's stack by default: two mprotect calls per actor,
+ * about 35 per evaluation on 8x8, and since the engine has a thread of its own each one flushes the
+ * TLBs of the other core too (perf on 8x8: 12 % of the samples in the kernel there).  Without guard
+ * pages the stacks are plain heap blocks.  What the guard would catch, an actor overflowing 64 KiB, has
+ * a measured margin: with 32 KiB stacks and guard pages every suite passes (stacks of 16 KiB
+ * crash). */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>
@@ -599,6 +606,7 @@ static void *engine_main(void *arg) {
   argv[argc++] = "--cfg=host/model:ptask_L07";
   argv[argc++] = "--cfg=surf/precision:1e-15";
   argv[argc++] = "--cfg=contexts/stack-size:64";
+  argv[argc++] = "--cfg=contexts/guard-size:0"; /* no mprotect per actor (header comment) */
   if (!s->opt.verbose) argv[argc++] = "--log=root.thres:critical";
   if (s->opt.paje_file) { /* SimGrid's own tracing, configured before the engine starts */
     snprintf(paje, sizeof paje, "--cfg=tracing/filename:%s", s->paje_part);
