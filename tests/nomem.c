@@ -337,10 +337,17 @@ static void violation(nomem_result *r, const char *why) {
   if (!r->first[0]) snprintf(r->first, sizeof r->first, "%s", why);
 }
 
+/* The sweep's step, from MESHPIPE_NOMEM_STRIDE (nomem.h); 1 when unset. */
+static long sweep_stride(void) {
+  const char *s = getenv("MESHPIPE_NOMEM_STRIDE");
+  long k = s ? strtol(s, NULL, 10) : 1;
+  return k >= 1 ? k : 1;
+}
+
 void nomem_sweep(const nomem_target *t, nomem_result *r) {
   memset(r, 0, sizeof *r);
-  long n = 0;
-  for (; n < MAX_ATTEMPTS; n++) {
+  long n = 0, stride = sweep_stride();
+  for (; n < MAX_ATTEMPTS; n += stride) {
     char why[512] = "";
     int bits;
     if (t->in_child) {
@@ -371,8 +378,10 @@ void nomem_sweep(const nomem_target *t, nomem_result *r) {
     snprintf(why, sizeof why, "%s: still refused allocations after %ld attempts", t->name, MAX_ATTEMPTS);
     violation(r, why);
   }
-  printf("    %s: %ld allocation%s refused in turn%s, %ld absorbed, %ld violation%s%s%s\n", t->name, r->attempts,
-         r->attempts == 1 ? "" : "s", t->once ? " (one at a time)" : "", r->absorbed, r->violations,
+  char every[48] = "";
+  if (stride > 1) snprintf(every, sizeof every, " (one in %ld)", stride);
+  printf("    %s: %ld allocation%s refused in turn%s%s, %ld absorbed, %ld violation%s%s%s\n", t->name, r->attempts,
+         r->attempts == 1 ? "" : "s", every, t->once ? " (one at a time)" : "", r->absorbed, r->violations,
          r->violations == 1 ? "" : "s", r->first[0] ? "; first: " : "", r->first);
   fflush(stdout);
 }

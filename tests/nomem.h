@@ -12,7 +12,9 @@
  * leak detection is off (the set hides its pointers from LeakSanitizer, which still sees the leaks).
  *
  * nomem_sweep drives one call through every allocation it makes: n = 0, 1, 2, ... until the call
- * succeeds with nothing refused, checking each failed attempt.  Thread-safe (SimGrid's engine thread
+ * succeeds with nothing refused, checking each failed attempt; with MESHPIPE_NOMEM_STRIDE=k in the
+ * environment, n = 0, k, 2k, ... only (scripts/test's sanitizer pass, where an attempt in a forked
+ * child costs tens of times more: AddressSanitizer copies its allocation-stack table at every fork).  Thread-safe (SimGrid's engine thread
  * allocates through the same wrappers). */
 #ifndef MESHPIPE_NOMEM_H
 #define MESHPIPE_NOMEM_H
@@ -63,7 +65,7 @@ typedef struct nomem_result {
   long absorbed;    /* of those, calls that succeeded anyway (the code did without the memory) */
   long violations;  /* attempts that broke a rule: another status than expected, no message, the output
                        touched, an allocation of the call still live, a crash (in a child) */
-  long allocations; /* allocations of the run that succeeded */
+  long allocations; /* allocations of the run that succeeded (an upper bound with a stride above 1) */
   char first[512];  /* the first violation, "" when none */
 } nomem_result;
 
