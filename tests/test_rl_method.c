@@ -187,7 +187,9 @@ static void train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_b
   free(out), free(errout);
 }
 
-/* mpirun -np 3: the same policy file, checkpoint and summary as one process with the same seed. */
+/* mpirun -np 3: the same policy file, checkpoint and summary as one process with the same seed.  Ten
+ * episodes are a batch of eight and a batch of two dealt over three processes (one with nothing to
+ * play), and one polish round dealt over them too. */
 static void train_under_mpirun_should_write_what_one_process_writes(void) {
   const char *why = NULL;
   if (!testutil_mpi_available(&why)) {
@@ -201,11 +203,11 @@ static void train_under_mpirun_should_write_what_one_process_writes(void) {
   snprintf(three, sizeof three, "%s", testutil_temp_path("three.pol"));
   snprintf(log, sizeof log, "%s", testutil_temp_path("mpirun.json"));
   /* --isolate: simulated figures that do not depend on what else each process simulated before */
-  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 10 --polish 1 -o '%s'", g, c, one);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
   snprintf(cmd, sizeof cmd,
            "mpirun --allow-run-as-root --oversubscribe -np 3 '%s' train -q --json --isolate -g '%s' -c '%s' "
-           "--episodes 20 -o '%s' >'%s' 2>&1",
+           "--episodes 10 --polish 1 -o '%s' >'%s' 2>&1",
            MESHPIPE_BINARY, g, c, three, log);
   int rc = system(cmd);
   size_t ll = 0;
@@ -236,9 +238,9 @@ static void train_with_jobs_should_write_what_one_process_writes(void) {
   snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
   snprintf(one, sizeof one, "%s", testutil_temp_path("jobs1.pol"));
   snprintf(three, sizeof three, "%s", testutil_temp_path("jobs3.pol"));
-  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, one);
+  snprintf(args, sizeof args, "train -q --json --isolate -g '%s' -c '%s' --episodes 10 --polish 1 -o '%s'", g, c, one);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out1, &err1), 0);
-  snprintf(args, sizeof args, "train -q --json --isolate --jobs 3 -g '%s' -c '%s' --episodes 20 -o '%s'", g, c, three);
+  snprintf(args, sizeof args, "train -q --json --isolate --jobs 3 -g '%s' -c '%s' --episodes 10 --polish 1 -o '%s'", g, c, three);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out3, &err3), 0);
   CU_ASSERT_STRING_EQUAL(err3, "");
   assert_same_policy_and_checkpoint(one, three);
