@@ -14,8 +14,8 @@
  * nomem_sweep drives one call through every allocation it makes: n = 0, 1, 2, ... until the call
  * succeeds with nothing refused, checking each failed attempt; with MESHPIPE_NOMEM_STRIDE=k in the
  * environment, n = 0, k, 2k, ... only (scripts/test's sanitizer pass, where an attempt in a forked
- * child costs tens of times more: AddressSanitizer copies its allocation-stack table at every fork).  Thread-safe (SimGrid's engine thread
- * allocates through the same wrappers). */
+ * child costs about three times more: AddressSanitizer writes its allocation-stack table at every
+ * fork).  Thread-safe (SimGrid's engine thread allocates through the same wrappers). */
 #ifndef MESHPIPE_NOMEM_H
 #define MESHPIPE_NOMEM_H
 
