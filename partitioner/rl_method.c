@@ -48,6 +48,8 @@ long rl_method_default_episodes(int n_cores) {
 
 long rl_method_warmup_episodes(int n_cores) { return scaled(RL_METHOD_WARMUP_EPISODES, n_cores, 50); }
 
+long rl_method_model_kicks(int n_cores) { return scaled(RL_METHOD_MODEL_KICKS, n_cores, 50); }
+
 void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
   rl_train_config_default(cfg, n_cores);
   cfg->seed = seed;
@@ -57,9 +59,9 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
 /* The search of the model around the warm-up's best plan (see partitioner/README.md): the warm-up
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
  * many moves away through far worse plans; model evaluations cost about a microsecond. */
-static mp_status model_search(rl_trainer *w, mp_error *err) {
+static mp_status model_search(rl_trainer *w, int n_cores, mp_error *err) {
   mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_search_kick(w, 0, RL_METHOD_MODEL_KICKS, RL_METHOD_MODEL_KICK_MOVES, err);
+  if (st == MP_OK) st = rl_search_kick(w, 0, (int)rl_method_model_kicks(n_cores), RL_METHOD_MODEL_KICK_MOVES, err);
   if (st == MP_OK) st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
   if (st == MP_OK) st = rl_search_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
   return st;
@@ -116,7 +118,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
       report(o, "on the model", warm, wcfg.episodes);
     }
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
-    if (st == MP_OK) st = model_search(warm, err);
+    if (st == MP_OK) st = model_search(warm, c->n_cores, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }

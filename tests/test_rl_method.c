@@ -14,6 +14,7 @@
 #include "fileio.h"
 #include "graph.h"
 #include "method.h"
+#include "rl_method.h"
 #include "sim.h"
 #include "testutil.h"
 
@@ -345,7 +346,25 @@ static void train_should_reject_bad_usage_with_exit_status_2(void) {
   CU_ASSERT_FALSE(testutil_exists(pol));
 }
 
+/* Up to 64 cores the defaults are the tuned ones; beyond, every count shrinks by 64 / cores (a
+ * simulation, a move and a kick's ascent all cost more on a bigger mesh), down to its floor. */
+static void the_rl_defaults_should_shrink_by_64_over_the_cores_beyond_64_cores(void) {
+  CU_ASSERT_EQUAL(rl_method_default_episodes(64), RL_METHOD_EPISODES);
+  CU_ASSERT_EQUAL(rl_method_warmup_episodes(64), RL_METHOD_WARMUP_EPISODES);
+  CU_ASSERT_EQUAL(rl_method_model_kicks(16), RL_METHOD_MODEL_KICKS);
+  CU_ASSERT_EQUAL(rl_method_model_kicks(64), RL_METHOD_MODEL_KICKS);
+  CU_ASSERT_EQUAL(rl_method_default_episodes(256), RL_METHOD_EPISODES / 4);
+  CU_ASSERT_EQUAL(rl_method_warmup_episodes(256), RL_METHOD_WARMUP_EPISODES / 4);
+  CU_ASSERT_EQUAL(rl_method_model_kicks(256), RL_METHOD_MODEL_KICKS / 4);
+  CU_ASSERT_EQUAL(rl_method_model_kicks(1024), RL_METHOD_MODEL_KICKS / 16);
+  CU_ASSERT_EQUAL(rl_method_default_episodes(1024), 8); /* the floors */
+  CU_ASSERT_EQUAL(rl_method_warmup_episodes(1024), 50);
+  CU_ASSERT_EQUAL(rl_method_model_kicks(1 << 20), 50);
+}
+
 static CU_TestInfo tests[] = {
+    {"the_rl_defaults_should_shrink_by_64_over_the_cores_beyond_64_cores",
+     the_rl_defaults_should_shrink_by_64_over_the_cores_beyond_64_cores},
     {"the_rl_method_should_never_return_worse_than_its_initial_plan",
      the_rl_method_should_never_return_worse_than_its_initial_plan},
     {"the_rl_method_should_give_the_same_plan_for_the_same_seed",
