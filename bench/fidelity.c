@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "fidelity.h"
 #include "jsonio.h"
 
@@ -20,6 +21,8 @@ static void progress(void *ctx, int done, int total) {
   if (done == total) fprintf(stderr, "\n");
 }
 
+static const char usage[] = "usage: fidelity [--quick] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]";
+
 int main(int argc, char **argv) {
   int quick = 0, jobs = 1;
   const char *filter = NULL, *json = NULL, *methods[FIDELITY_MAX_METHODS];
@@ -28,8 +31,12 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
-    else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc)
-      jobs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
+      if (!bench_int("fidelity", usage, "-j", argv[++i], 1, 256, &jobs)) return 2;
+    } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      printf("%s\n", usage);
+      return 0;
+    }
     else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
       filter = argv[++i];
     else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
@@ -38,7 +45,7 @@ int main(int argc, char **argv) {
       snprintf(list, sizeof list, "%s", argv[++i]);
       for (char *t = strtok(list, ","); t && n_methods < FIDELITY_MAX_METHODS; t = strtok(NULL, ",")) methods[n_methods++] = t;
     } else {
-      fprintf(stderr, "usage: fidelity [--quick] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]\n");
+      fprintf(stderr, "%s\n", usage);
       return 2;
     }
   }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench.h"
 #include "fileio.h"
 #include "onnx_import.h"
 
@@ -23,10 +24,17 @@ static double now(void) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+static const char usage[] = "usage: onnx_import_speed [DIR [REPEATS]]   (DIR: tests/models, REPEATS: 10)";
+
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   const char *dir = argc > 1 ? argv[1] : "tests/models";
-  int repeats = argc > 2 ? atoi(argv[2]) : 10;
-  if (repeats < 1) repeats = 1;
+  int repeats = 10;
+  if (argc > 2 && !bench_int("onnx_import_speed", usage, "REPEATS", argv[2], 1, 1000000, &repeats)) return 2;
+  if (argc > 3) {
+    fprintf(stderr, "onnx_import_speed: too many arguments\n%s\n", usage);
+    return 2;
+  }
   DIR *d = opendir(dir);
   if (!d) {
     fprintf(stderr, "onnx_import_speed: cannot open %s\n", dir);

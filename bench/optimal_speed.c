@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "chip.h"
 #include "cost.h"
 #include "graph.h"
@@ -164,12 +165,18 @@ static mp_status load_chip(const char *arg, chip **out, mp_error *err) {
   return st;
 }
 
+static const char usage[] = "usage: optimal_speed [--repeat N] [CHIP.json ...]   (from the source tree)\n"
+                            "       optimal_speed --write GRAPH.json";
+
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   int repeat = 3, first = 1;
-  if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
-    repeat = atoi(argv[2]);
+  if (argc > 1 && strcmp(argv[1], "--repeat") == 0) {
+    if (argc < 3 || !bench_int("optimal_speed", usage, "--repeat", argv[2], 1, 1000, &repeat)) {
+      if (argc < 3) fprintf(stderr, "optimal_speed: --repeat needs a count\n%s\n", usage);
+      return 2;
+    }
     first = 3;
-    if (repeat < 1) repeat = 1;
   }
   graph *g = resnet152_like();
   if (!g) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bench.h"
 #include "method.h"
 #include "proc.h"
 #include "sim.h"
@@ -63,9 +64,12 @@ static int run_method(sim *s, const char *name, const char *init, const graph *g
   return rc;
 }
 
+static const char usage[] = "usage: rl_quality CHIP GRAPH... [--episodes N] [--seed S] [--even-only]";
+
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   if (argc < 3) {
-    fprintf(stderr, "usage: rl_quality CHIP GRAPH... [--episodes N] [--seed S] [--even-only]\n");
+    fprintf(stderr, "%s\n", usage);
     return 2;
   }
   long episodes = -1;
@@ -74,14 +78,27 @@ int main(int argc, char **argv) {
   int n_graphs = 0;
   const char *graphs[32];
   for (int i = 2; i < argc; i++) {
-    if (strcmp(argv[i], "--episodes") == 0 && i + 1 < argc)
-      episodes = atol(argv[++i]);
-    else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-      seed = strtoull(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--even-only") == 0)
+    if (strcmp(argv[i], "--episodes") == 0 && i + 1 < argc) {
+      int e;
+      if (!bench_int("rl_quality", usage, "--episodes", argv[++i], 0, 1000000, &e)) return 2;
+      episodes = e;
+    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      const char *text = argv[++i];
+      errno = 0;
+      seed = strtoull(text, &end, 10);
+      if (errno != 0 || end == text || *end != '\0' || text[0] == '-') {
+        fprintf(stderr, "rl_quality: --seed: '%s' is not a whole number from 0 to 2^64 - 1\n%s\n", text, usage);
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--even-only") == 0) {
       even_only = 1;
-    else if (n_graphs < 32)
+    } else if (n_graphs < 32) {
       graphs[n_graphs++] = argv[i];
+    } else {
+      fprintf(stderr, "rl_quality: more than 32 graphs\n");
+      return 2;
+    }
   }
   mp_error err;
   chip *c = NULL;

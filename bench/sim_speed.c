@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "chip.h"
 #include "graph.h"
 #include "plan.h"
@@ -250,18 +251,33 @@ static int startup_adapter(const char *a, const char *b, int n) {
   return bench_startup(a, b);
 }
 
+static const char usage[] = "usage: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING "
+                            "[RERUN]]]]]]]]]   (from the source tree; see bench/sim_speed.c)";
+
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   const char *graph_path = argc > 1 ? argv[1] : "traces/resnet50.json";
-  int n = argc > 2 ? atoi(argv[2]) : 2000;
-  if (n < 1) n = 1;
+  int n = 2000;
   static const char *const chips[] = {"mesh4x4", "mesh8x8", "mesh16x16", "mesh32x32"};
   int rc = 0;
-  if (argc > 4) microbatches = atoi(argv[4]) > 0 ? atoi(argv[4]) : 0;
-  if (argc > 5) fast_gather = atoi(argv[5]) != 0;
-  if (argc > 6) isolate = atoi(argv[6]) != 0;
+  if (argc > 2 && !bench_int("sim_speed", usage, "EVALUATIONS", argv[2], 1, INT_MAX, &n)) return 2;
+  if (argc > 4 && !bench_int("sim_speed", usage, "M", argv[4], 0, INT_MAX, &microbatches)) return 2;
+  if (argc > 5 && !bench_int("sim_speed", usage, "FAST", argv[5], 0, 1, &fast_gather)) return 2;
+  if (argc > 6 && !bench_int("sim_speed", usage, "ISOLATE", argv[6], 0, 1, &isolate)) return 2;
   if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
-  if (argc > 8) routing = atoi(argv[8]);
-  if (argc > 9) rerun_private = atoi(argv[9]) != 0;
+  if (argc > 8 && !bench_int("sim_speed", usage, "ROUTING", argv[8], 0, 2, &routing)) return 2;
+  if (argc > 9 && !bench_int("sim_speed", usage, "RERUN", argv[9], 0, 1, &rerun_private)) return 2;
+  if (argc > 10) {
+    fprintf(stderr, "sim_speed: too many arguments\n%s\n", usage);
+    return 2;
+  }
+  graph *g = NULL; /* once here, so that a bad graph is said once rather than by every child */
+  mp_error err;
+  if (graph_load(graph_path, &g, &err) != MP_OK) {
+    fprintf(stderr, "sim_speed: %s\n", err.msg);
+    return 1;
+  }
+  graph_free(g);
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, steady state, random plans of 1..16 stages, one process per chip\n", graph_path);
   for (fast_gather = 0; fast_gather <= 1; fast_gather++)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "chip.h"
 #include "fileio.h"
 #include "graph.h"
@@ -32,10 +33,18 @@ static char *result_text(const sim_result *r) {
   return s;
 }
 
+static const char usage[] = "usage: trace_speed [GRAPH.json [CHIP.json [M]]]   (from the source tree)";
+
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   const char *graph_path = argc > 1 ? argv[1] : "traces/resnet50.json";
   const char *chip_path = argc > 2 ? argv[2] : "platforms/mesh16x16.json";
-  int M = argc > 3 ? atoi(argv[3]) : 8;
+  int M = 8;
+  if (argc > 3 && !bench_int("trace_speed", usage, "M", argv[3], 1, 1000000, &M)) return 2;
+  if (argc > 4) {
+    fprintf(stderr, "trace_speed: too many arguments\n%s\n", usage);
+    return 2;
+  }
   const char *trace_path = "trace_speed.trace";
   graph *g = NULL;
   chip *c = NULL;
