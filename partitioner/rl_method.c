@@ -58,7 +58,8 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
 
 /* The search of the model around the warm-up's best plan (see partitioner/README.md): the warm-up
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
- * many moves away through far worse plans; model evaluations cost about a microsecond. */
+ * many moves away through far worse plans; a model evaluation costs microseconds (ResNet-50 on 16x16,
+ * 41 stages: 12 us), a simulation milliseconds. */
 static mp_status model_search(rl_trainer *w, int n_cores, mp_error *err) {
   mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
   if (st == MP_OK) st = rl_search_kick(w, 0, (int)rl_method_model_kicks(n_cores), RL_METHOD_MODEL_KICK_MOVES, err);

@@ -26,8 +26,9 @@
 #define RL_METHOD_WARMUP_EPISODES 400
 /* The simulator's and the warm-up's default episodes and the model search's kicks for a core count:
  * the figures above up to 64 cores, scaled by 64 / n_cores beyond (at least 8, 50 and 50).  A kick's
- * ascent scores every action, about 4 n_cores model evaluations a step: on 16x16 5 000 kicks scored
- * 7.4 million plans of ResNet-50 in 87 s (of 116 s with one simulator episode) and found no better one. */
+ * ascent scores every allowed move at each step, and a plan's moves and their model evaluations grow
+ * with the mesh: on 16x16 5 000 kicks scored 7.4 million plans of ResNet-50 in 87 s (of 116 s with one
+ * simulator episode) and found no better one. */
 long rl_method_default_episodes(int n_cores);
 long rl_method_warmup_episodes(int n_cores);
 long rl_method_model_kicks(int n_cores);
