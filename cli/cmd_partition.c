@@ -272,11 +272,11 @@ typedef struct search_bar {
 static void search_progress(void *ctx, const char *phase, long done, long total, double best) {
   search_bar *b = ctx;
   if (b->phase != phase) { /* a new phase: a bar of its own */
-    if (b->phase) progress_finish(&b->bar, b->bar.total, "episodes %s", b->phase);
+    if (b->phase) progress_finish(&b->bar, b->bar.total, "%s", b->phase);
     progress_init(&b->bar, stderr, "rl", total, 5.0, -1);
     b->phase = phase;
   }
-  progress_update(&b->bar, done, "episodes %s, best %.5g samples/s", phase, best * b->batch);
+  progress_update(&b->bar, done, "%s, best %.5g samples/s", phase, best * b->batch);
 }
 
 /* The command on one rank of `size` (0 of 1 without --jobs or mpirun): a learning method deals its
@@ -404,7 +404,7 @@ static int partition(int argc, char **argv, int rank, int size) {
   if (!o.progress && !quiet && rank == 0) progress_ticker_start(&ticker, stderr, label, 10.0, 10.0);
   mp_status ran = method_run(method, work, c, &o, &p, &rep, &err);
   progress_ticker_stop(&ticker);
-  if (sb.phase) progress_finish(&sb.bar, sb.bar.total, "episodes %s", sb.phase); /* before any message */
+  if (sb.phase) progress_finish(&sb.bar, sb.bar.total, "%s", sb.phase); /* before any message */
   if (to.train) {
     rc = ran != MP_OK ? cli_fail(&err) : partition_train(method, &o, work, g, c, p, &rep, engine, output, json);
     goto cleanup;

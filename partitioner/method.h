@@ -43,7 +43,8 @@ typedef struct method_options {
    * energy figures and inference; the other methods split by their own rule whatever it is */
   objective objective;
   /* long methods (rl): called after each step of their search with what is done of how much (total <= 0
-   * when unknown), a phase name and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
+   * when unknown), the phase (a name that starts with its unit, "episodes on the model"; one pointer
+   * per phase) and the best micro-batches/s so far; NULL: nothing.  The caller prints. */
   void (*progress)(void *ctx, const char *phase, long done, long total, double best_microbatches_per_s);
   void *progress_ctx;
 } method_options;

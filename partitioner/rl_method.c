@@ -32,14 +32,24 @@ static long scaled(long base, int n_cores, long floor) {
   return v > floor ? v : floor;
 }
 
-/* Tells the caller (o->progress) how far trainer t is through its episodes. */
-static void report(const method_options *o, const char *phase, const rl_trainer *t, long episodes) {
+/* The phases of a run as the caller's progress sees them (one pointer each: the caller may tell a new
+ * phase by its pointer). */
+static const char phase_warmup[] = "episodes on the model", phase_kicks[] = "kicks of the model search",
+                  phase_sim[] = "episodes on the simulator";
+
+/* Tells the caller (o->progress) that done of total units of a phase are done, and trainer t's best. */
+static void report(const method_options *o, const char *phase, const rl_trainer *t, long done, long total) {
   if (!o->progress) return;
-  rl_train_stats ts;
-  rl_trainer_get_stats(t, &ts);
   rl_eval best;
   rl_trainer_best(t, 0, &best);
-  o->progress(o->progress_ctx, phase, ts.episodes, episodes, best.figure);
+  o->progress(o->progress_ctx, phase, done, total, best.figure);
+}
+
+/* The same with trainer t's episodes as done. */
+static void report_episodes(const method_options *o, const char *phase, const rl_trainer *t, long total) {
+  rl_train_stats ts;
+  rl_trainer_get_stats(t, &ts);
+  report(o, phase, t, ts.episodes, total);
 }
 
 long rl_method_default_episodes(int n_cores) {
@@ -60,9 +70,18 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
  * many moves away through far worse plans; a model evaluation costs microseconds (ResNet-50 on 16x16,
  * 41 stages: 12 us), a simulation milliseconds. */
-static mp_status model_search(rl_trainer *w, int n_cores, mp_error *err) {
+static mp_status model_search(rl_trainer *w, int n_cores, const method_options *o, mp_error *err) {
+  long kicks = rl_method_model_kicks(n_cores);
   mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_search_kick(w, 0, (int)rl_method_model_kicks(n_cores), RL_METHOD_MODEL_KICK_MOVES, err);
+  /* the kicks a few at a time, for the progress: each kick starts from the best plan so far and draws
+   * from the trainer's rng, so kicks in chunks are the kicks of one call */
+  for (long done = 0; st == MP_OK && done < kicks;) {
+    report(o, phase_kicks, w, done, kicks);
+    long now = kicks - done < RL_METHOD_KICKS_REPORTED ? kicks - done : RL_METHOD_KICKS_REPORTED;
+    st = rl_search_kick(w, 0, (int)now, RL_METHOD_MODEL_KICK_MOVES, err);
+    done += now;
+  }
+  if (st == MP_OK) report(o, phase_kicks, w, kicks, kicks);
   if (st == MP_OK) st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
   if (st == MP_OK) st = rl_search_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
   return st;
@@ -116,10 +135,10 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
       rl_trainer_distribute(warm, o->rank, o->ranks, o->gather, o->gather_ctx);
     while (st == MP_OK && !rl_trainer_done(warm)) {
       st = rl_trainer_iterate(warm, err);
-      report(o, "on the model", warm, wcfg.episodes);
+      report_episodes(o, phase_warmup, warm, wcfg.episodes);
     }
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_rl);
-    if (st == MP_OK) st = model_search(warm, c->n_cores, err);
+    if (st == MP_OK) st = model_search(warm, c->n_cores, o, err);
     if (st == MP_OK) rl_trainer_best(warm, 0, &warm_best);
     if (st != MP_OK) goto cleanup;
   }
@@ -130,6 +149,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   sim_stats before, after;
   sim_get_stats(s, &before);
   st = rl_trainer_new(&cfg, &in, 1, warm ? rl_trainer_policy(warm) : pol, &t, err);
+  if (st == MP_OK) report(o, phase_sim, t, 0, cfg.episodes); /* before the offers' simulations */
   if (st == MP_OK && o->ranks > 1 && o->gather) rl_trainer_distribute(t, o->rank, o->ranks, o->gather, o->gather_ctx);
   if (st == MP_OK && warm) st = rl_trainer_offer(t, 0, rl_trainer_best(warm, 0, NULL), err);
   /* the best plan the model knows: optimal's, simulated like every other candidate */
@@ -141,7 +161,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
   if (st != MP_OK) goto cleanup;
   while (!rl_trainer_done(t) && st == MP_OK) {
     st = rl_trainer_iterate(t, err);
-    report(o, "on the simulator", t, cfg.episodes);
+    report_episodes(o, phase_sim, t, cfg.episodes);
   }
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
   if (st == MP_OK) st = rl_search_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);

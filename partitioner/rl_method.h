@@ -21,6 +21,8 @@
 #define RL_METHOD_MODEL_REGROUP_ROUNDS 100
 #define RL_METHOD_MODEL_KICKS 5000
 #define RL_METHOD_MODEL_KICK_MOVES 16
+/* Kicks between two progress reports of the model search (on 32x32 its 312 kicks took minutes). */
+#define RL_METHOD_KICKS_REPORTED 25
 /* Episodes of the warm-up on the analytical model that precedes the simulator's episodes (of twice
  * the simulator episodes' length). */
 #define RL_METHOD_WARMUP_EPISODES 400

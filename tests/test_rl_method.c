@@ -264,8 +264,15 @@ static void partition_rl_should_report_its_progress_unless_quiet(void) {
   snprintf(c, sizeof c, "%s", testutil_src("platforms/mesh4x4.json"));
   snprintf(args, sizeof args, "partition -g '%s' -c '%s' -m rl --episodes 8", g, c);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "episodes on the model"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(errout, "rl 8/8 (100%) episodes on the simulator"));
+  /* the phases in their order, each ended by its final line: the warm-up, the model search's kicks
+   * (5 000 on 16 cores), the simulator's episodes */
+  const char *warm = strstr(errout, "rl 400/400 (100%) episodes on the model ["),
+             *kicks = strstr(errout, "rl 5000/5000 (100%) kicks of the model search ["),
+             *simulated = strstr(errout, "rl 8/8 (100%) episodes on the simulator [");
+  CU_ASSERT_PTR_NOT_NULL(warm);
+  CU_ASSERT_PTR_NOT_NULL(kicks);
+  CU_ASSERT_PTR_NOT_NULL(simulated);
+  CU_ASSERT_TRUE(warm && kicks && simulated && warm < kicks && kicks < simulated);
   free(out), free(errout);
   snprintf(args, sizeof args, "partition -q -g '%s' -c '%s' -m rl --episodes 8", g, c);
   CU_ASSERT_EQUAL_FATAL(testutil_meshpipe(args, &out, &errout), 0);
