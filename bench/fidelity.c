@@ -24,6 +24,7 @@ static void progress(void *ctx, int done, int total) {
 static const char usage[] = "usage: fidelity [--quick] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]";
 
 int main(int argc, char **argv) {
+  if (bench_help(argc, argv, usage)) return 0;
   int quick = 0, jobs = 1;
   const char *filter = NULL, *json = NULL, *methods[FIDELITY_MAX_METHODS];
   int n_methods = 0;
@@ -33,11 +34,7 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
       if (!bench_int("fidelity", usage, "-j", argv[++i], 1, 256, &jobs)) return 2;
-    } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      printf("%s\n", usage);
-      return 0;
-    }
-    else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
+    } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
       filter = argv[++i];
     else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
       json = argv[++i];

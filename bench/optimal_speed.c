@@ -172,10 +172,11 @@ int main(int argc, char **argv) {
   if (bench_help(argc, argv, usage)) return 0;
   int repeat = 3, first = 1;
   if (argc > 1 && strcmp(argv[1], "--repeat") == 0) {
-    if (argc < 3 || !bench_int("optimal_speed", usage, "--repeat", argv[2], 1, 1000, &repeat)) {
-      if (argc < 3) fprintf(stderr, "optimal_speed: --repeat needs a count\n%s\n", usage);
+    if (argc < 3) {
+      fprintf(stderr, "optimal_speed: --repeat needs a count\n%s\n", usage);
       return 2;
     }
+    if (!bench_int("optimal_speed", usage, "--repeat", argv[2], 1, 1000, &repeat)) return 2;
     first = 3;
   }
   graph *g = resnet152_like();
