@@ -7,7 +7,8 @@
  * caller's thread; while it waits, nothing else exists in the simulation, so blocking the engine's
  * thread is harmless.  For each job it creates the plan's actors, joins them, and hands back times
  * measured as differences of the engine's clock.  sim_engine_stop makes the controller return,
- * simgrid_run ends and the thread is joined.  SimGrid aborts on any error, so everything is validated before it runs.
+ * simgrid_run ends and the thread is joined.  SimGrid aborts on any error, so everything is
+ * validated before it runs.
  *
  * Actors.  Each group has one actor that runs its (micro-batch, segment) pairs from a ready queue, as
  * TensorFlow's executor does: the lowest micro-batch, then segment, whose received tensors have
@@ -41,10 +42,10 @@
  *
  * Stacks.  SimGrid protects a page below each actor's stack by default: two mprotect calls per actor,
  * about 35 per evaluation on 8x8, and since the engine has a thread of its own each one flushes the
- * TLBs of the other core too (300 evaluations on 8x8: 0.15 s of system time, 0.06 s without).  Without guard
- * pages the stacks are plain heap blocks.  What the guard would catch, an actor overflowing 64 KiB, has
- * a measured margin: with 32 KiB stacks and guard pages every suite passes (stacks of 16 KiB
- * crash). */
+ * TLBs of the other core too (300 evaluations on 8x8: 0.15 s of system time, 0.06 s without).
+ * Without guard pages the stacks are plain heap blocks.  What the guard would catch, an actor
+ * overflowing 64 KiB, has a measured margin: with 32 KiB stacks and guard pages every suite passes
+ * (stacks of 16 KiB crash). */
 #define _GNU_SOURCE /* mkstemps */
 #include <errno.h>
 #include <math.h>

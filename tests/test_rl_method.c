@@ -23,6 +23,8 @@ typedef struct rl_run {
   int episodes;
   uint64_t seed;
   sim *sim; /* lent to the method, or NULL */
+  void (*progress)(void *, const char *, long, long, double); /* method_options.progress, or NULL */
+  void *progress_ctx;
   mp_status st;
   plan *p;
   method_report rep;
@@ -46,6 +48,8 @@ static int run_rl(rl_run *r) {
     o.policy = r->policy;
     o.episodes = r->episodes;
     o.sim = r->sim;
+    o.progress = r->progress;
+    o.progress_ctx = r->progress_ctx;
     r->st = method_run("rl", g, c, &o, &r->p, &r->rep, &r->err);
     mp_error verr;
     if (r->st == MP_OK) ok = plan_validate(r->p->arranged, c->n_cores, g->n_ops, "x", &verr) == MP_OK;
@@ -128,6 +132,70 @@ static int lent_sim_child(void *arg) {
 
 static void the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only(void) {
   CU_ASSERT_EQUAL(testutil_in_child(lent_sim_child, NULL), 0);
+}
+
+/* What the rl method's progress callback was told, in order. */
+typedef struct progress_log {
+  int n;
+  struct {
+    const char *phase;
+    long done, total;
+  } e[1024];
+} progress_log;
+
+static void log_progress(void *ctx, const char *phase, long done, long total, double best) {
+  progress_log *l = ctx;
+  (void)best;
+  if (l->n < 1024) {
+    l->e[l->n].phase = phase;
+    l->e[l->n].done = done;
+    l->e[l->n].total = total;
+  }
+  l->n++;
+}
+
+/* In a child (the method reports in-process on a lent simulator): the phases come in order, one
+ * pointer each; the kicks are reported every RL_METHOD_KICKS_REPORTED of the 5 000 kicks on 16
+ * cores, and the simulator's phase with 0 episodes before any episode. */
+static int progress_child(void *arg) {
+  (void)arg;
+  static progress_log log;
+  static const char *const names[] = {"episodes on the model", "kicks of the model search",
+                                      "episodes on the simulator"};
+  const char *ptr[3] = {NULL, NULL, NULL};
+  chip *c = NULL;
+  sim *s = NULL;
+  mp_error err;
+  if (chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK || sim_new(c, NULL, &s, &err) != MP_OK)
+    return 10;
+  rl_run r = {.episodes = 16, .sim = s, .progress = log_progress, .progress_ctx = &log};
+  if (!run_rl(&r) || r.st != MP_OK || log.n > 1024) return 11;
+  int phase = 0, kicks = 0, sims = 0;
+  for (int i = 0; i < log.n; i++) {
+    int k = 0;
+    while (k < 3 && strcmp(log.e[i].phase, names[k]) != 0) k++;
+    if (k == 3 || k < phase) return 12; /* an unknown phase, or one out of order */
+    if (ptr[k] && ptr[k] != log.e[i].phase) return 13;
+    ptr[k] = log.e[i].phase;
+    phase = k;
+    if (k == 1) {
+      long want = kicks < RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED ? (long)kicks * RL_METHOD_KICKS_REPORTED
+                                                                             : RL_METHOD_MODEL_KICKS;
+      if (log.e[i].done != want || log.e[i].total != RL_METHOD_MODEL_KICKS) return 14;
+      kicks++;
+    }
+    if (k == 2 && (log.e[i].total != 16 || (sims++ == 0 && log.e[i].done != 0))) return 15;
+  }
+  if (kicks != RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED + 1 || sims < 2) return 16;
+  if (log.e[log.n - 1].done != 16) return 17;
+  plan_free(r.p);
+  sim_free(s);
+  chip_free(c);
+  return 0;
+}
+
+static void the_rl_method_should_report_each_phase_in_order_and_the_kicks_every_few(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(progress_child, NULL), 0);
 }
 
 static char *slurp_file(const char *path, size_t *len) {
@@ -379,6 +447,8 @@ static CU_TestInfo tests[] = {
     {"the_rl_method_should_reject_bad_options", the_rl_method_should_reject_bad_options},
     {"the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only",
      the_rl_method_should_use_a_lent_simulator_of_the_same_chip_only},
+    {"the_rl_method_should_report_each_phase_in_order_and_the_kicks_every_few",
+     the_rl_method_should_report_each_phase_in_order_and_the_kicks_every_few},
     {"train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte",
      train_should_write_a_policy_that_a_resumed_run_reproduces_byte_for_byte},
     {"train_with_jobs_should_write_what_one_process_writes", train_with_jobs_should_write_what_one_process_writes},

@@ -1,6 +1,6 @@
 /* Tests of rl_search: the single-move polish stops at a local optimum; regrouping, kicks and the
- * pair polish reach the brute-force optimum of a toy instance, repeat for a seed and stop on a
- * reward error. */
+ * pair polish reach the brute-force optimum of a toy instance, repeat for a seed (kicks also when
+ * run in chunks) and stop on a reward error. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +65,24 @@ static void regroup_kick_and_pair_polish_should_reach_the_toy_optimum(void) {
   CU_ASSERT_EQUAL_FATAL(rl_search_kick(u, 0, 20, 2, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_search_kick(v, 0, 20, 2, &err), MP_OK);
   CU_ASSERT_EQUAL(memcmp(rl_trainer_best(u, 0, NULL), rl_trainer_best(v, 0, NULL), 6 * sizeof(int)), 0);
+  rl_trainer_free(u);
+  rl_trainer_free(v);
+  /* kicks in chunks are the kicks of one call (the rl method reports its progress between chunks):
+   * the same plans scored, the same best */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &u, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &v, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_search_kick(u, 0, 30, 4, &err), MP_OK);
+  for (int chunk = 0; chunk < 4; chunk++) CU_ASSERT_EQUAL_FATAL(rl_search_kick(v, 0, chunk == 3 ? 3 : 9, 4, &err), MP_OK);
+  rl_train_stats su, sv;
+  rl_trainer_get_stats(u, &su);
+  rl_trainer_get_stats(v, &sv);
+  CU_ASSERT_EQUAL(su.evaluations, sv.evaluations);
+  CU_ASSERT_EQUAL(memcmp(rl_trainer_best(u, 0, NULL), rl_trainer_best(v, 0, NULL), 6 * sizeof(int)), 0);
+  rl_trainer_free(v); /* one kick fewer scores fewer plans: the count tells the runs apart */
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &v, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_search_kick(v, 0, 29, 4, &err), MP_OK);
+  rl_trainer_get_stats(v, &sv);
+  CU_ASSERT(sv.evaluations < su.evaluations);
   rl_trainer_free(u);
   rl_trainer_free(v);
   rl_trainer_free(t);
