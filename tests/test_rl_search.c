@@ -72,7 +72,8 @@ static void regroup_kick_and_pair_polish_should_reach_the_toy_optimum(void) {
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &u, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &v, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(rl_search_kick(u, 0, 30, 4, &err), MP_OK);
-  for (int chunk = 0; chunk < 4; chunk++) CU_ASSERT_EQUAL_FATAL(rl_search_kick(v, 0, chunk == 3 ? 3 : 9, 4, &err), MP_OK);
+  for (int chunk = 0; chunk < 4; chunk++) /* 9 + 9 + 9 + 3 */
+    CU_ASSERT_EQUAL_FATAL(rl_search_kick(v, 0, chunk == 3 ? 3 : 9, 4, &err), MP_OK);
   rl_train_stats su, sv;
   rl_trainer_get_stats(u, &su);
   rl_trainer_get_stats(v, &sv);
