@@ -6,17 +6,18 @@
  * simulator's default; M > 0 forces M micro-batches), cache off, one after the other in one sim;
  * prints evaluations per second (wall) and per CPU-second, micro-batches and activities per
  * evaluation, simulated activities/s and how many runs settled; then all of it again with
- * sim_options.fast_gather, and on 8x8 with sim_options.isolate.  Then, in another child, the
- * start-up time of a sim on the 32x32 mesh, one steady evaluation there, and the child's peak
- * resident memory.
+ * sim_options.fast_gather, again with sim_options.fast_streams, and on 8x8 with sim_options.isolate.
+ * Then, in another child, the start-up time of a sim on the 32x32 mesh, one steady evaluation there,
+ * and the child's peak resident memory.
  *
  * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING
- * [RERUN]]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).  With CHIP,
- * that chip only, with M micro-batches, fast_gather = FAST, isolate = ISOLATE, sim_options.routing =
- * ROUTING (0 automatic, 1 Full, 2 DijkstraCache) and sim_options.rerun_private = RERUN; with DUMP (not
- * "-"), every evaluation's `simulate --json` object is also written to the file DUMP, one line each
- * (timed too), so that two builds can be compared figure for figure: `cmp` of two dumps of the same
- * arguments is the before/after equality check of a simulator change. */
+ * [RERUN [STREAMS]]]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).
+ * With CHIP, that chip only, with M micro-batches, fast_gather = FAST, isolate = ISOLATE,
+ * sim_options.routing = ROUTING (0 automatic, 1 Full, 2 DijkstraCache), sim_options.rerun_private =
+ * RERUN and sim_options.fast_streams = STREAMS; with DUMP (not "-"), every evaluation's `simulate
+ * --json` object is also written to the file DUMP, one line each (timed too), so that two builds can be
+ * compared figure for figure: `cmp` of two dumps of the same arguments is the before/after equality
+ * check of a simulator change. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ static void random_counts(rng *r, int n, int k, int *counts) {
   free(cut);
 }
 
-static int microbatches = 0, fast_gather = 0, isolate = 0; /* 0: steady state */
+static int microbatches = 0, fast_gather = 0, fast_streams = 0, isolate = 0; /* 0: steady state */
 static const char *dump_path; /* NULL, or where every evaluation's JSON goes */
 static int routing = SIM_ROUTING_AUTO;
 static int rerun_private = 0; /* sim_options.rerun_private */
@@ -101,6 +102,7 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   o.microbatches = microbatches;
   o.fast_gather = fast_gather;
   o.isolate = isolate;
+  o.fast_streams = fast_streams;
   o.routing = routing;
   o.rerun_private = rerun_private;
   if (sim_new(c, &o, &s, &err) != MP_OK) {
@@ -175,13 +177,14 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
     snprintf(m, sizeof m, "M=%d", microbatches);
   else
     snprintf(m, sizeof m, "steady");
-  printf("%-10s %4d cores  %-11s %-6s %6d evals  %8.1f evals/s  %8.1f evals/CPU-s  %6.1f micro-batches/eval  %7.1f "
+  printf("%-10s %4d cores  %-12s %-6s %6d evals  %8.1f evals/s  %8.1f evals/CPU-s  %6.1f micro-batches/eval  %7.1f "
          "activities/eval  %9.0f activities/s  (mean %.1f stages, %d of %d settled, start-up %.3f s, %.0f%% of the time "
          "in the engine; first plan again after all: %s)\n",
          c->name, c->n_cores,
-         fast_gather ? "fast-gather"
-         : isolate   ? "isolated"
-                     : "chain",
+         fast_gather    ? "fast-gather"
+         : fast_streams ? "fast-streams"
+         : isolate      ? "isolated"
+                        : "chain",
          m, n_evals, n_evals / dt, n_evals / dcpu, (double)mbs / n_evals, (double)acts / n_evals, (double)acts / dt,
          stages / n_evals, settled, n_evals, st.startup_s, 100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
   fflush(stdout);
@@ -252,7 +255,7 @@ static int startup_adapter(const char *a, const char *b, int n) {
 }
 
 static const char usage[] = "usage: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING "
-                            "[RERUN]]]]]]]]]   (from the source tree; see bench/sim_speed.c)";
+                            "[RERUN [STREAMS]]]]]]]]]]   (from the source tree; see bench/sim_speed.c)";
 
 int main(int argc, char **argv) {
   if (bench_help(argc, argv, usage)) return 0;
@@ -267,7 +270,8 @@ int main(int argc, char **argv) {
   if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
   if (argc > 8 && !bench_int("sim_speed", usage, "ROUTING", argv[8], 0, 2, &routing)) return 2;
   if (argc > 9 && !bench_int("sim_speed", usage, "RERUN", argv[9], 0, 1, &rerun_private)) return 2;
-  if (argc > 10) {
+  if (argc > 10 && !bench_int("sim_speed", usage, "STREAMS", argv[10], 0, 1, &fast_streams)) return 2;
+  if (argc > 11) {
     fprintf(stderr, "sim_speed: too many arguments\n%s\n", usage);
     return 2;
   }
@@ -280,15 +284,18 @@ int main(int argc, char **argv) {
   graph_free(g);
   if (argc > 3) return in_child(bench_chip, graph_path, argv[3], n); /* one chip only */
   printf("sim_speed: %s, steady state, random plans of 1..16 stages, one process per chip\n", graph_path);
-  for (fast_gather = 0; fast_gather <= 1; fast_gather++)
+  for (int pass = 0; pass < 3; pass++) { /* the default, fast_gather, fast_streams */
+    fast_gather = pass == 1;
+    fast_streams = pass == 2;
     for (int i = 0; i < 4; i++) {
       char path[512];
       snprintf(path, sizeof path, "platforms/%s.json", chips[i]);
       int evals = i == 3 ? (n / 20 > 0 ? n / 20 : 1) : n;
       rc |= in_child(bench_chip, graph_path, path, evals);
     }
+  }
   isolate = 1; /* bit-identical mode, on 8x8 */
-  fast_gather = 0;
+  fast_gather = fast_streams = 0;
   rc |= in_child(bench_chip, graph_path, "platforms/mesh8x8.json", n / 4 > 0 ? n / 4 : 1);
   rc |= in_child(startup_adapter, graph_path, "platforms/mesh32x32.json", 0);
   return rc;

@@ -164,6 +164,7 @@ int cli_sim_option(const char *cmd, int opt, const char *arg, sim_options *so) {
     so->top_links = (int)v;
     return 0;
   case 'f': so->fast_gather = 1; return 0;
+  case CLI_OPT_FAST_STREAMS: so->fast_streams = 1; return 0;
   case 'v': so->verbose = 1; return 0;
   default: return cli_usage(cmd, "internal: option %d is not a simulator option", opt);
   }

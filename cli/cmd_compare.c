@@ -41,7 +41,7 @@ static const char usage[] =
     "                        simulated_energy_j_per_sample, simulated_samples_per_j, simulated_power_w), ...\n"
     "  --seed S, --tau T, --max-step N, --episodes N, --policy FILE, --init METHOD, --objective O\n"
     "                        passed to every method (see 'meshpipe partition --help')\n"
-    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
+    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, --fast-streams, -v, --verbose\n"
     "                        simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate         analytical figures only\n"
     "  --dtype T, --batch N, --no-fuse\n"

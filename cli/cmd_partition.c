@@ -57,7 +57,7 @@ static const char usage[] =
     "  --jobs N             learning methods: play each batch's episodes and score the searches' moves in\n"
     "                       N processes (forked here, each with its own simulator; the plan of one\n"
     "                       process, as for 'train --jobs')\n"
-    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, -v, --verbose\n"
+    "  -M, --microbatches M, -l, --links N, -f, --fast-gather, --fast-streams, -v, --verbose\n"
     "                       simulator options, as for 'meshpipe simulate'\n"
     "  --no-simulate        skip the SimGrid simulation (analytical figures only; \"simulated\" is null)\n"
     "  --dtype T, --batch N, --no-fuse\n"

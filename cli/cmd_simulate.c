@@ -14,9 +14,10 @@
 #include "timeline.h"
 
 static const char usage[] =
-    "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--fast-gather] [--json] [--verbose]\n"
-    "                         [--timeline RUN.json] [--paje RUN.trace] [--op-times FILE] [--dtype T] [--batch N]\n"
-    "                         [--no-fuse] [--mode train [--schedule S] [--optimizer O] [--recompute]]\n"
+    "usage: meshpipe simulate -g GRAPH [-c CHIP] -p PLAN [--microbatches M] [--fast-gather] [--fast-streams]\n"
+    "                         [--json] [--verbose] [--timeline RUN.json] [--paje RUN.trace] [--op-times FILE]\n"
+    "                         [--dtype T] [--batch N] [--no-fuse] [--mode train [--schedule S] [--optimizer O]\n"
+    "                         [--recompute]]\n"
     "\n"
     "Simulates the plan as a pipeline on the chip with SimGrid: every group of cores runs its layers\n"
     "for M micro-batches (each layer's work split over the group, then its output all-gathered), and\n"

@@ -277,7 +277,7 @@ static void dram_batch(jgroup *gr, int write) {
     return;
   }
   double t = simgrid_get_clock();
-  gr->acts += sim_dram_streams(gr->n_cores, gr->dram_matrix, gr->dram_hosts, gr->dram_execs, write);
+  gr->acts += sim_dram_streams(&gr->streams, write ? gr->dram_out : gr->dram_in, write);
   if (gr->private_dram) *solo = simgrid_get_clock() - t;
 }
 

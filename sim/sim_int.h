@@ -79,6 +79,27 @@ typedef struct sim_gather {
   sg_exec_t *execs;        /* scratch: per block its ptask in flight */
 } sim_gather;
 
+/* DRAM streams.  Every core of a group whose share does not fit streams its excess from its nearest
+ * port (sim_program.c, "DRAM"), all of the group's at once.  A batch is one parallel task between a
+ * port's host and the hosts of the cores it serves: by default one per core (a core has its own DMA
+ * engine), with sim_options.fast_streams one per port the group uses.  A port's batch alone lasts its
+ * busiest link's load over its bandwidth plus its longest route's latency, as the model's stream term
+ * (cost.h), and counts once on each link it crosses, where a core's transfer counts once per core: a
+ * contended link gives the group one share instead of one per core.  On 32x32 with 1 MiB hundreds of
+ * per-core streams run at once and the ptask solver's work grows with their square; batched, ResNet-50
+ * evaluates 5.6x faster, but the fidelity matrix (bench/fidelity, every case batched) puts 141, 151 and
+ * 159 of 160 cases within 5, 10 and 15 % instead of 146, 157 and 160, the worst 0.820 instead of 0.875. */
+typedef struct sim_streams {
+  int n_cores, n_batches;
+  int *member;          /* the cores (0 .. n_cores - 1), batch after batch, each in core order */
+  int *first;           /* per batch: where its cores start in member (n_batches + 1) */
+  sg_host_t *port_host; /* per batch: its port's host */
+  sg_host_t *core_host; /* per core: its host */
+  sg_host_t *hosts;     /* scratch: per batch, its port's host then its moving cores' (n_cores + n_batches) */
+  double *matrix;       /* scratch: per batch with m hosts, its m x m byte matrix then m zero flops */
+  sg_exec_t *execs;     /* scratch: the tasks in flight (n_batches) */
+} sim_streams;
+
 /* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
  * DijkstraCache one. */
 int sim_platform_full(const chip *c, int routing);
@@ -155,14 +176,12 @@ typedef struct jgroup {
   int n_recvs;
   jrecv *recvs;
   /* DRAM streams (cost_core_dram), NULL when the group fits: per core its reads and writes per
-   * micro-batch and its nearest port.  Before the micro-batch's first segment every core that reads
-   * starts its own transfer from its port (a two-host ptask), after the last every core that writes
-   * its own to the port; the group waits for all of them. */
+   * micro-batch and its nearest port.  Before the micro-batch's first segment the cores that read
+   * stream from their ports, after the last the cores that write stream to them, in the batches of
+   * sim_streams (above); the group waits for all of them. */
   double *dram_in, *dram_out;
   int *dram_port;
-  sg_host_t *dram_hosts;  /* per core: its port's host, then its own (2 n) */
-  double *dram_matrix;    /* per core: the 2x2 byte matrix of its read, of its write, then 2 zero flops (10 n) */
-  sg_exec_t *dram_execs;  /* scratch: the transfers in flight (n) */
+  sim_streams streams;
   int private_gather, private_dram; /* nothing but the group's actor crosses its chain / its streams' links */
   double dram_solo_s[2];            /* its reads' (0) and writes' (1) time once run, when private; else -1 */
   /* run state */
@@ -365,11 +384,18 @@ void sim_gather_plan(const chip *c, sim_gather *g, const unsigned char *busy);
 /* An all-gather of `bytes` over g's chain (above), waited for. */
 void sim_all_gather(sim *s, sim_gather *g, double bytes);
 
-/* Every core's DRAM read (write 0) or write (1) at once, then the wait for the last: core k's transfer is
- * the 2-host ptask of hosts[2k] (its port) and hosts[2k + 1] (the core) with matrix x + 10k (x[10k + 1]
- * bytes read, x[10k + 6] written, x[10k + 8..9] zero flops); cores with nothing to move are skipped.
- * execs holds n_cores entries.  Returns the number of transfers. */
-int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write);
+/* The DRAM streams of a group (sim_streams, above) for cores first_core .. first_core + n_cores - 1 of
+ * s's chip, each from its nearest port, batched as s's options say.  0, or -1 out of memory (then
+ * sim_streams_free frees what was allocated). */
+int sim_streams_init(sim_streams *st, const sim *s, int first_core, int n_cores);
+
+/* Frees st's arrays (not st); st zeroed or initialised. */
+void sim_streams_free(sim_streams *st);
+
+/* The group's DRAM reads (write 0) or writes (1) of one micro-batch, bytes[k] for its core k (n_cores
+ * entries), every batch started at once, then the wait for the last; a core that moves nothing is left
+ * out, and so is a batch none of whose cores moves anything.  Returns the number of tasks run. */
+int sim_dram_streams(sim_streams *st, const double *bytes, int write);
 
 /* Adds to tl, per core of stage cs, the bytes it keeps resident: its share of the stage's weight bytes
  * (training: its static bytes) less what it streams from DRAM (cost_core_dram). */

@@ -20,7 +20,8 @@
  * segment it reads e (its excess weights, W_i/c_i at most, then the spilled activations it reloads),
  * after the last segment it writes the spill, max(0, e - W_i/c_i), back (cost_core_dram).  Each core's transfer is its
  * own two-host ptask from the port's host over the port's down link and the XY route (or back over the
- * up link), all of a group's started at once; the group waits for the last.  The port's links have the
+ * up link), or with sim_options.fast_streams the cores of a port share one (sim_int.h, "DRAM streams"),
+ * all of a group's started at once; the group waits for the last.  The port's links have the
  * port's bandwidth, so a stream is limited by whichever of them and the NoC links it crosses is busiest.
  * A chip without DRAM ports streams nothing.
  *
@@ -60,9 +61,7 @@ void sim_job_free(job *j) {
     free(gr->dram_in);
     free(gr->dram_out);
     free(gr->dram_port);
-    free(gr->dram_hosts);
-    free(gr->dram_matrix);
-    free(gr->dram_execs);
+    sim_streams_free(&gr->streams);
     sim_gather_free(&gr->gather);
     free(gr->done);
     free(gr->left);
@@ -84,7 +83,8 @@ void sim_job_free(job *j) {
 /* The DRAM streams of a group whose share does not fit every core (cost_core_dram, from its
  * analytical figures, so that a plan and its trace stream alike on any chip): each core reads its
  * excess from its nearest port before the micro-batch's first segment and writes its spilled
- * activation back after the last, each core's transfer its own (a core has its own DMA engine).
+ * activation back after the last, each core's transfer its own (a core has its own DMA engine) or
+ * with sim_options.fast_streams the cores of a port in one (sim_int.h, "DRAM streams").
  * Nothing on a chip without DRAM ports.  0, or -1 when out of memory. */
 static int setup_dram(const sim *s, jgroup *gr) {
   const chip *c = s->chip;
@@ -94,20 +94,12 @@ static int setup_dram(const sim *s, jgroup *gr) {
   gr->dram_in = calloc((size_t)n, sizeof *gr->dram_in);
   gr->dram_out = calloc((size_t)n, sizeof *gr->dram_out);
   gr->dram_port = malloc((size_t)n * sizeof *gr->dram_port);
-  gr->dram_hosts = malloc(2 * (size_t)n * sizeof *gr->dram_hosts);
-  gr->dram_matrix = calloc(10 * (size_t)n, sizeof *gr->dram_matrix);
-  gr->dram_execs = malloc((size_t)n * sizeof *gr->dram_execs);
-  if (!gr->dram_in || !gr->dram_out || !gr->dram_port || !gr->dram_hosts || !gr->dram_matrix || !gr->dram_execs)
+  if (!gr->dram_in || !gr->dram_out || !gr->dram_port || sim_streams_init(&gr->streams, s, gr->first_core, n) != 0)
     return -1;
   for (int k = 0; k < n; k++) {
-    int core = gr->first_core + k, port = chip_nearest_dram(c, core);
+    int core = gr->first_core + k;
     cost_core_dram(cs, (double)c->cores[core].sram_bytes, &gr->dram_in[k], &gr->dram_out[k]);
-    gr->dram_port[k] = port;
-    gr->dram_hosts[2 * k] = s->dram_hosts[port];
-    gr->dram_hosts[2 * k + 1] = s->hosts[core];
-    double *x = gr->dram_matrix + 10 * (size_t)k;
-    x[1] = gr->dram_in[k];  /* read: port -> core */
-    x[6] = gr->dram_out[k]; /* write: core -> port */
+    gr->dram_port[k] = chip_nearest_dram(c, core);
   }
   return 0;
 }

@@ -45,8 +45,7 @@ void sim_train_job_free(tjob *j) {
     free(gr->order);
     free(gr->pass_x);
     free(gr->upd_x);
-    free(gr->dram_hosts);
-    free(gr->execs);
+    sim_streams_free(&gr->dram);
     sim_gather_free(&gr->gather);
     free(gr->queue);
     free(gr->b_end);
@@ -101,21 +100,17 @@ int sim_train_finish_group(const sim *s, tgroup *gr) {
   if (n > 1 && sim_gather_init(&gr->gather, gr->first_core, n) != 0) return -1;
   if (cs->fits || c->n_dram == 0) return 0;
   gr->streams = 1;
-  gr->pass_x = calloc(10 * (size_t)n, sizeof *gr->pass_x);
-  gr->upd_x = calloc(10 * (size_t)n, sizeof *gr->upd_x);
-  gr->dram_hosts = malloc(2 * (size_t)n * sizeof *gr->dram_hosts);
-  gr->execs = malloc((size_t)n * sizeof *gr->execs);
-  if (!gr->pass_x || !gr->upd_x || !gr->dram_hosts || !gr->execs) return -1;
+  gr->pass_x = calloc(2 * (size_t)n, sizeof *gr->pass_x);
+  gr->upd_x = calloc(2 * (size_t)n, sizeof *gr->upd_x);
+  if (!gr->pass_x || !gr->upd_x || sim_streams_init(&gr->dram, s, gr->first_core, n) != 0) return -1;
   double static_share = cs->weight_bytes / n;
   for (int k = 0; k < n; k++) {
     int core = gr->first_core + k;
     double in, out;
     cost_core_dram(cs, (double)c->cores[core].sram_bytes, &in, &out);
-    gr->dram_hosts[2 * k] = s->dram_hosts[chip_nearest_dram(c, core)];
-    gr->dram_hosts[2 * k + 1] = s->hosts[core];
-    gr->pass_x[10 * k + 1] = in;  /* port -> core */
-    gr->pass_x[10 * k + 6] = out; /* core -> port */
-    gr->upd_x[10 * k + 1] = gr->upd_x[10 * k + 6] = in < static_share ? in : static_share;
+    gr->pass_x[k] = in;      /* port -> core */
+    gr->pass_x[n + k] = out; /* core -> port */
+    gr->upd_x[k] = gr->upd_x[n + k] = in < static_share ? in : static_share;
   }
   return 0;
 }
@@ -255,12 +250,13 @@ static void tl_exec(tjob *j, int g, const char *op, const char *suffix, int mb, 
   tl_add(j, &e);
 }
 
-/* The DRAM streams of a pass (mb >= 0) or of the update (mb -1): x the group's pass_x or upd_x. */
+/* The DRAM streams of a pass (mb >= 0) or of the update (mb -1) in one direction: x the part of the
+ * group's pass_x or upd_x for it. */
 static void tl_dram(tjob *j, int g, const double *x, int mb, int write, double t0, double t1) {
   const tgroup *gr = &j->groups[g];
   const chip *c = j->s->chip;
   for (int k = 0; k < gr->n_cores; k++) {
-    double bytes = x[10 * k + (write ? 6 : 1)];
+    double bytes = x[k];
     timeline_event e = {.kind = TIMELINE_TRANSFER,
                         .start_s = t0 - j->t0,
                         .end_s = t1 - j->t0,
@@ -297,10 +293,11 @@ static void tl_send(tjob *j, int g, const txfer *x, int backward, int mb, double
 }
 
 /* Streams of group g (x its pass_x or upd_x) in one direction, timed for the timeline. */
-static double streams(tjob *j, int g, double *x, int mb, int write) {
+static double streams(tjob *j, int g, const double *x, int mb, int write) {
   tgroup *gr = &j->groups[g];
   double t = simgrid_get_clock();
-  gr->acts += sim_dram_streams(gr->n_cores, x, gr->dram_hosts, gr->execs, write);
+  x += write ? gr->n_cores : 0;
+  gr->acts += sim_dram_streams(&gr->dram, x, write);
   double t1 = simgrid_get_clock();
   if (j->tl) tl_dram(j, g, x, mb, write, t, t1);
   return t1 - t;
@@ -534,8 +531,8 @@ static mp_status fill(const sim *s, const tjob *j, const train_options *o, int b
     res->feasible &= st->fits;
     if (st->sram_peak_bytes > res->sram_peak_bytes) res->sram_peak_bytes = st->sram_peak_bytes;
     for (int k = 0; gr->streams && k < gr->n_cores; k++)
-      res->dram_bytes += (uint64_t)llround((gr->split_w ? 3.0 : 2.0) * M * (gr->pass_x[10 * k + 1] + gr->pass_x[10 * k + 6]) +
-                                           2 * gr->upd_x[10 * k + 1]);
+      res->dram_bytes += (uint64_t)llround((gr->split_w ? 3.0 : 2.0) * M * (gr->pass_x[k] + gr->pass_x[gr->n_cores + k]) +
+                                           2 * gr->upd_x[k]);
     res->activities += gr->acts;
     work += gr->fwd_s + gr->bwd_s;
   }
@@ -558,8 +555,9 @@ static int plan_gathers(const sim *s, tjob *j) {
       if (gr->bsends[k].bytes > 0) sim_mark_route(c, gr->bsends[k].from, gr->bsends[k].to, busy);
     for (int k = 0; gr->streams && k < gr->n_cores; k++) {
       int core = gr->first_core + k, port = CHIP_PORT(chip_nearest_dram(c, core));
-      if (gr->pass_x[10 * k + 1] > 0 || gr->upd_x[10 * k + 1] > 0) sim_mark_route(c, port, core, busy);
-      if (gr->pass_x[10 * k + 6] > 0 || gr->upd_x[10 * k + 6] > 0) sim_mark_route(c, core, port, busy);
+      int n = gr->n_cores;
+      if (gr->pass_x[k] > 0 || gr->upd_x[k] > 0) sim_mark_route(c, port, core, busy);
+      if (gr->pass_x[n + k] > 0 || gr->upd_x[n + k] > 0) sim_mark_route(c, core, port, busy);
     }
   }
   for (int g = 0; g < j->n_groups; g++)

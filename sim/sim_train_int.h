@@ -53,9 +53,8 @@ typedef struct tgroup {
   double w_bytes;          /* zb, from a trace: its wgrad's bytes (train_range.wstash_bytes) */
   double update_flops, update_raw;
   int streams;             /* it does not fit: DRAM around every pass and the update */
-  double *pass_x, *upd_x;  /* per core 10 doubles: read 2x2 bytes, write 2x2 bytes, 2 flops */
-  sg_host_t *dram_hosts;   /* per core: its port's host, its own */
-  sg_exec_t *execs;        /* the DRAM streams in flight (n) */
+  double *pass_x, *upd_x;  /* per core its bytes read, then per core its bytes written (2 n) */
+  sim_streams dram;        /* its streams' parallel tasks (sim_int.h, "DRAM streams") */
   sim_gather gather;       /* its all-gathers' links and scratch (with 2 cores or more) */
   sg_sem_t ev, q;
   titem *queue;

@@ -130,15 +130,74 @@ void sim_all_gather(sim *s, sim_gather *g, double bytes) {
   for (int i = 0; i < n; i++) sg_exec_wait(g->execs[i]);
 }
 
-int sim_dram_streams(int n_cores, double *x, sg_host_t *hosts, sg_exec_t *execs, int write) {
-  int n = 0;
+int sim_streams_init(sim_streams *st, const sim *s, int first_core, int n_cores) {
+  const chip *c = s->chip;
+  size_t n = (size_t)n_cores;
+  *st = (sim_streams){.n_cores = n_cores};
+  st->member = malloc(n * sizeof *st->member);
+  st->first = malloc((n + 1) * sizeof *st->first);
+  st->port_host = malloc(n * sizeof *st->port_host);
+  st->core_host = malloc(n * sizeof *st->core_host);
+  st->hosts = malloc(2 * n * sizeof *st->hosts);
+  st->execs = malloc(n * sizeof *st->execs);
+  int *batch = malloc(n * sizeof *batch); /* per core: its batch */
+  int rc = -1;
+  if (!st->member || !st->first || !st->port_host || !st->core_host || !st->hosts || !st->execs || !batch)
+    goto cleanup;
   for (int k = 0; k < n_cores; k++) {
-    double *y = x + 10 * (size_t)k;
-    if (!(y[write ? 6 : 1] > 0)) continue;
-    execs[n] = sg_actor_parallel_exec_init(2, hosts + 2 * k, y + 8, y + 4 * write);
-    sg_exec_start(execs[n++]);
+    sg_host_t h = s->dram_hosts[chip_nearest_dram(c, first_core + k)];
+    int b = s->opt.fast_streams ? 0 : st->n_batches; /* batches in the order of their first core */
+    while (b < st->n_batches && st->port_host[b] != h) b++;
+    if (b == st->n_batches) st->port_host[st->n_batches++] = h;
+    batch[k] = b;
+    st->core_host[k] = s->hosts[first_core + k];
   }
-  for (int i = 0; i < n; i++) sg_exec_wait(execs[i]);
-  return n;
+  memset(st->first, 0, (n + 1) * sizeof *st->first); /* a counting sort of the cores by batch */
+  for (int k = 0; k < n_cores; k++) st->first[batch[k] + 1]++;
+  size_t scratch = 0;
+  for (int b = 0; b < st->n_batches; b++) {
+    size_t m = (size_t)st->first[b + 1] + 1;
+    scratch += m * m + m;
+    st->first[b + 1] += st->first[b];
+  }
+  for (int k = 0; k < n_cores; k++) st->member[st->first[batch[k]]++] = k;
+  for (int b = st->n_batches; b > 0; b--) st->first[b] = st->first[b - 1]; /* each advanced to the next's start */
+  st->first[0] = 0;
+  if ((st->matrix = malloc(scratch * sizeof *st->matrix))) rc = 0;
+cleanup:
+  free(batch);
+  return rc;
 }
 
+void sim_streams_free(sim_streams *st) {
+  free(st->member);
+  free(st->first);
+  free(st->port_host);
+  free(st->core_host);
+  free(st->hosts);
+  free(st->matrix);
+  free(st->execs);
+}
+
+int sim_dram_streams(sim_streams *st, const double *bytes, int write) {
+  sg_host_t *h = st->hosts;
+  double *x = st->matrix;
+  int n = 0;
+  for (int b = 0; b < st->n_batches; b++) {
+    int m = 1;
+    h[0] = st->port_host[b];
+    for (int i = st->first[b]; i < st->first[b + 1]; i++)
+      if (bytes[st->member[i]] > 0) h[m++] = st->core_host[st->member[i]];
+    if (m == 1) continue;
+    size_t mm = (size_t)m * (size_t)m;
+    memset(x, 0, (mm + (size_t)m) * sizeof *x);
+    for (int i = st->first[b], j = 1; i < st->first[b + 1]; i++) /* host j: the port (0) to it, or back */
+      if (bytes[st->member[i]] > 0) x[write ? (size_t)j++ * (size_t)m : (size_t)j++] = bytes[st->member[i]];
+    st->execs[n] = sg_actor_parallel_exec_init(m, h, x + mm, x);
+    sg_exec_start(st->execs[n++]);
+    h += m;
+    x += mm + (size_t)m;
+  }
+  for (int i = 0; i < n; i++) sg_exec_wait(st->execs[i]);
+  return n;
+}

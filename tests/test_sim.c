@@ -46,6 +46,7 @@ typedef struct child_job {
   const char *out;
   int fast_gather;
   int isolate;
+  int fast_streams;
 } child_job;
 
 static int load_graph(const char *text, graph **g, mp_error *err) {
@@ -75,6 +76,7 @@ static int child_eval(void *arg) {
   o.cache_size = j->cache ? 4096 : 0;
   o.fast_gather = j->fast_gather;
   o.isolate = j->isolate;
+  o.fast_streams = j->fast_streams;
   if (load_chip(j->chip, &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK) {
     fprintf(stderr, "child: %s\n", err.msg);
     return 10;
@@ -104,20 +106,26 @@ static int child_eval(void *arg) {
   return 0;
 }
 
-/* Runs the cases in a fresh child; returns the array of result objects (owned) or NULL. */
-static cJSON *eval_cases_opt(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather,
-                             int isolate) {
+/* Runs job j (its out set here) in a fresh child; returns the array of result objects (owned) or NULL. */
+static cJSON *eval_job(child_job *j) {
   static int seq;
   char name[64];
   snprintf(name, sizeof name, "results%d.json", seq++);
-  child_job j = {chip_json, cases, n, cache, testutil_temp_path(name), fast_gather, isolate};
-  int rc = testutil_in_child(child_eval, &j);
+  j->out = testutil_temp_path(name);
+  int rc = testutil_in_child(child_eval, j);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc != 0) return NULL;
   cJSON *root = NULL;
   mp_error err;
-  if (jsonio_load(j.out, &root, &err) != MP_OK) return NULL;
+  if (jsonio_load(j->out, &root, &err) != MP_OK) return NULL;
   return root;
+}
+
+/* Runs the cases in a fresh child; returns the array of result objects (owned) or NULL. */
+static cJSON *eval_cases_opt(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather,
+                             int isolate) {
+  child_job j = {chip_json, cases, n, cache, NULL, fast_gather, isolate, 0};
+  return eval_job(&j);
 }
 
 static cJSON *eval_cases_with(const char *chip_json, const sim_case *cases, int n, int cache, int fast_gather) {
@@ -687,6 +695,37 @@ static void sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_por
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(r, "model_binding")->valuestring, "dram");
     cJSON_Delete(res);
   }
+}
+
+/* With sim_options.fast_streams the cores of one port read as one task, which starts moving after its
+ * longest route's latency and then goes at its busiest link's pace: the model's stream time, where a
+ * transfer per core (above) takes less.  The line's 1 TB/s port: 2 ns + 2666.7 B / 1 GB/s on the first
+ * NoC link; its 1 GB/s port: 2 ns + 4000 B / 1 GB/s.  The two-core chip above: 1 ns + 1000 B / 1 GB/s. */
+static void sim_fast_streams_should_take_the_models_stream_time(void) {
+  char chips[2][512];
+  snprintf(chips[0], sizeof chips[0], port_line_chip, "1e12");
+  snprintf(chips[1], sizeof chips[1], port_line_chip, "1e9");
+  sim_case line[1] = {{heavy_graph, {0, 0, 1}, 3, 4}}, pair[1] = {{dram_graph, {0, 1}, 2, 2}};
+  const double e = 4000.0 / 3, model[2] = {2 * e / 1e9 + 2e-9, 3 * e / 1e9 + 2e-9};
+  const double compute = 1e6 / 3e12 + 2.0 / 3 * 3000 / 1e9 + 1e-9;
+  for (int k = 0; k < 2; k++) {
+    child_job j = {chips[k], line, 1, 0, NULL, 0, 0, 1};
+    cJSON *res = eval_job(&j);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    const cJSON *r = cJSON_GetArrayItem(res, 0);
+    CU_ASSERT_EQUAL(num(stage(r, 0), "dram_bytes"), 4000);
+    ASSERT_REL(num(stage(r, 0), "dram_s"), model[k]);
+    ASSERT_REL(num(r, "period_s"), compute + model[k]);
+    ASSERT_REL(num(r, "model_period_s"), compute + model[k]);
+    cJSON_Delete(res);
+  }
+  child_job j = {dram_chip, pair, 1, 0, NULL, 0, 0, 1};
+  cJSON *res = eval_job(&j);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+  const cJSON *r = cJSON_GetArrayItem(res, 0);
+  ASSERT_REL(num(stage(r, 0), "dram_s"), 1.001e-6);
+  ASSERT_REL(num(r, "makespan_s"), 2 * (1.001e-6 + 0.5e-6 + 51e-9));
+  cJSON_Delete(res);
 }
 
 /* Two cores in a row with a DRAM port of 1000 B/s at (0,0), NoC links of 1e6 B/s: a (5e8 flops) on core
@@ -1680,6 +1719,7 @@ static CU_TestInfo tests[] = {
      sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan},
     {"sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_port",
      sim_a_dram_stream_should_be_limited_by_the_first_link_out_of_the_port},
+    {"sim_fast_streams_should_take_the_models_stream_time", sim_fast_streams_should_take_the_models_stream_time},
     {"sim_reads_that_start_together_should_share_the_port", sim_reads_that_start_together_should_share_the_port},
     {"sim_a_stage_whose_activation_overflows_should_spill_and_reload",
      sim_a_stage_whose_activation_overflows_should_spill_and_reload},
