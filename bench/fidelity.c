@@ -1,6 +1,6 @@
 /* fidelity: the analytical model against the simulator over the matrix of harness/fidelity.h.
  *
- *   build/fidelity [--quick] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]
+ *   build/fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]
  *
  * Run from the top of the repository (it reads tests/models, traces and platforms).  Prints one line
  * per case (optimal's plan: the model's period, the simulated steady period, their ratio, what sets
@@ -21,17 +21,20 @@ static void progress(void *ctx, int done, int total) {
   if (done == total) fprintf(stderr, "\n");
 }
 
-static const char usage[] = "usage: fidelity [--quick] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]";
+static const char usage[] =
+    "usage: fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]";
 
 int main(int argc, char **argv) {
   if (bench_help(argc, argv, usage)) return 0;
-  int quick = 0, jobs = 1;
+  int quick = 0, jobs = 1, fast_streams = 0;
   const char *filter = NULL, *json = NULL, *methods[FIDELITY_MAX_METHODS];
   int n_methods = 0;
   char list[256] = "";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
+    else if (strcmp(argv[i], "--fast-streams") == 0)
+      fast_streams = 1;
     else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
       if (!bench_int("fidelity", usage, "-j", argv[++i], 1, 256, &jobs)) return 2;
     } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
@@ -49,8 +52,12 @@ int main(int argc, char **argv) {
   mp_error err;
   err_clear(&err);
   fidelity_matrix *m = NULL;
-  if (fidelity_new(".", quick, n_methods ? methods : NULL, n_methods, &m, &err) != MP_OK ||
-      fidelity_run(m, jobs < 1 ? 1 : jobs, filter, progress, NULL, &err) != MP_OK) {
+  mp_status st = fidelity_new(".", quick, n_methods ? methods : NULL, n_methods, &m, &err);
+  if (st == MP_OK) {
+    m->fast_streams = fast_streams;
+    st = fidelity_run(m, jobs < 1 ? 1 : jobs, filter, progress, NULL, &err);
+  }
+  if (st != MP_OK) {
     fprintf(stderr, "fidelity: %s\n", err.msg);
     fidelity_free(m);
     return 1;

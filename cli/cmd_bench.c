@@ -19,7 +19,8 @@
 
 static const char usage_text[] =
     "usage: meshpipe bench [--quick] [-o BENCH.json] [--baseline OLD.json] [--filter TEXT] [-j N] [-q]\n"
-    "       meshpipe bench --fidelity [--quick] [--json FILE] [--filter TEXT] [--methods a,b,...] [-j N] [-q]\n"
+    "       meshpipe bench --fidelity [--quick] [--fast-streams] [--json FILE] [--filter TEXT] [--methods a,b,...]\n"
+    "                      [-j N] [-q]\n"
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
@@ -56,10 +57,11 @@ static const char usage_text[] =
     "steady period and their ratio, what sets the model's period, how the simulator measured its own,\n"
     "the term that makes most of the difference, and optimal's simulated throughput against the best\n"
     "plan of the other methods (--methods; default even, balanced, seed-split, greedy); then the\n"
-    "summary.  --json FILE also writes every figure.  Exits 1 when a case fails.  The full matrix\n"
-    "takes about an hour on 2 cores (the 32x32 cases dominate); --quick a few seconds.\n";
+    "summary.  --json FILE also writes every figure; --fast-streams simulates with the DRAM streams of\n"
+    "a port batched (as simulate --fast-streams).  Exits 1 when a case fails.  The full matrix takes\n"
+    "about 12 minutes with -j 2 on 2 cores (the 32x32 cases dominate); --quick a few seconds.\n";
 
-enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED, OPT_FIDELITY, OPT_JSON, OPT_METHODS };
+enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED, OPT_FIDELITY, OPT_JSON, OPT_METHODS, OPT_FAST_STREAMS };
 
 typedef struct bench_case {
   int graph, chip;
@@ -193,11 +195,12 @@ static void fidelity_progress(void *ctx, int done, int total) {
 static int run_fidelity(int argc, char **argv) {
   static const struct option options[] = {
       {"fidelity", no_argument, NULL, OPT_FIDELITY}, {"quick", no_argument, NULL, OPT_QUICK},
+      {"fast-streams", no_argument, NULL, OPT_FAST_STREAMS},
       {"json", required_argument, NULL, OPT_JSON},   {"filter", required_argument, NULL, OPT_FILTER},
       {"methods", required_argument, NULL, OPT_METHODS}, {"jobs", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
       {0}};
-  int quick = 0, quiet = 0, opt, n_methods = 0;
+  int quick = 0, quiet = 0, fast_streams = 0, opt, n_methods = 0;
   long jobs = 1;
   const char *json = NULL, *filter = NULL, *methods[FIDELITY_MAX_METHODS];
   char list[256] = "";
@@ -207,6 +210,7 @@ static int run_fidelity(int argc, char **argv) {
     switch (opt) {
     case OPT_FIDELITY: break;
     case OPT_QUICK: quick = 1; break;
+    case OPT_FAST_STREAMS: fast_streams = 1; break;
     case OPT_JSON: json = optarg; break;
     case OPT_FILTER: filter = optarg; break;
     case 'q': quiet = 1; break;
@@ -237,6 +241,7 @@ static int run_fidelity(int argc, char **argv) {
   int code = 0;
   mp_status st = fidelity_new(MESHPIPE_DATA_DIR, quick, n_methods ? methods : NULL, n_methods, &m, &err);
   if (st == MP_OK) {
+    m->fast_streams = fast_streams;
     progress_init(&f.bar, stderr, "fidelity", -1, 10.0, -1);
     st = fidelity_run(m, (int)jobs, filter, fidelity_progress, &f, &err);
     if (f.show && f.total > 0) progress_finish(&f.bar, f.done, "of %d cases", f.total);

@@ -235,7 +235,10 @@ mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err) {
   cost_result *cr = NULL;
   sim_result sr;
   memset(&sr, 0, sizeof sr);
-  mp_status st = sim_new(c, NULL, &s, err);
+  sim_options o;
+  sim_options_init(&o);
+  o.fast_streams = m->fast_streams;
+  mp_status st = sim_new(c, &o, &s, err);
   for (int k = 0; k < m->n_methods && st == MP_OK; k++) {
     method_options mo;
     method_options_default(&mo);
@@ -406,9 +409,9 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
   fidelity_summarize(m, &s);
   double pc = s.cases ? 100.0 / s.cases : 0.0;
   strbuf_printf(out,
-                "\n%d cases: model / simulated period within 5%% on %d (%.1f%%), within 10%% on %d (%.1f%%), within "
-                "15%% on %d (%.1f%%)",
-                s.cases, s.within_5, pc * s.within_5, s.within_10, pc * s.within_10, s.within_15, pc * s.within_15);
+                "\n%d cases%s: model / simulated period within 5%% on %d (%.1f%%), within 10%% on %d (%.1f%%), "
+                "within 15%% on %d (%.1f%%)",
+                s.cases, m->fast_streams ? " (DRAM streams batched per port: --fast-streams)" : "", s.within_5, pc * s.within_5, s.within_10, pc * s.within_10, s.within_15, pc * s.within_15);
   if (s.worst_row >= 0)
     strbuf_printf(out, "; worst %.4f (%s on %s)", s.worst_ratio, m->graphs[m->rows[s.worst_row].graph]->name,
                   m->chips[m->rows[s.worst_row].chip]->name);
@@ -425,7 +428,8 @@ cJSON *fidelity_to_json(const fidelity_matrix *m) {
   cJSON *root = cJSON_CreateObject(), *cases = NULL, *methods = NULL;
   fidelity_summary s;
   fidelity_summarize(m, &s);
-  int ok = root && (methods = cJSON_AddArrayToObject(root, "methods")) && (cases = cJSON_AddArrayToObject(root, "cases"));
+  int ok = root && (methods = cJSON_AddArrayToObject(root, "methods")) &&
+           cJSON_AddBoolToObject(root, "fast_streams", m->fast_streams) && (cases = cJSON_AddArrayToObject(root, "cases"));
   for (int k = 0; ok && k < m->n_methods; k++) ok = cJSON_AddItemToArray(methods, cJSON_CreateString(m->methods[k]));
   for (int i = 0; ok && i < m->n_rows; i++) {
     const fidelity_row *r = &m->rows[i];

@@ -47,6 +47,7 @@ typedef struct fidelity_matrix {
   const char *methods[FIDELITY_MAX_METHODS]; /* "optimal" first, then the others (static names) */
   int n_rows;
   fidelity_row *rows; /* owned: graph-major, then chip */
+  int fast_streams;   /* every simulation with sim_options.fast_streams (0 from fidelity_new) */
 } fidelity_matrix;
 
 /* Builds the matrix from the data directory (borrowed; holds tests/models, traces and platforms):

@@ -1,0 +1,222 @@
+/* Tests of the fidelity matrix (harness/fidelity.c): its graphs, chips and methods, the summary's
+ * margins, a row's text for the worker pipe, the JSON, and cases run end to end through the pool,
+ * with and without the DRAM streams batched per port.
+ * MESHPIPE_TEST_LABELS: simgrid */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fidelity.h"
+#include "testutil.h"
+
+static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)); }
+
+static fidelity_matrix *quick_matrix(const char *const *methods, int n_methods) {
+  fidelity_matrix *m = NULL;
+  mp_error err;
+  if (fidelity_new(testutil_src("."), 1, methods, n_methods, &m, &err) != MP_OK) {
+    fprintf(stderr, "\n  fidelity_new: %s\n", err.msg);
+    return NULL;
+  }
+  return m;
+}
+
+static int graph_index(const fidelity_matrix *m, const char *name) {
+  for (int i = 0; i < m->n_graphs; i++)
+    if (strcmp(m->graphs[i]->name, name) == 0) return i;
+  return -1;
+}
+
+static void fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first(void) {
+  static const char *const asked[] = {"even", "optimal", "even"};
+  fidelity_matrix *m = quick_matrix(asked, 3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  /* optimal first, whatever the order asked, and each method once */
+  CU_ASSERT_EQUAL(m->n_methods, 2);
+  CU_ASSERT_STRING_EQUAL(m->methods[0], "optimal");
+  CU_ASSERT_STRING_EQUAL(m->methods[1], "even");
+  CU_ASSERT_EQUAL(m->fast_streams, 0);
+  /* --quick: 4x4 and 8x8 with 2 and 8 MiB, mesh-major */
+  CU_ASSERT_EQUAL_FATAL(m->n_chips, 4);
+  static const char *const chips[] = {"mesh4x4-2Mi", "mesh4x4-8Mi", "mesh8x8-2Mi", "mesh8x8-8Mi"};
+  for (int k = 0; k < 4; k++) CU_ASSERT_STRING_EQUAL(m->chips[k]->name, chips[k]);
+  CU_ASSERT_EQUAL(m->chips[0]->cores[0].sram_bytes, 2u << 20);
+  CU_ASSERT_EQUAL(m->chips[3]->cores[63].sram_bytes, 8u << 20);
+  /* the ten real models and the traces that are not among them (ResNet-50's trace is its model) */
+  CU_ASSERT(graph_index(m, "tiny_resnet") >= 0);
+  CU_ASSERT(graph_index(m, "vit_b_16") >= 0);
+  for (int i = 0; i < m->n_graphs; i++)
+    for (int j = i + 1; j < m->n_graphs; j++) CU_ASSERT_NOT_EQUAL(m->graphs[i]->hash, m->graphs[j]->hash);
+  CU_ASSERT_EQUAL(m->n_rows, m->n_graphs * 4);
+  CU_ASSERT_EQUAL(m->rows[5].graph, 1);
+  CU_ASSERT_EQUAL(m->rows[5].chip, 1);
+  fidelity_free(m);
+  fidelity_free(NULL);
+}
+
+static void fidelity_new_should_reject_an_unknown_method_and_a_missing_data_directory(void) {
+  static const char *const bad[] = {"even", "oracle"};
+  fidelity_matrix *m = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL(fidelity_new(testutil_src("."), 1, bad, 2, &m, &err), MP_USAGE);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'oracle'"));
+  CU_ASSERT_NOT_EQUAL(fidelity_new("/nonexistent/meshpipe-data", 1, NULL, 0, &m, &err), MP_OK);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/meshpipe-data"));
+}
+
+/* Four cases that ran, model / simulated 1.00, 0.96, 1.08 and 0.86, and one that failed: within 5 %
+ * two, within 10 % three, within 15 % all four, the worst 0.86.  Optimal against even: 100 vs 102
+ * (within 3 %), 100 vs 104 (not: 96.2 %), and ahead on the other two. */
+static void fill_rows(fidelity_row *rows) {
+  static const double model[] = {1.0, 0.96, 1.08, 0.86, 1.0}, even[] = {102, 104, 90, 50, 0};
+  for (int i = 0; i < 5; i++)
+    rows[i] = (fidelity_row){.graph = 0, .chip = i % 4, .done = i < 4, .n_stages = 3, .model_s = model[i],
+                             .sim_s = 1.0, .thr = {100, even[i]}};
+  snprintf(rows[4].failure, sizeof rows[4].failure, "the case failed");
+}
+
+static void fidelity_summary_should_count_the_cases_within_each_margin(void) {
+  fidelity_row rows[5];
+  fill_rows(rows);
+  fidelity_matrix m = {.n_methods = 2, .methods = {"optimal", "even"}, .n_rows = 5, .rows = rows};
+  fidelity_summary s;
+  fidelity_summarize(&m, &s);
+  CU_ASSERT_EQUAL(s.cases, 4);
+  CU_ASSERT_EQUAL(s.within_5, 2);
+  CU_ASSERT_EQUAL(s.within_10, 3);
+  CU_ASSERT_EQUAL(s.within_15, 4);
+  CU_ASSERT_DOUBLE_EQUAL(s.worst_ratio, 0.86, 1e-15);
+  CU_ASSERT_EQUAL(s.worst_row, 3);
+  CU_ASSERT_EQUAL(s.optimal_best, 3);
+  CU_ASSERT_DOUBLE_EQUAL(s.worst_vs_best, 100.0 / 104, 1e-15);
+  CU_ASSERT_EQUAL(s.worst_vs_best_row, 1);
+}
+
+static void a_row_should_survive_its_text_for_the_worker_pipe(void) {
+  fidelity_row r = {.n_stages = 41, .model_s = 1.0 / 3, .sim_s = 2.0 / 7, .microbatches = 83, .solve_s = 0.125,
+                    .thr = {1e-300, 12345.678901234567, 0.1}};
+  snprintf(r.binding, sizeof r.binding, "compute");
+  snprintf(r.kind, sizeof r.kind, "unsettled");
+  snprintf(r.term, sizeof r.term, "model-compute");
+  strbuf b = {0};
+  fidelity_row_encode(&r, 3, &b);
+  CU_ASSERT_PTR_NULL(strchr(b.s, '\n'));
+  fidelity_row back;
+  memset(&back, 0, sizeof back);
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(fidelity_row_decode(b.s, 3, &back, &err), MP_OK);
+  CU_ASSERT_EQUAL(back.done, 1);
+  CU_ASSERT_EQUAL(back.n_stages, 41);
+  CU_ASSERT_EQUAL(back.model_s, r.model_s); /* %.17g: bit for bit */
+  CU_ASSERT_EQUAL(back.sim_s, r.sim_s);
+  CU_ASSERT_EQUAL(back.microbatches, 83);
+  CU_ASSERT_STRING_EQUAL(back.binding, "compute");
+  CU_ASSERT_STRING_EQUAL(back.kind, "unsettled");
+  CU_ASSERT_STRING_EQUAL(back.term, "model-compute");
+  for (int k = 0; k < 3; k++) CU_ASSERT_EQUAL(back.thr[k], r.thr[k]);
+  /* a line cut short, or one method too many asked of it, is refused */
+  b.s[b.len / 2] = '\0';
+  CU_ASSERT_EQUAL(fidelity_row_decode(b.s, 3, &back, &err), MP_RUN);
+  strbuf_clear(&b);
+  fidelity_row_encode(&r, 2, &b);
+  CU_ASSERT_EQUAL(fidelity_row_decode(b.s, 3, &back, &err), MP_RUN);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cut short"));
+  strbuf_clear(&b);
+}
+
+static const cJSON *item(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
+
+static void the_json_should_hold_the_option_the_cases_and_the_summary(void) {
+  static const char *const even[] = {"even"};
+  fidelity_matrix *m = quick_matrix(even, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  fidelity_row rows[5];
+  fill_rows(rows);
+  for (int i = 0; i < m->n_rows; i++) m->rows[i].skipped = 1;
+  for (int i = 0; i < 5; i++) m->rows[i] = rows[i]; /* graph 0 on chips 0, 1, 2, 3, 0 */
+  for (int fast = 0; fast <= 1; fast++) {
+    m->fast_streams = fast;
+    cJSON *j = fidelity_to_json(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT(fast ? cJSON_IsTrue(item(j, "fast_streams")) : cJSON_IsFalse(item(j, "fast_streams")));
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(item(j, "cases")), 5);
+    const cJSON *failed = cJSON_GetArrayItem(item(j, "cases"), 4);
+    CU_ASSERT(cJSON_IsFalse(item(failed, "done")));
+    CU_ASSERT_STRING_EQUAL(item(failed, "failure")->valuestring, "the case failed");
+    const cJSON *third = cJSON_GetArrayItem(item(j, "cases"), 2);
+    CU_ASSERT_STRING_EQUAL(item(third, "chip")->valuestring, "mesh8x8-2Mi");
+    CU_ASSERT_DOUBLE_EQUAL(item(third, "ratio")->valuedouble, 1.08, 1e-15);
+    CU_ASSERT_EQUAL(item(item(third, "samples_per_s"), "even")->valuedouble, 90);
+    CU_ASSERT_EQUAL(item(j, "cases_run")->valueint, 4);
+    CU_ASSERT_EQUAL(item(j, "within_5_cases")->valueint, 2);
+    CU_ASSERT_EQUAL(item(j, "optimal_within_3_pct_of_best_cases")->valueint, 3);
+    cJSON_Delete(j);
+    strbuf t = {0};
+    fidelity_table(m, &t);
+    CU_ASSERT_EQUAL(strstr(t.s, "--fast-streams") != NULL, fast);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.s, "4 cases"));
+    strbuf_clear(&t);
+  }
+  fidelity_free(m);
+}
+
+/* Runs the cases matching filter through the pool (workers of their own: SimGrid starts once per
+ * process) with the streams batched or not; returns the first case that ran, or done 0. */
+static fidelity_row run_filtered(const char *filter, int fast_streams) {
+  static const char *const even[] = {"even"};
+  fidelity_row r;
+  memset(&r, 0, sizeof r);
+  fidelity_matrix *m = quick_matrix(even, 1);
+  if (!m) return r;
+  m->fast_streams = fast_streams;
+  mp_error err;
+  if (fidelity_run(m, 1, filter, NULL, NULL, &err) == MP_OK)
+    for (int i = 0; i < m->n_rows; i++)
+      if (m->rows[i].done) {
+        r = m->rows[i];
+        break;
+      }
+  fidelity_free(m);
+  return r;
+}
+
+/* tiny_resnet fits 4x4 with 2 MiB and nothing contends: the simulator's period is the model's.  VGG-16
+ * there streams weights from DRAM: optimal's plan is the same whatever the simulator, so the model's
+ * period is too, but its simulated period moves when the cores of a port stream as one task (2 819.73
+ * against 2 822.98 us when measured). */
+static void a_case_should_simulate_optimals_plan_with_the_streams_asked_for(void) {
+  fidelity_row tiny = run_filtered("tiny_resnet|mesh4x4-2Mi", 0);
+  CU_ASSERT_EQUAL_FATAL(tiny.done, 1);
+  CU_ASSERT(close_rel(tiny.model_s, tiny.sim_s, 1e-9));
+  CU_ASSERT(tiny.thr[0] > 0 && tiny.thr[1] > 0);
+  fidelity_row a = run_filtered("vgg16|mesh4x4-2Mi", 0), b = run_filtered("vgg16|mesh4x4-2Mi", 1);
+  CU_ASSERT_EQUAL_FATAL(a.done, 1);
+  CU_ASSERT_EQUAL_FATAL(b.done, 1);
+  CU_ASSERT_EQUAL(a.n_stages, b.n_stages);
+  CU_ASSERT_EQUAL(a.model_s, b.model_s);
+  CU_ASSERT(close_rel(a.sim_s, 2819.73e-6, 1e-5));
+  CU_ASSERT(close_rel(b.sim_s, 2822.98e-6, 1e-5));
+  /* 1 / the period is the throughput at batch 1 */
+  CU_ASSERT(close_rel(a.thr[0], 1 / a.sim_s, 1e-9));
+}
+
+int main(int argc, char **argv) {
+  CU_TestInfo tests[] = {
+      {"fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first",
+       fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first},
+      {"fidelity_new_should_reject_an_unknown_method_and_a_missing_data_directory",
+       fidelity_new_should_reject_an_unknown_method_and_a_missing_data_directory},
+      {"fidelity_summary_should_count_the_cases_within_each_margin",
+       fidelity_summary_should_count_the_cases_within_each_margin},
+      {"a_row_should_survive_its_text_for_the_worker_pipe", a_row_should_survive_its_text_for_the_worker_pipe},
+      {"the_json_should_hold_the_option_the_cases_and_the_summary",
+       the_json_should_hold_the_option_the_cases_and_the_summary},
+      {"a_case_should_simulate_optimals_plan_with_the_streams_asked_for",
+       a_case_should_simulate_optimals_plan_with_the_streams_asked_for},
+      CU_TEST_INFO_NULL,
+  };
+  return testutil_run("fidelity", tests, argc, argv);
+}
