@@ -411,7 +411,8 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
   strbuf_printf(out,
                 "\n%d cases%s: model / simulated period within 5%% on %d (%.1f%%), within 10%% on %d (%.1f%%), "
                 "within 15%% on %d (%.1f%%)",
-                s.cases, m->fast_streams ? " (DRAM streams batched per port: --fast-streams)" : "", s.within_5, pc * s.within_5, s.within_10, pc * s.within_10, s.within_15, pc * s.within_15);
+                s.cases, m->fast_streams ? " (DRAM streams batched per port: --fast-streams)" : "", s.within_5,
+                pc * s.within_5, s.within_10, pc * s.within_10, s.within_15, pc * s.within_15);
   if (s.worst_row >= 0)
     strbuf_printf(out, "; worst %.4f (%s on %s)", s.worst_ratio, m->graphs[m->rows[s.worst_row].graph]->name,
                   m->chips[m->rows[s.worst_row].chip]->name);
@@ -429,7 +430,8 @@ cJSON *fidelity_to_json(const fidelity_matrix *m) {
   fidelity_summary s;
   fidelity_summarize(m, &s);
   int ok = root && (methods = cJSON_AddArrayToObject(root, "methods")) &&
-           cJSON_AddBoolToObject(root, "fast_streams", m->fast_streams) && (cases = cJSON_AddArrayToObject(root, "cases"));
+           cJSON_AddBoolToObject(root, "fast_streams", m->fast_streams) &&
+           (cases = cJSON_AddArrayToObject(root, "cases"));
   for (int k = 0; ok && k < m->n_methods; k++) ok = cJSON_AddItemToArray(methods, cJSON_CreateString(m->methods[k]));
   for (int i = 0; ok && i < m->n_rows; i++) {
     const fidelity_row *r = &m->rows[i];

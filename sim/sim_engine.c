@@ -35,12 +35,13 @@
  * executions, 26 % all-gathers, 24 % Sends (92 % of them to the next group) and 21 % DRAM streams;
  * running private transfers once (sim_int.h) leaves 51 per micro-batch on 8x8 (65 before) and 44 on
  * 16x16 (58), and callgrind counts 1.24x (4x4), 1.49x (8x8) and 1.50x (16x16) fewer instructions per
- * evaluation (60 random plans each, start-up included).  On 32x32 the per-core DRAM
- * streams of over-full groups (hundreds at once over the ports' links) put 48-53 % of the time in the
- * solver, whose work grows with the square of the activities in flight; sim_options.fast_streams, one
- * task per port and group (sim_int.h, "DRAM streams"), cuts the activities per evaluation from 9 055
- * to 559 and evaluates 5.6-6.3x faster, at a cost in fidelity.  The full route table (SIM_ROUTING_MANY for learning methods) removes most route look-up
- * time: 1.34x the evaluations per CPU-second on 16x16 (measured before the all-gathers were pruned).
+ * evaluation (60 random plans each, start-up included).  On 32x32 the per-core DRAM streams of
+ * over-full groups (hundreds at once over the ports' links) put 48-53 % of the time in the solver,
+ * which shares the links again among every activity in flight at each event; sim_options.fast_streams,
+ * one task per port and group (sim_int.h, "DRAM streams"), cuts the activities per evaluation from
+ * 9 055 to 559 and evaluates 5.6-6.3x faster, at a cost in fidelity.  The full route table
+ * (SIM_ROUTING_MANY for learning methods) removes most route look-up time: 1.34x the evaluations per
+ * CPU-second on 16x16 (measured before the all-gathers were pruned).
  *
  * Stacks.  SimGrid protects a page below each actor's stack by default: two mprotect calls per actor,
  * about 35 per evaluation on 8x8, and since the engine has a thread of its own each one flushes the

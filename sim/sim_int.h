@@ -86,8 +86,8 @@ typedef struct sim_gather {
  * busiest link's load over its bandwidth plus its longest route's latency, as the model's stream term
  * (cost.h), and counts once on each link it crosses, where a core's transfer counts once per core: a
  * contended link gives the group one share instead of one per core.  On 32x32 with 1 MiB hundreds of
- * per-core streams run at once and the ptask solver's work grows with their square; batched, ResNet-50
- * evaluates 5.6x faster, but the fidelity matrix (bench/fidelity, every case batched) puts 141, 151 and
+ * per-core streams run at once and the ptask solver shares the links again among all of them at every
+ * event; batched, ResNet-50 evaluates 5.6x faster, but the fidelity matrix (bench/fidelity, every case batched) puts 141, 151 and
  * 159 of 160 cases within 5, 10 and 15 % instead of 146, 157 and 160, the worst 0.820 instead of 0.875. */
 typedef struct sim_streams {
   int n_cores, n_batches;

@@ -530,9 +530,9 @@ static mp_status fill(const sim *s, const tjob *j, const train_options *o, int b
     st->n_recvs = gr->n_recvs;
     res->feasible &= st->fits;
     if (st->sram_peak_bytes > res->sram_peak_bytes) res->sram_peak_bytes = st->sram_peak_bytes;
-    for (int k = 0; gr->streams && k < gr->n_cores; k++)
-      res->dram_bytes += (uint64_t)llround((gr->split_w ? 3.0 : 2.0) * M * (gr->pass_x[k] + gr->pass_x[gr->n_cores + k]) +
-                                           2 * gr->upd_x[k]);
+    for (int k = 0, n_c = gr->n_cores; gr->streams && k < n_c; k++) /* pass_x: the reads, then the writes */
+      res->dram_bytes +=
+          (uint64_t)llround((gr->split_w ? 3.0 : 2.0) * M * (gr->pass_x[k] + gr->pass_x[n_c + k]) + 2 * gr->upd_x[k]);
     res->activities += gr->acts;
     work += gr->fwd_s + gr->bwd_s;
   }
