@@ -335,6 +335,57 @@ static void schedules_should_run_a_dag_with_skips_gathers_and_streams(void) {
   cJSON_Delete(res);
 }
 
+/* VGG-16 trained on the bundled 4x4 (1F1B, the defaults) in optimal's 5-stage inference plan: its
+ * groups of 3 to 9 cores stream from the two ports.  With sim_options.fast_streams the cores of a port
+ * stream as one task (sim_int.h, "DRAM streams"): the same bytes in fewer activities, and another
+ * figure, since a batch has one share of a contended link where its cores had one each (both figures as
+ * `simulate --mode train` printed them). */
+static const int vgg_opt4[16] = {0, 3, 0, 0, 3, 0, 2, 0, 0, 0, 0, 6, 0, 0, 0, 9};
+
+/* Trains that plan with sim_options.fast_streams = *arg; 0 when its figures are the expected ones. */
+static int streams_child(void *arg) {
+  int fast = *(const int *)arg;
+  chip *c = NULL;
+  graph *g = NULL;
+  plan *p = NULL;
+  train *t = NULL;
+  sim *s = NULL;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  o.fast_streams = fast;
+  train_options to;
+  train_options_default(&to);
+  sim_train_result r;
+  if (chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err) != MP_OK ||
+      graph_load(testutil_src("traces/vgg16.json"), &g, &err) != MP_OK ||
+      plan_new(vgg_opt4, 16, g->n_ops, &p, &err) != MP_OK || train_new(g, &to, &t, &err) != MP_OK ||
+      sim_new(c, &o, &s, &err) != MP_OK || sim_train_evaluate(s, t, p, &r, &err) != MP_OK) {
+    fprintf(stderr, "streams child: %s\n", err.msg);
+    return 10;
+  }
+  static const double samples_per_s[2] = {19.1742851695, 19.1555675242};
+  static const long activities[2] = {709, 469};
+  int rc = !close_rel(r.samples_per_s, samples_per_s[fast]) || r.dram_bytes != UINT64_C(50286600066) ||
+           r.activities != activities[fast];
+  if (rc)
+    fprintf(stderr, "\n  fast_streams %d: %.12g samples/s, %llu DRAM bytes, %ld activities\n", fast, r.samples_per_s,
+            (unsigned long long)r.dram_bytes, r.activities);
+  sim_train_result_clear(&r);
+  sim_free(s);
+  train_free(t);
+  plan_free(p);
+  graph_free(g);
+  chip_free(c);
+  return rc;
+}
+
+static void training_with_fast_streams_should_stream_a_ports_cores_as_one_task(void) {
+  int per_core = 0, batched = 1;
+  CU_ASSERT_EQUAL(testutil_in_child(streams_child, &per_core), 0);
+  CU_ASSERT_EQUAL(testutil_in_child(streams_child, &batched), 0);
+}
+
 /* An all-gather's ptasks leave out the chain links that cannot bind (sim_int.h, "All-gathers"): ResNet-50
  * trained on 8x8 (2 MiB per core: every stage streams) under 1F1B and zb, in plans whose groups have up to
  * 38 cores (chains of three blocks), gives every link's figures (to 1e-9 relative, 1e-15 s absolute: the
@@ -701,6 +752,8 @@ int main(int argc, char **argv) {
        gpipe_and_1f1b_should_take_the_closed_form_time_on_an_equal_chain},
       {"zb_should_take_zb_h1s_closed_form_time_on_an_equal_chain", zb_should_take_zb_h1s_closed_form_time_on_an_equal_chain},
       {"schedules_should_run_a_dag_with_skips_gathers_and_streams", schedules_should_run_a_dag_with_skips_gathers_and_streams},
+      {"training_with_fast_streams_should_stream_a_ports_cores_as_one_task",
+       training_with_fast_streams_should_stream_a_ports_cores_as_one_task},
       {"a_hand_written_mini_batch_should_replay_to_its_hand_count", a_hand_written_mini_batch_should_replay_to_its_hand_count},
       {"all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures",
        all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures},
