@@ -23,9 +23,11 @@
 #define ACT_TANH 1u
 #define FLAG_OPTIMIZER 1u
 
+/* The widest layer after the inputs: the widest error the backward pass holds (it stops at layer 0's
+ * weights, never back-propagating into the inputs). */
 static int widest(const rl_policy *p) {
   int w = 0;
-  for (int l = 0; l <= p->n_layers; l++) w = p->sizes[l] > w ? p->sizes[l] : w;
+  for (int l = 1; l <= p->n_layers; l++) w = p->sizes[l] > w ? p->sizes[l] : w;
   return w;
 }
 
@@ -175,9 +177,10 @@ void rl_policy_ws_free(rl_policy_ws *ws) {
   memset(ws, 0, sizeof *ws);
 }
 
+/* Where layer >= 1's activations start in ws->acts (layer 0, the inputs, stays in the caller's X). */
 static size_t act_offset(const rl_policy *p, int cap, int layer) {
   size_t off = 0;
-  for (int l = 0; l < layer; l++) off += (size_t)cap * (size_t)p->sizes[l];
+  for (int l = 1; l < layer; l++) off += (size_t)cap * (size_t)p->sizes[l];
   return off;
 }
 
@@ -200,14 +203,17 @@ static mp_status ws_reserve(const rl_policy *p, rl_policy_ws *ws, int T, mp_erro
   return MP_OK;
 }
 
+/* Layer l's activations in ws (n rows; layer 0 is X, read in place). */
+static const double *layer_acts(const rl_policy *p, const rl_policy_ws *ws, const double *X, int l) {
+  return l == 0 ? X : ws->acts + act_offset(p, ws->cap, l);
+}
+
 /* Forward pass of n rows of X through the layers into ws; returns the logits (n × n_out). */
 static double *forward(rl_policy *p, rl_policy_ws *ws, const double *X, int n) {
   int cap = ws->cap, L = p->n_layers;
-  double *a0 = ws->acts + act_offset(p, cap, 0);
-  memcpy(a0, X, (size_t)n * (size_t)p->n_in * sizeof *a0);
   for (int l = 0; l < L; l++) {
     int s0 = p->sizes[l], s1 = p->sizes[l + 1];
-    const double *A = ws->acts + act_offset(p, cap, l);
+    const double *A = layer_acts(p, ws, X, l);
     double *Z = ws->acts + act_offset(p, cap, l + 1);
     for (int t = 0; t < n; t++) memcpy(Z + (size_t)t * s1, p->params + p->b_off[l], (size_t)s1 * sizeof *Z);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1, s0, 1.0, A, s0, p->params + p->w_off[l], s0, 1.0, Z,
@@ -272,7 +278,7 @@ mp_status rl_policy_loss_grad(rl_policy *p, int T, int rows, const double *X, co
   double *cur = ws->delta, *other = ws->delta2;
   for (int l = L - 1; l >= 0; l--) {
     int s0 = p->sizes[l], s1 = p->sizes[l + 1], TR = T * rows;
-    const double *A = ws->acts + act_offset(p, cap, l);
+    const double *A = layer_acts(p, ws, X, l);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s1, s0, TR, 1.0, cur, s1, A, s0, 0.0, grad + p->w_off[l], s0);
     cblas_dgemv(CblasRowMajor, CblasTrans, TR, s1, 1.0, cur, s1, ws->ones, 1, 0.0, grad + p->b_off[l], 1);
     if (l == 0) break;

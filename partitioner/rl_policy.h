@@ -60,8 +60,8 @@ int rl_policy_argmax(const double *probs, int n);
 /* Workspace for batched loss and gradient passes, sized for up to cap rows; grown on demand. */
 typedef struct rl_policy_ws {
   int cap;
-  double *acts;  /* per layer: cap × sizes[l] activations (layer 0 = the inputs) */
-  double *delta; /* cap × widest: back-propagated error */
+  double *acts;  /* per layer l >= 1: cap × sizes[l] activations (the inputs are read where they are) */
+  double *delta; /* cap × the widest layer after the inputs: back-propagated error */
   double *delta2;
   double *ones; /* cap ones, for bias sums through cblas */
 } rl_policy_ws;
