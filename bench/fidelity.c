@@ -43,7 +43,13 @@ int main(int argc, char **argv) {
       json = argv[++i];
     else if (strcmp(argv[i], "--methods") == 0 && i + 1 < argc) {
       snprintf(list, sizeof list, "%s", argv[++i]);
-      for (char *t = strtok(list, ","); t && n_methods < FIDELITY_MAX_METHODS; t = strtok(NULL, ",")) methods[n_methods++] = t;
+      for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+        if (n_methods == FIDELITY_MAX_METHODS) {
+          fprintf(stderr, "fidelity: --methods: at most %d methods\n%s\n", FIDELITY_MAX_METHODS, usage);
+          return 2;
+        }
+        methods[n_methods++] = t;
+      }
     } else {
       fprintf(stderr, "%s\n", usage);
       return 2;
@@ -55,7 +61,7 @@ int main(int argc, char **argv) {
   mp_status st = fidelity_new(".", quick, n_methods ? methods : NULL, n_methods, &m, &err);
   if (st == MP_OK) {
     m->fast_streams = fast_streams;
-    st = fidelity_run(m, jobs < 1 ? 1 : jobs, filter, progress, NULL, &err);
+    st = fidelity_run(m, jobs, filter, progress, NULL, &err);
   }
   if (st != MP_OK) {
     fprintf(stderr, "fidelity: %s\n", err.msg);
