@@ -1,9 +1,12 @@
 /* rl_reward: the plan reward of the RL trainer from the simulator or the analytical model.  See
  * rl_reward.h.  Each backend turns a plan into the same figures (period, memory and link figures,
- * balance, feasibility); one formula and one set of weights turn those into the reward. */
+ * balance, feasibility); one formula and one set of weights turn those into the reward.  The model
+ * backends keep their recent scores in a memo: the searches around a best plan (rl_search.h) propose
+ * the same plans again and again, and on 32x32 a model evaluation costs about a hundred microseconds. */
 #include "rl_reward.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +187,36 @@ static mp_status figures_of(const rl_reward *r, const int *arranged, double ref,
   }
 }
 
+/* ---- the memo of the model backends ---- */
+
+/* A direct-mapped table of scores keyed by the plan: a new plan replaces whatever sat in its slot.
+ * Like the simulator's cache (sim.h) it trusts 64 bits of key to tell two plans apart; the model is a
+ * function of the plan, so an answer from the memo is the one evaluating again would give, bit for bit. */
+#define MEMO_SLOTS (1 << 16)
+
+typedef struct memo_entry {
+  uint64_t key;
+  int used;
+  rl_eval ev;
+} memo_entry;
+
+struct rl_reward_memo {
+  memo_entry e[MEMO_SLOTS];
+};
+
+/* The key of a plan: its group ends and their layer counts (the nonzero entries), mixed. */
+static uint64_t memo_key(const int *arranged, int n_cores) {
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+  for (int c = 0; c < n_cores; c++)
+    if (arranged[c] != 0) {
+      h ^= (uint64_t)c << 32 | (uint32_t)arranged[c];
+      h ^= h >> 33;
+      h *= UINT64_C(0xff51afd7ed558ccd);
+      h ^= h >> 33;
+    }
+  return h;
+}
+
 /* Both inits: the fields every backend has, then T_ref from the reference plan. */
 static mp_status init_common(rl_reward *r, int simulated, const int *ref, const rl_reward_weights *w, mp_error *err) {
   if (w)
@@ -197,7 +230,8 @@ static mp_status init_common(rl_reward *r, int simulated, const int *ref, const 
   size_t n = r->n_cores > 0 ? (size_t)r->n_cores : 1;
   r->stages = malloc(n * sizeof *r->stages);
   r->buf = malloc(2 * n * sizeof *r->buf);
-  if (!r->stages || !r->buf) {
+  if (!simulated) r->memo = calloc(1, sizeof *r->memo);
+  if (!r->stages || !r->buf || (!simulated && !r->memo)) {
     rl_reward_clear(r);
     return err_nomem(err);
   }
@@ -217,6 +251,7 @@ static mp_status init_common(rl_reward *r, int simulated, const int *ref, const 
 void rl_reward_clear(rl_reward *r) {
   free(r->stages);
   free(r->buf);
+  free(r->memo);
   memset(r, 0, sizeof *r);
 }
 
@@ -280,7 +315,18 @@ static double snap_figure(double x) {
 }
 
 mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error *err) {
-  const rl_reward *r = ctx;
+  rl_reward *r = ctx;
+  memo_entry *m = NULL;
+  uint64_t key = 0;
+  if (r->memo) {
+    key = memo_key(arranged, r->n_cores);
+    m = &r->memo->e[key % MEMO_SLOTS];
+    if (m->used && m->key == key) {
+      *out = m->ev;
+      r->memo_hits++;
+      return MP_OK;
+    }
+  }
   figures f;
   mp_status st = figures_of(r, arranged, r->ref_period_s, &f, err);
   if (st != MP_OK) return st;
@@ -296,5 +342,6 @@ mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error 
     out->figure = 1.0 / f.period;
   }
   out->feasible = f.feasible;
+  if (m) *m = (memo_entry){key, 1, *out};
   return MP_OK;
 }

@@ -76,6 +76,9 @@ typedef struct rl_reward {
   double ref_value;    /* X_ref, set by the init */
   struct plan_stage *stages; /* owned scratch, n_cores entries: the stages of the plan being scored */
   double *buf;               /* owned scratch, 2 n_cores entries: its per-stage times and memory ratios */
+  struct rl_reward_memo *memo; /* owned, the model backends only: their scores of recent plans (the
+                                  model is a function of the plan, so a repeated plan is looked up) */
+  long memo_hits;              /* plans the memo answered */
 } rl_reward;
 
 /* Prepares r for g on sim's chip with reference plan ref (borrowed; evaluated once for T_ref).  w

@@ -1,7 +1,8 @@
 /* Tests of rl_reward: the analytical model's reward of the reference plan, the weights (no memory
  * penalty by default: both backends charge DRAM streams in time) and the balance tie-break against
  * their formulas; the training model's reward scores a mini-batch's time over its micro-batches; the
- * energy objectives score energy (or energy x period) over the reference plan's. */
+ * energy objectives score energy (or energy x period) over the reference plan's; the model's memo
+ * answers a repeated plan with the score evaluating gives. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,56 @@ static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   rl_reward_clear(&r);
   plan_free(p);
   free(ref);
+  cost_model_free(m);
+  chip_free(c);
+  graph_free(g);
+}
+
+/* Every field of two scores equal, bit for bit. */
+static int same_eval(const rl_eval *x, const rl_eval *y) {
+  return memcmp(&x->reward, &y->reward, sizeof x->reward) == 0 &&
+         memcmp(&x->balance, &y->balance, sizeof x->balance) == 0 &&
+         memcmp(&x->figure, &y->figure, sizeof x->figure) == 0 && x->feasible == y->feasible;
+}
+
+/* The model's memo: a repeated plan is answered from it with the very score evaluating gives, and two
+ * plans with the same group ends but other layer counts are told apart; a plan that is not valid is
+ * still refused after valid plans were kept. */
+static void the_model_reward_should_answer_a_repeated_plan_from_its_memo(void) {
+  graph *g = NULL;
+  chip *c = NULL;
+  cost_model *m = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, c, &m, &err), MP_OK);
+  int n = c->n_cores, a[16] = {0}, b[16] = {0};
+  CU_ASSERT_FATAL(n == 16 && g->n_ops >= 4);
+  a[7] = 2, a[15] = g->n_ops - 2; /* two groups of 8 cores */
+  b[7] = 3, b[15] = g->n_ops - 3; /* the same ends, one layer moved */
+  rl_reward r, fresh;
+  CU_ASSERT_EQUAL_FATAL(rl_reward_init_model(&r, m, n, g->n_ops, a, NULL, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_reward_init_model(&fresh, m, n, g->n_ops, a, NULL, &err), MP_OK);
+  rl_eval ea, eb, ea2, eb2, eb_fresh;
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, a, &ea, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, b, &eb, &err), MP_OK);
+  CU_ASSERT_EQUAL(r.memo_hits, 0);
+  CU_ASSERT(ea.figure != eb.figure);
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, a, &ea2, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&r, b, &eb2, &err), MP_OK);
+  CU_ASSERT_EQUAL(r.memo_hits, 2);
+  CU_ASSERT(same_eval(&ea, &ea2));
+  CU_ASSERT(same_eval(&eb, &eb2));
+  CU_ASSERT_EQUAL_FATAL(rl_reward_eval(&fresh, b, &eb_fresh, &err), MP_OK); /* evaluated, not remembered */
+  CU_ASSERT_EQUAL(fresh.memo_hits, 0);
+  CU_ASSERT(same_eval(&eb, &eb_fresh));
+  int bad[16] = {0};
+  bad[15] = g->n_ops + 1; /* one layer too many */
+  CU_ASSERT_EQUAL(rl_reward_eval(&r, bad, &ea2, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(rl_reward_eval(&r, bad, &ea2, &err), MP_INPUT);
+  CU_ASSERT_EQUAL(r.memo_hits, 2);
+  rl_reward_clear(&r);
+  rl_reward_clear(&fresh);
   cost_model_free(m);
   chip_free(c);
   graph_free(g);
@@ -177,6 +228,8 @@ static void the_energy_reward_should_score_energy_over_the_reference_plans(void)
 static CU_TestInfo tests[] = {
     {"the_cost_reward_should_score_the_reference_plan_minus_one",
      the_cost_reward_should_score_the_reference_plan_minus_one},
+    {"the_model_reward_should_answer_a_repeated_plan_from_its_memo",
+     the_model_reward_should_answer_a_repeated_plan_from_its_memo},
     {"the_training_reward_should_score_the_minibatch_over_its_microbatches",
      the_training_reward_should_score_the_minibatch_over_its_microbatches},
     {"the_energy_reward_should_score_energy_over_the_reference_plans",
