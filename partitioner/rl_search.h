@@ -17,10 +17,11 @@
 mp_status rl_search_polish(rl_trainer *t, int i, int max_rounds, mp_error *err);
 
 /* The same over pairs of consecutive actions: each round evaluates every allowed action from the
- * best plan and every allowed action after it (about (4(n-1))^2 plans: meant for a cheap reward such
- * as the analytical model), moves to the best plan seen, and repeats up to max_rounds times or until
- * no pair improves.  A pair reaches plans a single-move polish cannot: e.g. a core moved to the
- * neighbouring group together with a layer, where either move alone makes the bottleneck worse. */
+ * best plan and every allowed action after it (two moves on core pairs with no core in common once,
+ * not in both orders; meant for a cheap reward such as the analytical model: about A^2 / 2 plans for
+ * A allowed actions), moves to the best plan seen, and repeats up to max_rounds times or until no pair
+ * improves.  A pair reaches plans a single-move polish cannot: e.g. a core moved to the neighbouring
+ * group together with a layer, where either move alone makes the bottleneck worse. */
 mp_status rl_search_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error *err);
 
 /* Kick and polish from instance i's best plan, `kicks` times: 1..kick_moves (uniform) random allowed

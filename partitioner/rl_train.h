@@ -103,6 +103,10 @@ void rl_trainer_get_stats(const rl_trainer *t, rl_train_stats *out);
 /* The policy being trained (borrowed; valid until the trainer is freed). */
 const rl_policy *rl_trainer_policy(const rl_trainer *t);
 
+/* 1 when a is a better plan than b: with cfg.feasible_first, fitting memory first; then the higher
+ * reward, then the higher balance (equals are not better, so ties keep the earlier plan). */
+int rl_trainer_better(const rl_trainer *t, const rl_eval *a, const rl_eval *b);
+
 /* Best plan seen on instance i: arranged (borrowed, n_cores entries) and its evaluation. */
 const int *rl_trainer_best(const rl_trainer *t, int i, rl_eval *eval);
 

@@ -51,10 +51,6 @@ struct rl_trainer {
   void *gather_ctx;
 };
 
-/* 1 when a is a better plan than b: with cfg.feasible_first, fitting memory first; then the higher
- * reward, then the higher balance (equals are not better, so ties keep the earlier plan). */
-int rl_trainer_better(const rl_trainer *t, const rl_eval *a, const rl_eval *b);
-
 /* Scores a plan of instance i (borrowed, a valid state) into *ev, counts the evaluation and keeps the
  * plan as the instance's best when it is better.  The reward callback's error, or MP_RUN when the
  * reward or balance is not finite. */
