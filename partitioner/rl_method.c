@@ -34,8 +34,10 @@ static long scaled(long base, int n_cores, long floor) {
 
 /* The phases of a run as the caller's progress sees them (one pointer each: the caller may tell a new
  * phase by its pointer). */
-static const char phase_warmup[] = "episodes on the model", phase_kicks[] = "kicks of the model search",
-                  phase_sim[] = "episodes on the simulator";
+static const char phase_warmup[] = "episodes on the model", phase_regroup[] = "rounds of regrouping on the model",
+                  phase_kicks[] = "kicks of the model search",
+                  phase_regroup2[] = "rounds of regrouping after the kicks",
+                  phase_pairs[] = "rounds of the model's pair polish", phase_sim[] = "episodes on the simulator";
 
 /* Tells the caller (o->progress) that done of total units of a phase are done, and trainer t's best. */
 static void report(const method_options *o, const char *phase, const rl_trainer *t, long done, long total) {
@@ -70,9 +72,29 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
  * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
  * many moves away through far worse plans; a model evaluation costs microseconds (ResNet-50 on 16x16,
  * 41 stages: 12 us), a simulation milliseconds. */
+/* One round of a search from the best plan (rl_search.h's functions). */
+typedef mp_status (*search_rounds_fn)(rl_trainer *t, int i, int max_rounds, mp_error *err);
+
+/* fn up to max_rounds rounds, one at a time for the progress: the rounds of one call, which also stops
+ * after the first round that finds nothing better. */
+static mp_status rounds(rl_trainer *w, search_rounds_fn fn, int max_rounds, const method_options *o,
+                        const char *phase, mp_error *err) {
+  mp_status st = MP_OK;
+  for (int r = 0; r < max_rounds && st == MP_OK; r++) {
+    report(o, phase, w, r, max_rounds);
+    rl_eval before, after;
+    rl_trainer_best(w, 0, &before);
+    st = fn(w, 0, 1, err);
+    rl_trainer_best(w, 0, &after);
+    if (!rl_trainer_better(w, &after, &before)) break;
+  }
+  if (st == MP_OK) report(o, phase, w, max_rounds, max_rounds);
+  return st;
+}
+
 static mp_status model_search(rl_trainer *w, int n_cores, const method_options *o, mp_error *err) {
   long kicks = rl_method_model_kicks(n_cores);
-  mp_status st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
+  mp_status st = rounds(w, rl_search_regroup, RL_METHOD_MODEL_REGROUP_ROUNDS, o, phase_regroup, err);
   /* the kicks a few at a time, for the progress: each kick starts from the best plan so far and draws
    * from the trainer's rng, so kicks in chunks are the kicks of one call */
   for (long done = 0; st == MP_OK && done < kicks;) {
@@ -82,8 +104,8 @@ static mp_status model_search(rl_trainer *w, int n_cores, const method_options *
     done += now;
   }
   if (st == MP_OK) report(o, phase_kicks, w, kicks, kicks);
-  if (st == MP_OK) st = rl_search_regroup(w, 0, RL_METHOD_MODEL_REGROUP_ROUNDS, err);
-  if (st == MP_OK) st = rl_search_polish_pairs(w, 0, RL_METHOD_MODEL_PAIR_ROUNDS, err);
+  if (st == MP_OK) st = rounds(w, rl_search_regroup, RL_METHOD_MODEL_REGROUP_ROUNDS, o, phase_regroup2, err);
+  if (st == MP_OK) st = rounds(w, rl_search_polish_pairs, RL_METHOD_MODEL_PAIR_ROUNDS, o, phase_pairs, err);
   return st;
 }
 

@@ -156,13 +156,23 @@ static void log_progress(void *ctx, const char *phase, long done, long total, do
 
 /* In a child (the method reports in-process on a lent simulator): the phases come in order, one
  * pointer each; the kicks are reported every RL_METHOD_KICKS_REPORTED of the 5 000 kicks on 16
- * cores, and the simulator's phase with 0 episodes before any episode. */
+ * cores, the searches' rounds one by one (0, 1, ..., then the maximum when they stop), and the
+ * simulator's phase with 0 episodes before any episode. */
 static int progress_child(void *arg) {
   (void)arg;
   static progress_log log;
-  static const char *const names[] = {"episodes on the model", "kicks of the model search",
-                                      "episodes on the simulator"};
-  const char *ptr[3] = {NULL, NULL, NULL};
+  enum { WARMUP, REGROUP, KICKS, REGROUP2, PAIRS, SIM, N_PHASES };
+  static const char *const names[N_PHASES] = {"episodes on the model",
+                                              "rounds of regrouping on the model",
+                                              "kicks of the model search",
+                                              "rounds of regrouping after the kicks",
+                                              "rounds of the model's pair polish",
+                                              "episodes on the simulator"};
+  const long max_rounds[N_PHASES] = {[REGROUP] = RL_METHOD_MODEL_REGROUP_ROUNDS,
+                                     [REGROUP2] = RL_METHOD_MODEL_REGROUP_ROUNDS,
+                                     [PAIRS] = RL_METHOD_MODEL_PAIR_ROUNDS};
+  const char *ptr[N_PHASES] = {NULL};
+  long seen[N_PHASES] = {0};
   chip *c = NULL;
   sim *s = NULL;
   mp_error err;
@@ -170,23 +180,25 @@ static int progress_child(void *arg) {
     return 10;
   rl_run r = {.episodes = 16, .sim = s, .progress = log_progress, .progress_ctx = &log};
   if (!run_rl(&r) || r.st != MP_OK || log.n > 1024) return 11;
-  int phase = 0, kicks = 0, sims = 0;
+  int phase = 0;
   for (int i = 0; i < log.n; i++) {
     int k = 0;
-    while (k < 3 && strcmp(log.e[i].phase, names[k]) != 0) k++;
-    if (k == 3 || k < phase) return 12; /* an unknown phase, or one out of order */
+    while (k < N_PHASES && strcmp(log.e[i].phase, names[k]) != 0) k++;
+    if (k == N_PHASES || k < phase) return 12; /* an unknown phase, or one out of order */
     if (ptr[k] && ptr[k] != log.e[i].phase) return 13;
     ptr[k] = log.e[i].phase;
     phase = k;
-    if (k == 1) {
-      long want = kicks < RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED ? (long)kicks * RL_METHOD_KICKS_REPORTED
-                                                                             : RL_METHOD_MODEL_KICKS;
-      if (log.e[i].done != want || log.e[i].total != RL_METHOD_MODEL_KICKS) return 14;
-      kicks++;
+    long done = log.e[i].done, n = seen[k]++;
+    if (k == KICKS) {
+      long want = n < RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED ? n * RL_METHOD_KICKS_REPORTED
+                                                                        : RL_METHOD_MODEL_KICKS;
+      if (done != want || log.e[i].total != RL_METHOD_MODEL_KICKS) return 14;
     }
-    if (k == 2 && (log.e[i].total != 16 || (sims++ == 0 && log.e[i].done != 0))) return 15;
+    if (max_rounds[k] > 0 && (log.e[i].total != max_rounds[k] || (done != n && done != max_rounds[k]))) return 18;
+    if (k == SIM && (log.e[i].total != 16 || (n == 0 && done != 0))) return 15;
   }
-  if (kicks != RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED + 1 || sims < 2) return 16;
+  if (seen[KICKS] != RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED + 1 || seen[SIM] < 2) return 16;
+  if (seen[REGROUP] < 2 || seen[REGROUP2] < 2 || seen[PAIRS] < 2) return 19; /* a round, then the end */
   if (log.e[log.n - 1].done != 16) return 17;
   plan_free(r.p);
   sim_free(s);
