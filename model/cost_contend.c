@@ -3,7 +3,8 @@
  * in the simulator; an activity's time at a period T follows from the load the rest of the plan puts on
  * its links, and the period is the least T that every stage meets.  DRAM reads are then placed in the
  * period: a pipeline's stages start one after the other, each when the one before hands it its input,
- * so reads that start together share their links for their whole length (see phase_pass). */
+ * so reads that start together share their links for their whole length (see place_reads).  Only the
+ * reads' pairs depend on where the reads are placed: each placement rebuilds those and keeps the rest. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,10 +216,9 @@ static void side_clear(cost_model *m, int *n) {
   *n = 0;
 }
 
-/* Builds the pairs of every activity of the plan (with phases when x is not NULL); -1 when out of
- * memory. */
+/* Builds the pairs of every activity of the plan, the reads at random phases; -1 when out of memory. */
 static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
-                       const double *link_bytes, phases *x) {
+                       const double *link_bytes) {
   const chip *c = m->c;
   m->n_terms = 0;
   m->terms_oom = 0;
@@ -228,7 +228,6 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     int cn = s->n_cores, last = s->first_core + cn - 1, n_side = 0;
     double A = s->gather_bytes;
     int streams = !s->fits && c->n_dram > 0, hops = 0;
-    if (x) x->self = i;
     /* the busy side: all-gathers, then the streams */
     side_busy(m, s, &n_side);
     a->fixed = s->work / s->speed + (double)s->n_segments * c->noc_latency;
@@ -241,9 +240,9 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     }
     if (quiet > 0 && add_term(m, a->gather[0], quiet, 0) != 0) m->terms_oom = 1;
     a->gather[1] = a->in[0] = m->n_terms;
-    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, x);
+    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, NULL);
     a->in[1] = a->out[0] = m->n_terms;
-    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side, x);
+    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side, NULL);
     a->out[1] = m->n_terms;
     a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
     side_clear(m, &n_side);
@@ -262,6 +261,29 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
       }
       r[1] = m->n_terms;
     }
+    side_clear(m, &n_side);
+  }
+  return m->terms_oom ? -1 : 0;
+}
+
+/* The reads' pairs again, with phases x, after the pairs build_terms made up to `kept` (every other
+ * activity's, which the phases leave as they are; the reads' earlier pairs are left unused): the same
+ * calls for the reads as build_terms makes, so the pairs are those a whole rebuild would give, bit for
+ * bit.  -1 when out of memory. */
+static int read_terms(cost_model *m, cost_stage *stages, int n, const double *link_bytes, int kept, phases *x) {
+  const chip *c = m->c;
+  m->n_terms = kept;
+  m->terms_oom = 0;
+  for (int i = 0; i < n; i++) {
+    const cost_stage *s = &stages[i];
+    if (s->fits || c->n_dram == 0 || !(s->dram_in_bytes > 0)) continue;
+    stage_acts *a = &m->acts[i];
+    int n_side = 0;
+    x->self = i;
+    side_busy(m, s, &n_side);
+    a->in[0] = m->n_terms;
+    stream_terms(m, s, 0, link_bytes, m->side, x);
+    a->in[1] = m->n_terms;
     side_clear(m, &n_side);
   }
   return m->terms_oom ? -1 : 0;
@@ -414,15 +436,15 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
     m->cap_ranges = nr;
   }
   /* first pass: every link's other traffic at random phases */
-  if (build_terms(m, stages, n, xfer, xfer_off, link_bytes, NULL) != 0) return -1;
+  if (build_terms(m, stages, n, xfer, xfer_off, link_bytes) != 0) return -1;
+  int kept = m->n_terms;
   double T = solve(m, stages, n, xfer_off, lo);
   /* second pass, when stages read DRAM: the reads placed in that period (phase_pass) */
   int reads = 0;
   for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
   for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {
     phases x = {T, 0};
-    if (place_reads(m, stages, n, xfer_off, T) != 0 || build_terms(m, stages, n, xfer, xfer_off, link_bytes, &x) != 0)
-      return -1;
+    if (place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0) return -1;
     double next = solve(m, stages, n, xfer_off, lo);
     int same = fabs(next - T) <= 1e-9 * T;
     T = next;
