@@ -121,9 +121,11 @@ mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, uns
   int *cand = t->cand;
   mp_status st = MP_OK;
   if (t->ranks <= 1) {
-    for (int a = 0; a < t->n_out && st == MP_OK; a++)
-      if ((allowed[a] = (unsigned char)rl_env_apply(env, from, a, cand)) != 0)
+    for (int a = 0; a < t->n_out && st == MP_OK; a++) /* asked first: applying copies the whole plan */
+      if ((allowed[a] = (unsigned char)rl_env_can_apply(env, from, a)) != 0) {
+        rl_env_apply(env, from, a, cand);
         st = rl_trainer_evaluate(t, i, cand, &evs[a], err);
+      }
     return st;
   }
   /* this rank's share, gathered; then every rank keeps every plan in action order */
@@ -132,7 +134,8 @@ mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, uns
   size_t n = 0;
   for (int a = t->rank; a < t->n_out && st == MP_OK; a += t->ranks) {
     rl_eval ev;
-    if (!rl_env_apply(env, from, a, cand)) continue;
+    if (!rl_env_can_apply(env, from, a)) continue;
+    rl_env_apply(env, from, a, cand);
     st = score(t, i, cand, &ev, err);
     mine[n++] = (action_score){a, ev.feasible, ev.reward, ev.balance, ev.figure};
   }
@@ -154,11 +157,13 @@ mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, uns
   }
   if (st == MP_OK && all_len % sizeof *x != 0) st = err_set(err, MP_RUN, "rl: the gathered scores are truncated");
   for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-    int applies = rl_env_apply(env, from, a, cand);
+    int applies = rl_env_can_apply(env, from, a);
     if (applies != allowed[a])
       st = err_set(err, MP_RUN, "rl: the gathered scores %s action %d", applies ? "miss" : "add", a);
-    else if (applies)
+    else if (applies) {
+      rl_env_apply(env, from, a, cand);
       keep(t, i, cand, &evs[a]);
+    }
   }
   free(all);
   return st;
