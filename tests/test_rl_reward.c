@@ -15,14 +15,20 @@
 #include "testutil.h"
 #include "train.h"
 
+/* tiny_resnet's graph on the bundled 4x4 chip and its cost model (each owned by the caller). */
+static void load_tiny_model(graph **g, chip **c, cost_model **m) {
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), g, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), c, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(cost_model_new(*g, *c, m, &err), MP_OK);
+}
+
 static void the_cost_reward_should_score_the_reference_plan_minus_one(void) {
   graph *g = NULL;
   chip *c = NULL;
   cost_model *m = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, c, &m, &err), MP_OK);
+  load_tiny_model(&g, &c, &m);
   int n = c->n_cores, *ref = calloc((size_t)n, sizeof *ref);
   ref[n - 1] = g->n_ops; /* everything on one group of all cores */
   rl_reward r;
@@ -80,9 +86,7 @@ static void the_model_reward_should_answer_a_repeated_plan_from_its_memo(void) {
   chip *c = NULL;
   cost_model *m = NULL;
   mp_error err;
-  CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/tiny_resnet.json"), &g, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh4x4.json"), &c, &err), MP_OK);
-  CU_ASSERT_EQUAL_FATAL(cost_model_new(g, c, &m, &err), MP_OK);
+  load_tiny_model(&g, &c, &m);
   int n = c->n_cores, a[16] = {0}, b[16] = {0};
   CU_ASSERT_FATAL(n == 16 && g->n_ops >= 4);
   a[7] = 2, a[15] = g->n_ops - 2; /* two groups of 8 cores */
