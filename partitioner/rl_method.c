@@ -37,7 +37,8 @@ static long scaled(long base, int n_cores, long floor) {
 static const char phase_warmup[] = "episodes on the model", phase_regroup[] = "rounds of regrouping on the model",
                   phase_kicks[] = "kicks of the model search",
                   phase_regroup2[] = "rounds of regrouping after the kicks",
-                  phase_pairs[] = "rounds of the model's pair polish", phase_sim[] = "episodes on the simulator";
+                  phase_pairs[] = "rounds of the model's pair polish", phase_sim[] = "episodes on the simulator",
+                  phase_polish[] = "rounds of the final polish on the simulator";
 
 /* Tells the caller (o->progress) that done of total units of a phase are done, and trainer t's best. */
 static void report(const method_options *o, const char *phase, const rl_trainer *t, long done, long total) {
@@ -186,7 +187,7 @@ static mp_status search(sim *s, const graph *g, const chip *c, const method_opti
     report_episodes(o, phase_sim, t, cfg.episodes);
   }
   if (st == MP_OK && cfg.episodes == 0) st = rl_trainer_greedy(t, 0, 2 * c->n_cores, err);
-  if (st == MP_OK) st = rl_search_polish(t, 0, RL_METHOD_POLISH_ROUNDS, err);
+  if (st == MP_OK) st = rounds(t, rl_search_polish, RL_METHOD_POLISH_ROUNDS, o, phase_polish, err);
   if (st != MP_OK) goto cleanup;
   rl_eval best, start;
   memcpy(best_out, rl_trainer_best(t, 0, &best), (size_t)c->n_cores * sizeof *best_out);

@@ -156,23 +156,25 @@ static void log_progress(void *ctx, const char *phase, long done, long total, do
 
 /* In a child (the method reports in-process on a lent simulator): the phases come in order, one
  * pointer each; the kicks are reported every RL_METHOD_KICKS_REPORTED of the 5 000 kicks on 16
- * cores, the searches' rounds one by one (0, 1, ..., then the maximum when they stop), and the
- * simulator's phase with 0 episodes before any episode. */
+ * cores, the searches' rounds one by one (0, 1, ..., then the maximum when they stop), the
+ * simulator's phase with 0 episodes before any episode and all 16 at its end, then the final polish. */
 static int progress_child(void *arg) {
   (void)arg;
   static progress_log log;
-  enum { WARMUP, REGROUP, KICKS, REGROUP2, PAIRS, SIM, N_PHASES };
+  enum { WARMUP, REGROUP, KICKS, REGROUP2, PAIRS, SIM, POLISH, N_PHASES };
   static const char *const names[N_PHASES] = {"episodes on the model",
                                               "rounds of regrouping on the model",
                                               "kicks of the model search",
                                               "rounds of regrouping after the kicks",
                                               "rounds of the model's pair polish",
-                                              "episodes on the simulator"};
+                                              "episodes on the simulator",
+                                              "rounds of the final polish on the simulator"};
   const long max_rounds[N_PHASES] = {[REGROUP] = RL_METHOD_MODEL_REGROUP_ROUNDS,
                                      [REGROUP2] = RL_METHOD_MODEL_REGROUP_ROUNDS,
-                                     [PAIRS] = RL_METHOD_MODEL_PAIR_ROUNDS};
+                                     [PAIRS] = RL_METHOD_MODEL_PAIR_ROUNDS,
+                                     [POLISH] = RL_METHOD_POLISH_ROUNDS};
   const char *ptr[N_PHASES] = {NULL};
-  long seen[N_PHASES] = {0};
+  long seen[N_PHASES] = {0}, last_episodes = -1;
   chip *c = NULL;
   sim *s = NULL;
   mp_error err;
@@ -196,10 +198,11 @@ static int progress_child(void *arg) {
     }
     if (max_rounds[k] > 0 && (log.e[i].total != max_rounds[k] || (done != n && done != max_rounds[k]))) return 18;
     if (k == SIM && (log.e[i].total != 16 || (n == 0 && done != 0))) return 15;
+    if (k == SIM) last_episodes = done;
   }
   if (seen[KICKS] != RL_METHOD_MODEL_KICKS / RL_METHOD_KICKS_REPORTED + 1 || seen[SIM] < 2) return 16;
-  if (seen[REGROUP] < 2 || seen[REGROUP2] < 2 || seen[PAIRS] < 2) return 19; /* a round, then the end */
-  if (log.e[log.n - 1].done != 16) return 17;
+  if (seen[REGROUP] < 2 || seen[REGROUP2] < 2 || seen[PAIRS] < 2 || seen[POLISH] < 2) return 19; /* a round, the end */
+  if (last_episodes != 16 || log.e[log.n - 1].done != RL_METHOD_POLISH_ROUNDS) return 17;
   plan_free(r.p);
   sim_free(s);
   chip_free(c);
