@@ -439,7 +439,7 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
   if (build_terms(m, stages, n, xfer, xfer_off, link_bytes) != 0) return -1;
   int kept = m->n_terms;
   double T = solve(m, stages, n, xfer_off, lo);
-  /* second pass, when stages read DRAM: the reads placed in that period (phase_pass) */
+  /* then, when stages read DRAM: the reads placed in that period (place_reads), again at each new period */
   int reads = 0;
   for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
   for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {

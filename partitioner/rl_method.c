@@ -69,11 +69,7 @@ void rl_method_config(rl_train_config *cfg, int n_cores, uint64_t seed) {
   cfg->episodes = rl_method_default_episodes(n_cores);
 }
 
-/* The search of the model around the warm-up's best plan (see partitioner/README.md): the warm-up
- * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
- * many moves away through far worse plans; a model evaluation costs microseconds (ResNet-50 on 16x16,
- * 41 stages: 12 us), a simulation milliseconds. */
-/* One round of a search from the best plan (rl_search.h's functions). */
+/* A search from instance i's best plan in rounds (rl_search.h's searches). */
 typedef mp_status (*search_rounds_fn)(rl_trainer *t, int i, int max_rounds, mp_error *err);
 
 /* fn up to max_rounds rounds, one at a time for the progress: the rounds of one call, which also stops
@@ -93,6 +89,10 @@ static mp_status rounds(rl_trainer *w, search_rounds_fn fn, int max_rounds, cons
   return st;
 }
 
+/* The search of the model around the warm-up's best plan (see partitioner/README.md): the warm-up
+ * stops in a local optimum of the bottleneck whose better plans are groups split, merged or re-split,
+ * many moves away through far worse plans; a model evaluation costs microseconds (ResNet-50 on 16x16,
+ * 41 stages: 12 us), a simulation milliseconds. */
 static mp_status model_search(rl_trainer *w, int n_cores, const method_options *o, mp_error *err) {
   long kicks = rl_method_model_kicks(n_cores);
   mp_status st = rounds(w, rl_search_regroup, RL_METHOD_MODEL_REGROUP_ROUNDS, o, phase_regroup, err);

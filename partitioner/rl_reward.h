@@ -102,7 +102,8 @@ mp_status rl_reward_init_train_model(rl_reward *r, struct train *t, const struct
 
 /* Frees r's scratch (r may be zeroed, or an init may have failed on it); r is then zeroed. */
 void rl_reward_clear(rl_reward *r);
-/* The rl_reward_fn of every backend: ctx is an initialised rl_reward. */
+/* The rl_reward_fn of every backend: ctx is an initialised rl_reward (borrowed; the model backends
+ * write the score into its memo). */
 mp_status rl_reward_eval(void *ctx, const int *arranged, rl_eval *out, mp_error *err);
 
 #endif
