@@ -183,7 +183,8 @@ static int bench_chip(const char *graph_path, const char *chip_path, int n_evals
   printf("%-10s %4d cores  %-12s %-6s %6d evals  %8.1f evals/s  %8.1f evals/CPU-s  %6.1f micro-batches/eval  %7.1f "
          "activities/eval  %9.0f activities/s  (mean %.1f stages, %d of %d settled, start-up %.3f s, %.0f%% of the time "
          "in the engine; first plan again after all: %s)\n",
-         c->name, c->n_cores, kind, m, n_evals, n_evals / dt, n_evals / dcpu, (double)mbs / n_evals, (double)acts / n_evals, (double)acts / dt,
+         c->name, c->n_cores, kind, m, n_evals, n_evals / dt, n_evals / dcpu, (double)mbs / n_evals,
+         (double)acts / n_evals, (double)acts / dt,
          stages / n_evals, settled, n_evals, st.startup_s, 100 * st.engine_s / dt, same ? "identical" : "DIFFERENT");
   fflush(stdout);
   free(layers);

@@ -51,7 +51,7 @@ mp_status rl_search_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error 
       /* the second move: every allowed action from mid, except the one that undoes the first, and
        * except an earlier action b on other cores: b then a is the same plan, tried when b came first */
       for (int b = 0; b < t->n_out && st == MP_OK; b++) {
-        if (b < a && abs(b / 4 - a / 4) >= 2) continue;
+        if (b < a && abs(b / RL_PAIR_ACTIONS - a / RL_PAIR_ACTIONS) >= 2) continue;
         if (!rl_env_can_apply(s->in.env, mid, b)) continue;
         rl_env_apply(s->in.env, mid, b, cand);
         if (memcmp(cand, from, bytes) != 0) st = rl_trainer_evaluate(t, i, cand, &ev, err);
