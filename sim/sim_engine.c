@@ -177,12 +177,15 @@ static int same_interval(const job *j, int m, int q) {
   return fabs(a - b) <= SIM_STEADY_TOLERANCE * fmax(fabs(a), fabs(b));
 }
 
+/* The fewest periodic intervals that show a cycle q: 2q, and SIM_STEADY_MIN_INTERVALS. */
+static int steady_need(int q) { return 2 * q > SIM_STEADY_MIN_INTERVALS ? 2 * q : SIM_STEADY_MIN_INTERVALS; }
+
 /* The cycle q of the completions at L after the warm-up, or 0: every interval over the last `span`
- * (at least 2q and SIM_STEADY_MIN_INTERVALS) equals the one q earlier. */
+ * (at least steady_need(q)) equals the one q earlier. */
+
 static int periodic(const job *j, int L, int span) {
   for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
-    int need = span > 2 * q ? span : 2 * q;
-    if (need < SIM_STEADY_MIN_INTERVALS) need = SIM_STEADY_MIN_INTERVALS;
+    int need = span > steady_need(q) ? span : steady_need(q);
     if (L < j->warmup + need + q) return 0;
     int ok = 1;
     for (int m = L - need + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
@@ -215,11 +218,68 @@ static int saturated(const job *j, int from) {
   return 0;
 }
 
+/* The earliest start of an activity of group gr in flight now in micro-batch m (a segment: its DRAM
+ * reads, execution and all-gather; the spill written after the last; a send), or `now` when none is. */
+static double in_flight_since(const jgroup *gr, int m, double now) {
+  const double *a = gr->ev_t + (size_t)m * (size_t)gr->n_ev;
+  double t0 = now, last_end = -1;
+  int ended = 1;
+  for (int k = 0; k < gr->n_segs; k++) {
+    const double *x = a + 4 * k; /* taken, reads done, execution done, all-gather done */
+    if (x[0] >= 0 && x[3] < 0 && x[0] < t0) t0 = x[0];
+    if (x[3] < 0) ended = 0;
+    else if (x[3] > last_end) last_end = x[3];
+  }
+  if (ended && a[4 * gr->n_segs] < 0 && last_end < t0) t0 = last_end; /* the spill */
+  for (int k = 0; k < gr->n_sends; k++) {
+    const double *x = a + 4 * gr->n_segs + 1 + 2 * k;
+    if (x[0] >= 0 && x[1] < 0 && x[0] < t0) t0 = x[0];
+  }
+  return t0;
+}
+
+/* Whether an event at a (-1: not yet) now happened at b (-1: not yet) a cycle of length P earlier:
+ * at the same point of the cycle from t0 on (a live event), or before t0 both (done, and no longer
+ * acting on anything in flight). */
+static int same_event(double a, double b, double t0, double now, double P) {
+  double tol = SIM_STEADY_TOLERANCE * P;
+  if (a < 0) return b < 0 || b >= now - P - tol;
+  if (a >= t0 - tol) return b >= 0 && fabs(a - b - P) <= tol;
+  return b >= 0 && b < t0 - P + tol;
+}
+
+/* Whether the pipeline now is the pipeline a cycle q earlier, shifted by the cycle's length P (sim_int.h,
+ * "Steady state"): with t0 the earliest start of an activity in flight, every event since t0 happened
+ * exactly P after its counterpart q micro-batches before, every earlier one and its counterpart before
+ * t0 and t0 - P, and every event still to come had not come at now - P either. */
+static int state_periodic(const job *j, int L, int q, int need, int started) {
+  double now = simgrid_get_clock(), P = j->c[L] - j->c[L - q], t0 = now;
+  for (int m = L + 1; m < started; m++)
+    for (int g = 0; g < j->n_groups; g++) {
+      double t = in_flight_since(&j->groups[g], m, now);
+      if (t < t0) t0 = t;
+    }
+  int lo = L + 1 - need, hi = started + q - 1 < j->M - 1 ? started + q - 1 : j->M - 1;
+  while (lo > 0 && j->c[lo - 1] >= t0 - P) lo--; /* micro-batches that ended since t0 - P */
+  if (lo < q) return 0;
+  for (int m = lo; m <= hi; m++) {
+    if (!same_event(j->start_t[m], j->start_t[m - q], t0, now, P)) return 0;
+    for (int g = 0; g < j->n_groups; g++) {
+      const jgroup *gr = &j->groups[g];
+      const double *a = gr->ev_t + (size_t)m * (size_t)gr->n_ev, *b = a - (size_t)q * (size_t)gr->n_ev;
+      for (int e = 0; e < gr->n_ev; e++)
+        if (!same_event(a[e], b[e], t0, now, P)) return 0;
+    }
+  }
+  return 1;
+}
+
 /* After completion n_complete - 1 = L of a steady-state run (see sim_int.h): grows the window when no
  * server has been busy throughout the last span; ends a run that started narrow once it has gone
  * SIM_STEADY_APERIODIC spans without a periodic stretch (run_eval runs it again at 2p + 2); stops the
- * run once its completions are periodic over a span that covers the micro-batches in flight and as many
- * micro-batches start as end; when they are periodic while the first stages still start them faster,
+ * run once its state repeats a cycle later (state_periodic), or once its completions are periodic over a
+ * span that covers the micro-batches in flight and as many micro-batches start as end; when they are
+ * periodic while the first stages still start them faster,
  * the window is closed to the micro-batches in flight so that from now on one starts as one ends. */
 static void check_steady(job *j) {
   int L = j->n_complete - 1;
@@ -234,7 +294,14 @@ static void check_steady(job *j) {
     j->warmup = started; /* the pipeline fills anew */
     return;
   }
-  int q = periodic(j, L, in_flight);
+  int q = periodic(j, L, 0), need = q > 0 ? steady_need(q) : 0;
+  if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || saturated(j, L - need)) &&
+      state_periodic(j, L, q, need, started)) {
+    j->cycle = q; /* the state repeats: so will everything after it */
+    j->limit = L + 1;
+    return;
+  }
+  q = periodic(j, L, in_flight);
   if (q == 0) {
     if (j->retry && L >= j->warmup + SIM_STEADY_APERIODIC * span) j->limit = L + 1; /* run again at 2p + 2 */
     return;
@@ -268,6 +335,11 @@ static void group_done(job *j, int mb, double t) {
 
 static void started(job *j, int mb) {
   if (j->start_t[mb] < 0) j->start_t[mb] = simgrid_get_clock();
+}
+
+/* Event e of micro-batch mb in group gr happened at t (steady runs; jgroup.ev_t). */
+static void event(jgroup *gr, int mb, int e, double t) {
+  if (gr->ev_t) gr->ev_t[(size_t)mb * (size_t)gr->n_ev + (size_t)e] = t;
 }
 
 /* Group gr's DRAM reads (write 0) or writes (1) of one micro-batch, waited for: its streams, or once
@@ -314,6 +386,7 @@ static void group_actor(int argc, char **argv) {
     }
     seg *x = &gr->segs[sg];
     started(j, mb);
+    event(gr, mb, 4 * sg, simgrid_get_clock());
     if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
       dram_batch(gr, 0);
@@ -321,16 +394,19 @@ static void group_actor(int argc, char **argv) {
       if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
     double t = simgrid_get_clock(), tg;
+    event(gr, mb, 4 * sg + 1, t);
     if (x->solo_s >= 0) { /* a private all-gather's time, within the execution */
       sg_actor_execute(x->flops + x->solo_s * speed);
       gr->acts++;
       tg = t + x->flops / speed;
+      event(gr, mb, 4 * sg + 2, simgrid_get_clock()); /* one activity: its end */
     } else {
       if (x->flops > 0) {
         sg_actor_execute(x->flops);
         gr->acts++;
       }
       tg = simgrid_get_clock();
+      event(gr, mb, 4 * sg + 2, tg);
       if (gr->n_cores > 1 && x->gather > 0) {
         sim_all_gather(s, &gr->gather, x->gather);
         gr->acts++;
@@ -339,6 +415,7 @@ static void group_actor(int argc, char **argv) {
     }
     double t1 = simgrid_get_clock();
     gr->mb_compute[mb] += t1 - t;
+    event(gr, mb, 4 * sg + 3, t1);
     if (j->tl) timeline_exec(j, a->g, mb, x, t, tg, t1);
     for (int k = 0; k < x->n_posts; k++) {
       gr->queue[gr->q_tail++] = (qitem){x->first_post + k, mb};
@@ -352,7 +429,13 @@ static void group_actor(int argc, char **argv) {
       if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);
       t1 = t2;
     }
-    if (--gr->left[mb] == 0 && gr->sends_left[mb] == 0) group_done(j, mb, t1);
+    if (--gr->left[mb] == 0) {
+      event(gr, mb, 4 * gr->n_segs, t1);
+      if (gr->sends_left[mb] == 0) {
+        event(gr, mb, gr->n_ev - 1, t1);
+        group_done(j, mb, t1);
+      }
+    }
   }
   if (gr->n_sends > 0) { /* nothing more to send: the sender ends after what is queued */
     gr->queue[gr->q_tail++] = (qitem){-1, -1};
@@ -374,6 +457,7 @@ static void sender_actor(int argc, char **argv) {
     if (it.mb >= j->limit) continue; /* the run has ended before this micro-batch counts */
     jsend *sd = &gr->sends[it.send];
     double t = simgrid_get_clock();
+    event(gr, it.mb, 4 * gr->n_segs + 1 + 2 * it.send, t);
     if (sd->bytes > 0) {
       if (sd->solo_s >= 0) /* private: the time it took (sim_int.h, "Private transfers") */
         sg_actor_sleep_for(sd->solo_s);
@@ -383,12 +467,16 @@ static void sender_actor(int argc, char **argv) {
     }
     double t1 = simgrid_get_clock();
     if (sd->private && sd->solo_s < 0 && sd->bytes > 0) sd->solo_s = t1 - t;
+    event(gr, it.mb, 4 * gr->n_segs + 2 + 2 * it.send, t1);
     gr->mb_comm[it.mb] += t1 - t;
     if (j->tl) timeline_send(j, a->g, it.mb, sd, t, t1);
     jgroup *dg = &j->groups[sd->dst_group];
     dg->arrived[sd->dst_recv]++;
     sg_sem_release(dg->ev);
-    if (--gr->sends_left[it.mb] == 0 && gr->left[it.mb] == 0) group_done(j, it.mb, t1);
+    if (--gr->sends_left[it.mb] == 0 && gr->left[it.mb] == 0) {
+      event(gr, it.mb, gr->n_ev - 1, t1);
+      group_done(j, it.mb, t1);
+    }
   }
 }
 

@@ -191,6 +191,13 @@ typedef struct jgroup {
   int *sends_left;       /* per micro-batch: sends still to finish */
   int *arrived;          /* per recv: micro-batches arrived */
   double *mb_compute, *mb_dram, *mb_comm; /* per micro-batch: seconds of segments, DRAM streams, sends */
+  /* steady runs: per micro-batch its events here (absolute times, -1 before), n_ev = sim_group_events
+   * each: per segment when the actor took it, when its DRAM reads, its execution and its all-gather
+   * ended (then its Sends are posted), when the actor was done with the micro-batch (its spill
+   * written), per send when it started and ended, and when the group was done with it (sim_int.h,
+   * "Steady state") */
+  double *ev_t;
+  int n_ev;
   sg_sem_t ev, q;
   int waiting; /* blocked on ev */
   /* steady runs, per server (0: the group's actor, 1: its sender): when its current wait began (-1: not
@@ -223,19 +230,32 @@ typedef struct jgroup {
  * stream from DRAM: 70 had not settled at 2p + 2, 12 had settled into a cycle of several micro-batches;
  * the micro-batches per evaluation fell from 36.2 to 15.1 on 8x8.  The pipeline is full once the first
  * micro-batch completes; the warm-up ends with the first micro-batch that starts after that (W).  From
- * then on, at each completion L:
- *  - the completions are periodic when, for a cycle q <= SIM_STEADY_MAX_CYCLE, every interval
- *    c[m] - c[m-1] over the last `span` equals the one q earlier within SIM_STEADY_TOLERANCE (relative);
- *    the span is at least 2q and SIM_STEADY_MIN_INTERVALS, and at least the number of micro-batches in
- *    flight at L, so that every micro-batch whose progress makes the pipeline's state then started within
- *    the periodic stretch (a shorter stretch says little: groups streaming from one DRAM port complete
- *    mostly one stream apart, with a longer interval now and then);
- *  - periodic completions are the steady state when the last q micro-batches also started as far apart
- *    as the last q completed: as many enter the pipeline as leave it.  Otherwise the first stages, faster
- *    than the bottleneck, are still filling the window, and their extra traffic may still slow it
- *    (DRAM ports, shared links): the window is then closed to the micro-batches in flight, which the
- *    bottleneck's queue keeps busy, so that from now on a micro-batch starts as one ends, and the run
- *    goes on to the next periodic stretch.
+ * then on, at each completion L, with a cycle q <= SIM_STEADY_MAX_CYCLE of the completions (every
+ * interval c[m] - c[m-1] over the last 2q, and at least SIM_STEADY_MIN_INTERVALS, equals the one q
+ * earlier within SIM_STEADY_TOLERANCE, relative) and P = c[L] - c[L-q]:
+ *  - the run is steady when the pipeline's state repeats: the engine is deterministic, so a state met
+ *    again P later is met every P from then on.  Every group records per micro-batch when its actor
+ *    took each segment and ended its all-gather, when it wrote its spill, when its sender started and
+ *    ended each Send and when it was done (jgroup.ev_t).  With t0 the earliest start of an activity in
+ *    flight now, the state now is the state at now - P when every event of the micro-batches in flight
+ *    and of those that ended since t0 - P happened, if at or after t0, exactly P after its counterpart
+ *    q micro-batches before; if before t0, like its counterpart before t0 - P (only that it happened
+ *    can still matter: ptask sharing depends on which activities run, not on their past); if not yet,
+ *    its counterpart not before now - P.  (The cores' streams of one DRAM batch end unrecorded, at times
+ *    that the same sharing sets.)  A window that still binds could grow (below), so this applies
+ *    once it is at 2p + 2 or closed, or some server has worked without a pause over that periodic
+ *    stretch.  It settles a deep pipeline a few micro-batches after its warm-up: ResNet-50 cut into
+ *    41 stages on 16x16 in 48 micro-batches instead of 83;
+ *  - otherwise the completions must be periodic over a span of at least the number of micro-batches
+ *    in flight at L, so that every micro-batch whose progress makes the pipeline's state then started
+ *    within the periodic stretch (a shorter stretch says little: groups streaming from one DRAM port
+ *    complete mostly one stream apart, with a longer interval now and then), and the last q
+ *    micro-batches must have started as far apart as the last q completed: as many enter the pipeline
+ *    as leave it.  When they complete periodically but enter faster, the first stages, faster than the
+ *    bottleneck, are still filling the window, and their extra traffic may still slow it (DRAM ports,
+ *    shared links): the window is then closed to the micro-batches in flight, which the bottleneck's
+ *    queue keeps busy, so that from now on a micro-batch starts as one ends, and the run goes on to
+ *    the next periodic stretch.
  * The steady period is the mean interval of the last cycle, (c[L] - c[L-q]) / q.  A run that has not
  * settled when its M micro-batches (the cap) are complete reports the mean interval of the second half
  * after the warm-up and the window's closing, and says so. */
@@ -282,6 +302,9 @@ typedef struct job {
   int closed_at; /* the completion at which the window was closed, or 0 */
   job_run run;   /* filled when the run ends */
 } job;
+
+/* The events a steady run records per micro-batch of group gr (jgroup.ev_t). */
+static inline int sim_group_events(const jgroup *gr) { return 4 * gr->n_segs + 2 * gr->n_sends + 2; }
 
 /* The widest window of job j: 2p + 2 for p stages (sim_int.h, "Steady state"). */
 static inline int sim_job_wmax(const job *j) { return 2 * j->n_groups + 2; }

@@ -70,6 +70,7 @@ void sim_job_free(job *j) {
     free(gr->mb_compute);
     free(gr->mb_dram);
     free(gr->mb_comm);
+    free(gr->ev_t);
     free(gr->queue);
   }
   free(j->groups);
@@ -266,6 +267,7 @@ static void clear_run(job *j) {
     memset(gr->mb_dram, 0, n * sizeof *gr->mb_dram);
     memset(gr->mb_comm, 0, n * sizeof *gr->mb_comm);
     memset(gr->arrived, 0, (size_t)gr->n_recvs * sizeof *gr->arrived);
+    for (size_t k = 0; gr->ev_t && k < n * (size_t)gr->n_ev; k++) gr->ev_t[k] = -1;
     for (size_t m = 0; m < n; m++) {
       gr->left[m] = gr->n_segs;
       gr->sends_left[m] = gr->n_sends;
@@ -306,6 +308,10 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
     gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
     if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
       return -1;
+    if (!fixed) {
+      gr->n_ev = sim_group_events(gr);
+      if (!(gr->ev_t = malloc(n * (size_t)gr->n_ev * sizeof *gr->ev_t))) return -1;
+    }
     if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
     if (setup_dram(s, gr) != 0) return -1;
   }

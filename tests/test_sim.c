@@ -1390,24 +1390,28 @@ static void bundled_close(bundled_run *b) {
 }
 
 /* VGG-16 on the 8x8 chip cut evenly (23 stages; the first two convolutions spill their activations
- * and the classifier streams its weights from the two DRAM ports): a warm-up of 30 micro-batches, and
- * the completions settle for good only after about 90, three times the window's worth of a fast
- * pipeline.  The even plan: one layer on every third core, then on every second. */
+ * and the classifier streams its weights from the two DRAM ports): with the window at 2p + 2 from the
+ * start, a warm-up of 30 micro-batches, completions periodic over six intervals by the 38th (but 3.6 %
+ * slow), and the pipeline's state repeating from the 50th on.  The even plan: one layer on every third core,
+ * then on every second. */
 static const int vgg_even8[64] = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0,
                                   0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0,
                                   1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
 
 /* How slow_transient runs that plan, its cap (0: the default, 4 x 23 + 32 = 124) and first window (0:
- * the default), and what the steady run must give: settled or not, within how many micro-batches.
+ * the default), and what the steady run must give: settled or not, within how many micro-batches, and
+ * when the cap cuts it short how close the mean of its second half is to the long run's period.
  * First windows of 1 to 48 micro-batches all settle into the long run's schedule. */
 typedef struct transient_run {
   int cap, first_window;
   int settled, min_microbatches, max_microbatches;
+  double unsettled_rel;
 } transient_run;
 
 /* Simulates that plan as *arg says, and fixed runs of 500 and 1000 micro-batches (whose window is
- * 2p + 2); checks the steady period against the long run's, to 1e-9 when it settled and within 0.1 %
- * when the cap cut it short; 1..4 when a figure is wrong, 10..11 when the run could not be made. */
+ * 2p + 2); checks the steady period against the long run's, to 1e-9 when it settled and within
+ * tr->unsettled_rel when the cap cut it short; 1..4 when a figure is wrong, 10..11 when the run could
+ * not be made. */
 static int slow_transient(void *arg) {
   const transient_run *tr = arg;
   bundled_run e;
@@ -1425,7 +1429,7 @@ static int slow_transient(void *arg) {
   int rc = 0, settled = r.period_kind == SIM_PERIOD_STEADY;
   if (settled != tr->settled) rc = 1;
   else if (settled && !close_rel(r.period_s, T, 1e-9)) rc = 2;
-  else if (!settled && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != tr->cap || !close_rel(r.period_s, T, 1e-3)))
+  else if (!settled && (r.period_kind != SIM_PERIOD_UNSETTLED || r.microbatches != tr->cap || !close_rel(r.period_s, T, tr->unsettled_rel)))
     rc = 3;
   else if (r.microbatches < tr->min_microbatches || r.microbatches > tr->max_microbatches) rc = 4;
   sim_result_clear(&r);
@@ -1436,10 +1440,12 @@ static int slow_transient(void *arg) {
 }
 
 /* With the window at 2p + 2 from the start, the first stages run ahead until it is full and their
- * traffic keeps the completions aperiodic for about 90 micro-batches: the run must wait that out, and
- * then settles into the long run's schedule. */
+ * traffic slows the completions for about 50 micro-batches, periodically for a while: the run must
+ * wait that out (taking the 3.6 % slower stretch for the steady state is the error to avoid), and then
+ * settles into the long run's schedule.  Cut short at 45, it says so and reports the mean of its
+ * second half, still 2.3 % slow. */
 static void sim_steady_state_should_wait_out_a_slow_transient(void) {
-  transient_run deflt = {0, 1000, 1, 80, 124}, short_cap = {80, 1000, 0, 80, 80};
+  transient_run deflt = {0, 1000, 1, 40, 124, 0}, short_cap = {45, 1000, 0, 45, 45, 0.03};
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &deflt), 0);
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &short_cap), 0);
 }
@@ -1449,9 +1455,51 @@ static void sim_steady_state_should_wait_out_a_slow_transient(void) {
  * run must grow it until a group or sender is saturated, and then report the same period (a window that
  * stayed at one would report one micro-batch's latency through the pipeline, 4.6 periods). */
 static void sim_steady_state_should_grow_a_window_that_starves_the_pipeline(void) {
-  transient_run deflt = {0, 0, 1, 1, 24}, one = {0, 1, 1, 1, 124};
+  transient_run deflt = {0, 0, 1, 1, 24, 0}, one = {0, 1, 1, 1, 124, 0};
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &deflt), 0);
   CU_ASSERT_EQUAL(testutil_in_child(slow_transient, &one), 0);
+}
+
+/* ResNet-50 cut into 41 stages on 16x16 (rl's plan of the README's run; per group its last core and
+ * layers): about 35 micro-batches in flight at its period and a warm-up of 39.  Its state repeats a few
+ * micro-batches after the warm-up; completions periodic over a span that covers the micro-batches in
+ * flight took it to 83. */
+static const int deep16_ends[41][2] = {
+    {10, 1},  {11, 2},  {16, 1},  {22, 1},  {26, 1},  {29, 1},  {36, 1},  {40, 1},  {45, 1},  {54, 1},  {59, 1},
+    {67, 1},  {74, 1},  {80, 1},  {84, 1},  {87, 1},  {94, 1},  {98, 1},  {101, 1}, {108, 1}, {112, 1}, {115, 1},
+    {121, 1}, {125, 1}, {131, 1}, {144, 2}, {147, 1}, {156, 2}, {159, 1}, {168, 2}, {171, 1}, {180, 2}, {183, 1},
+    {192, 2}, {196, 1}, {205, 2}, {209, 1}, {221, 2}, {239, 4}, {242, 1}, {255, 6}};
+
+/* Simulates that plan to steady state and for 200 and 400 micro-batches; 0 when the steady run settled
+ * at the long run's period within 12 micro-batches of its warm-up, 1..3 when not, 10..11 when the run
+ * could not be made. */
+static int deep_pipeline(void *arg) {
+  (void)arg;
+  int arranged[256] = {0};
+  for (int k = 0; k < 41; k++) arranged[deep16_ends[k][0]] = deep16_ends[k][1];
+  bundled_run e;
+  mp_error err;
+  sim_options o;
+  sim_options_init(&o);
+  if (bundled_open("platforms/mesh16x16.json", "traces/resnet50.json", arranged, &o, &e) != 0) return 10;
+  sim_result r, a, b;
+  if (sim_evaluate(e.s, e.g, e.p, &r, &err) != MP_OK || sim_evaluate_m(e.s, e.g, e.p, 200, &a, &err) != MP_OK ||
+      sim_evaluate_m(e.s, e.g, e.p, 400, &b, &err) != MP_OK)
+    return 11;
+  double T = (399 * b.period_s - 199 * a.period_s) / 200;
+  int rc = 0;
+  if (r.period_kind != SIM_PERIOD_STEADY) rc = 1;
+  else if (!close_rel(r.period_s, T, 1e-9)) rc = 2;
+  else if (r.warmup_microbatches < 30 || r.microbatches > r.warmup_microbatches + 12) rc = 3;
+  sim_result_clear(&r);
+  sim_result_clear(&a);
+  sim_result_clear(&b);
+  bundled_close(&e);
+  return rc;
+}
+
+static void sim_steady_state_should_stop_a_deep_pipeline_once_its_state_repeats(void) {
+  CU_ASSERT_EQUAL(testutil_in_child(deep_pipeline, NULL), 0);
 }
 
 /* ResNet-50 on 8x8 in four stages (cores 0-23, 24-27, 28-58 and 59-63 take 10, 10, 20 and 17 layers):
@@ -1691,6 +1739,8 @@ static CU_TestInfo tests[] = {
     {"sim_steady_state_should_wait_out_a_slow_transient", sim_steady_state_should_wait_out_a_slow_transient},
     {"sim_steady_state_should_grow_a_window_that_starves_the_pipeline",
      sim_steady_state_should_grow_a_window_that_starves_the_pipeline},
+    {"sim_steady_state_should_stop_a_deep_pipeline_once_its_state_repeats",
+     sim_steady_state_should_stop_a_deep_pipeline_once_its_state_repeats},
     {"sim_a_narrow_run_that_never_settles_should_report_the_widest_windows_figures",
      sim_a_narrow_run_that_never_settles_should_report_the_widest_windows_figures},
     {"sim_chain_makespan_should_match_the_closed_form", sim_chain_makespan_should_match_the_closed_form},
