@@ -333,6 +333,17 @@ mp_status sim_job_result(sim *s, const job *j, sim_result *res, mp_error *err);
 /* MP_INPUT when the sim's measured op times were loaded for another graph than g. */
 mp_status sim_check_op_times(const sim *s, const graph *g, mp_error *err);
 
+/* ---- steady state (sim_steady.c) ---------------------------------------------------------------- */
+
+/* After completion n_complete - 1 = L of steady-state run j, at engine time now (see "Steady state"
+ * above): grows the window when no server has been busy throughout the last span; ends a run that
+ * started narrow once it has gone SIM_STEADY_APERIODIC spans without a periodic stretch (run_eval runs
+ * it again at 2p + 2); stops the run (j->limit, j->cycle) once its state repeats a cycle later, or once
+ * its completions are periodic over a span that covers the micro-batches in flight and as many
+ * micro-batches start as end; when they are periodic while the first stages still start them faster,
+ * closes the window to the micro-batches in flight so that from then on one starts as one ends. */
+void sim_steady_check(job *j, double now);
+
 /* ---- the engine (sim_engine.c) ------------------------------------------------------------------ */
 
 typedef struct sim_request sim_request;
