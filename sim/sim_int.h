@@ -235,8 +235,8 @@ typedef struct jgroup {
  * earlier within SIM_STEADY_TOLERANCE, relative) and P = c[L] - c[L-q]:
  *  - the run is steady when the pipeline's state repeats: the engine is deterministic, so a state met
  *    again P later is met every P from then on.  Every group records per micro-batch when its actor
- *    took each segment and ended its all-gather, when it wrote its spill, when its sender started and
- *    ended each Send and when it was done (jgroup.ev_t).  With t0 the earliest start of an activity in
+ *    took each segment and when the segment's DRAM reads, execution and all-gather ended, when it wrote
+ *    its spill, when its sender started and ended each Send and when it was done (jgroup.ev_t).  With t0 the earliest start of an activity in
  *    flight now, the state now is the state at now - P when every event of the micro-batches in flight
  *    and of those that ended since t0 - P happened, if at or after t0, exactly P after its counterpart
  *    q micro-batches before; if before t0, like its counterpart before t0 - P (only that it happened
