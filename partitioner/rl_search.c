@@ -1,6 +1,7 @@
 /* rl_search: steepest ascent, pair moves, kicks and regrouping around a trainer's best plans.  See
- * rl_search.h.  Every plan is scored through rl_trainer_evaluate, which keeps the best, so a search
- * only decides which plans to try, each round or kick from the best plan so far. */
+ * rl_search.h.  Every plan is scored through the trainer, which keeps the best (rl_trainer_evaluate
+ * at once, a round's candidates at the round's end: rl_round_*), so a search only decides which plans
+ * to try, each round or kick from the best plan so far. */
 #include "rl_search.h"
 
 #include <stdint.h>
@@ -41,22 +42,27 @@ mp_status rl_search_polish_pairs(rl_trainer *t, int i, int max_rounds, mp_error 
     st = err_nomem(err);
     goto cleanup;
   }
-  for (int round = 0; round < max_rounds; round++) {
+  for (int round = 0; round < max_rounds && st == MP_OK; round++) {
     memcpy(from, s->best, bytes);
     rl_eval before = s->best_eval;
+    rl_round r;
+    if ((st = rl_round_begin(t, &r, err)) != MP_OK) break;
+    /* the candidates in order: per first move a (a rank's share), mid, then mid and each second move b */
     for (int a = 0; a < t->n_out && st == MP_OK; a++) {
-      rl_eval ev;
-      if (!rl_env_apply(s->in.env, from, a, mid)) continue;
-      st = rl_trainer_evaluate(t, i, mid, &ev, err);
+      if (!rl_round_owns(t, (uint64_t)a) || !rl_env_apply(s->in.env, from, a, mid)) continue;
+      uint64_t order = (uint64_t)a * (uint64_t)(t->n_out + 1);
+      st = rl_round_score(t, i, &r, order, mid, err);
       /* the second move: every allowed action from mid, except the one that undoes the first, and
        * except an earlier action b on other cores: b then a is the same plan, tried when b came first */
       for (int b = 0; b < t->n_out && st == MP_OK; b++) {
         if (b < a && abs(b / RL_PAIR_ACTIONS - a / RL_PAIR_ACTIONS) >= 2) continue;
         if (!rl_env_can_apply(s->in.env, mid, b)) continue;
         rl_env_apply(s->in.env, mid, b, cand);
-        if (memcmp(cand, from, bytes) != 0) st = rl_trainer_evaluate(t, i, cand, &ev, err);
+        if (memcmp(cand, from, bytes) != 0) st = rl_round_score(t, i, &r, order + 1 + (uint64_t)b, cand, err);
       }
     }
+    if (st == MP_OK) st = rl_round_end(t, i, &r, err);
+    else rl_round_drop(&r);
     if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
   }
 cleanup:
@@ -112,22 +118,25 @@ cleanup:
   return st;
 }
 
-/* Evaluates every way of laying the cores a..b and their layers (n_layers, ending at core b) out as
- * one group or two (every split of cores and layers), on a copy of from. */
-static mp_status regroup_span(rl_trainer *t, int i, const int *from, int a, int b, int n_layers, int *cand,
-                              mp_error *err) {
+/* The candidates of regroup_span for cores a..b with n_layers: the span as one group, then every
+ * split into two. */
+static uint64_t span_candidates(int a, int b, int n_layers) { return 1 + (uint64_t)(b - a) * (uint64_t)(n_layers - 1); }
+
+/* Scores every way of laying the cores a..b and their layers (n_layers, ending at core b) out as one
+ * group or two (every split of cores and layers), on a copy of from, as the round's candidates from
+ * `order` on (span_candidates of them). */
+static mp_status regroup_span(rl_trainer *t, int i, rl_round *r, uint64_t order, const int *from, int a, int b,
+                              int n_layers, int *cand, mp_error *err) {
   size_t bytes = (size_t)t->n_cores * sizeof(int);
-  mp_status st = MP_OK;
-  rl_eval ev;
   memcpy(cand, from, bytes);
   for (int k = a; k <= b; k++) cand[k] = 0;
   cand[b] = n_layers;
-  st = rl_trainer_evaluate(t, i, cand, &ev, err);
+  mp_status st = rl_round_score(t, i, r, order++, cand, err);
   for (int c = a; c < b && st == MP_OK; c++) /* the first group ends at core c with l layers */
     for (int l = 1; l < n_layers && st == MP_OK; l++) {
       cand[c] = l;
       cand[b] = n_layers - l;
-      st = rl_trainer_evaluate(t, i, cand, &ev, err);
+      st = rl_round_score(t, i, r, order++, cand, err);
       cand[c] = 0;
     }
   return st;
@@ -145,16 +154,25 @@ mp_status rl_search_regroup(rl_trainer *t, int i, int max_rounds, mp_error *err)
   for (int round = 0; round < max_rounds && st == MP_OK; round++) {
     memcpy(from, s->best, bytes);
     rl_eval before = s->best_eval;
+    rl_round r;
+    if ((st = rl_round_begin(t, &r, err)) != MP_OK) break;
     int n_groups = 0;
     for (int c = 0; c < t->n_cores; c++)
       if (from[c] > 0) ends[n_groups++] = c;
-    for (int g = 0; g < n_groups && st == MP_OK; g++) {
-      int a = g > 0 ? ends[g - 1] + 1 : 0;
+    uint64_t order = 0;
+    for (int g = 0; g < n_groups && st == MP_OK; g++) { /* group g is a rank's share */
+      int a = g > 0 ? ends[g - 1] + 1 : 0, mine = rl_round_owns(t, (uint64_t)g);
       /* the group alone (split in two), then the group with the next one (merged or re-split) */
-      st = regroup_span(t, i, from, a, ends[g], from[ends[g]], cand, err);
-      if (st == MP_OK && g + 1 < n_groups)
-        st = regroup_span(t, i, from, a, ends[g + 1], from[ends[g]] + from[ends[g + 1]], cand, err);
+      if (mine) st = regroup_span(t, i, &r, order, from, a, ends[g], from[ends[g]], cand, err);
+      order += span_candidates(a, ends[g], from[ends[g]]);
+      if (g + 1 < n_groups) {
+        int n = from[ends[g]] + from[ends[g + 1]];
+        if (mine && st == MP_OK) st = regroup_span(t, i, &r, order, from, a, ends[g + 1], n, cand, err);
+        order += span_candidates(a, ends[g + 1], n);
+      }
     }
+    if (st == MP_OK) st = rl_round_end(t, i, &r, err);
+    else rl_round_drop(&r);
     if (st != MP_OK || !rl_trainer_better(t, &s->best_eval, &before)) break;
   }
 cleanup:

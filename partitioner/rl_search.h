@@ -3,9 +3,12 @@
  * merges of core groups).  Each works on instance i of a trainer (rl_train.h; borrowed, changed):
  * every plan it tries is scored by the instance's reward and counted like an episode's, and kept as
  * the best when it is better (rl_trainer_best), so a search never loses the best plan.  The polish and
- * the kicks' ascents score all the moves from a plan at once (rl_trainer_evaluate_actions), which a
- * distributed trainer spreads over its ranks: every rank must then run the same search.  The policy
- * is untouched; only the kicks draw from the trainer's rng.  Errors: MP_NOMEM or the reward callback's. */
+ * the kicks' ascents score all the moves from a plan at once (rl_trainer_evaluate_actions), and a round
+ * of the pair polish or the regrouping scores its candidates and keeps the best at its end, which a
+ * distributed trainer spreads over its ranks (the first moves of the pairs, the groups of the
+ * regrouping), with the plans, counts and rng of one process: every rank must run the same search.
+ * The policy is untouched; only the kicks draw from the trainer's rng.  Errors: MP_NOMEM or the reward
+ * callback's. */
 #ifndef MESHPIPE_RL_SEARCH_H
 #define MESHPIPE_RL_SEARCH_H
 

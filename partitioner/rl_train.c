@@ -109,6 +109,104 @@ mp_status rl_trainer_evaluate(rl_trainer *t, int i, const int *arranged, rl_eval
   return st;
 }
 
+mp_status rl_round_begin(const rl_trainer *t, rl_round *r, mp_error *err) {
+  memset(r, 0, sizeof *r);
+  r->plan = malloc((size_t)t->n_cores * sizeof *r->plan);
+  return r->plan ? MP_OK : err_nomem(err);
+}
+
+mp_status rl_round_score(rl_trainer *t, int i, rl_round *r, uint64_t order, const int *plan, mp_error *err) {
+  rl_eval ev;
+  mp_status st = score(t, i, plan, &ev, err);
+  if (st != MP_OK) return st;
+  r->scored++;
+  if (rl_trainer_better(t, &ev, r->found ? &r->ev : &t->inst[i].best_eval)) {
+    r->ev = ev;
+    r->order = order;
+    r->found = 1;
+    memcpy(r->plan, plan, (size_t)t->n_cores * sizeof *r->plan);
+  }
+  return MP_OK;
+}
+
+/* A rank's part of a round as the ranks exchange it, followed by its plan (n_cores int32). */
+typedef struct round_part {
+  uint64_t order;
+  int64_t scored;
+  int32_t rank, found, feasible, pad;
+  double reward, balance, figure;
+} round_part;
+
+/* Folds part x (with its plan) into r: a better candidate, or an equal one earlier in the round. */
+static void round_fold(const rl_trainer *t, rl_round *r, const round_part *x, const int32_t *plan) {
+  r->scored += (long)x->scored;
+  if (!x->found) return;
+  rl_eval ev = {.feasible = x->feasible, .reward = x->reward, .balance = x->balance, .figure = x->figure};
+  if (r->found && !rl_trainer_better(t, &ev, &r->ev) && (rl_trainer_better(t, &r->ev, &ev) || r->order < x->order))
+    return;
+  r->ev = ev;
+  r->order = x->order;
+  r->found = 1;
+  for (int c = 0; c < t->n_cores; c++) r->plan[c] = plan[c];
+}
+
+mp_status rl_round_end(rl_trainer *t, int i, rl_round *r, mp_error *err) {
+  mp_status st = MP_OK;
+  if (t->ranks > 1) {
+    size_t one = sizeof(round_part) + (size_t)t->n_cores * sizeof(int32_t);
+    unsigned char *mine = malloc(one);
+    void *all = NULL;
+    size_t all_len = 0;
+    if (!mine) st = err_nomem(err);
+    if (st == MP_OK) {
+      round_part x = {r->order, r->scored, t->rank, r->found, r->ev.feasible, 0, r->ev.reward, r->ev.balance,
+                      r->ev.figure};
+      memcpy(mine, &x, sizeof x);
+      for (int c = 0; c < t->n_cores; c++) {
+        int32_t v = r->found ? r->plan[c] : 0;
+        memcpy(mine + sizeof x + (size_t)c * sizeof v, &v, sizeof v);
+      }
+      st = t->gather(t->gather_ctx, mine, one, &all, &all_len, err);
+    }
+    free(mine);
+    if (st == MP_OK && (all_len != one * (size_t)t->ranks))
+      st = err_set(err, MP_RUN, "rl: the gathered round is damaged (%zu bytes for %d ranks)", all_len, t->ranks);
+    if (st == MP_OK) {
+      rl_round merged = {.plan = r->plan};
+      int32_t *plan = malloc((size_t)t->n_cores * sizeof *plan);
+      unsigned char *seen = calloc((size_t)t->ranks, 1);
+      if (!plan || !seen) st = err_nomem(err);
+      for (int k = 0; st == MP_OK && k < t->ranks; k++) {
+        round_part x;
+        const unsigned char *at = (const unsigned char *)all + (size_t)k * one;
+        memcpy(&x, at, sizeof x);
+        if (x.rank < 0 || x.rank >= t->ranks || seen[x.rank]) {
+          st = err_set(err, MP_RUN, "rl: the gathered round is damaged (rank %d)", (int)x.rank);
+          break;
+        }
+        seen[x.rank] = 1;
+        memcpy(plan, at + sizeof x, (size_t)t->n_cores * sizeof *plan);
+        round_fold(t, &merged, &x, plan);
+      }
+      free(plan);
+      free(seen);
+      if (st == MP_OK) *r = merged;
+    }
+    free(all);
+  }
+  if (st == MP_OK) {
+    t->evaluations += r->scored;
+    rl_inst_state *s = &t->inst[i];
+    if (r->found && rl_trainer_better(t, &r->ev, &s->best_eval)) {
+      s->best_eval = r->ev;
+      memcpy(s->best, r->plan, (size_t)t->n_cores * sizeof *s->best);
+    }
+  }
+  free(r->plan);
+  r->plan = NULL;
+  return st;
+}
+
 /* One scored action of rl_trainer_evaluate_actions, as the ranks exchange them. */
 typedef struct action_score {
   int32_t action, feasible;

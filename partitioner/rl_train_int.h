@@ -5,6 +5,9 @@
 #ifndef MESHPIPE_RL_TRAIN_INT_H
 #define MESHPIPE_RL_TRAIN_INT_H
 
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "rl_train.h"
 #include "rng.h"
 #include "strbuf.h"
@@ -63,5 +66,39 @@ mp_status rl_trainer_evaluate(rl_trainer *t, int i, const int *arranged, rl_eval
  * so every process counts and keeps alike, as one that scored them all. */
 mp_status rl_trainer_evaluate_actions(rl_trainer *t, int i, const int *from, unsigned char *allowed, rl_eval *evs,
                                       mp_error *err);
+
+/* A round of a local search that scores a fixed list of candidate plans (regrouping, pair polish) and
+ * then keeps the best of them, spread over a distributed trainer's ranks: each rank scores the
+ * candidates it owns and remembers the best of those (the first in the round's order among equals, as
+ * one process keeping them one by one would), and the round's end gathers every rank's. */
+typedef struct rl_round {
+  int *plan;       /* owned, n_cores: the best candidate this rank scored, when found */
+  rl_eval ev;      /* its evaluation */
+  uint64_t order;  /* its place in the round's order of candidates */
+  int found;       /* 1 when it beats the instance's best at the round's start */
+  long scored;     /* candidates this rank scored */
+} rl_round;
+
+/* Starts a round on trainer t: r is caller-owned and freed by rl_round_end (MP_NOMEM). */
+mp_status rl_round_begin(const rl_trainer *t, rl_round *r, mp_error *err);
+
+/* Whether this rank scores the candidates of share k (k mod ranks == rank). */
+static inline int rl_round_owns(const rl_trainer *t, uint64_t k) { return k % (uint64_t)t->ranks == (uint64_t)t->rank; }
+
+/* Scores candidate plan (borrowed, a valid state of instance i) at place `order` of the round (orders
+ * ascend as the round goes) and remembers it when it beats the best so far.  The reward's error. */
+mp_status rl_round_score(rl_trainer *t, int i, rl_round *r, uint64_t order, const int *plan, mp_error *err);
+
+/* Drops round r without ending it (after an error: nothing is kept). */
+static inline void rl_round_drop(rl_round *r) {
+  free(r->plan);
+  r->plan = NULL;
+}
+
+/* Ends the round: gathers every rank's best and count, counts every candidate scored as an evaluation
+ * and keeps the best (the earliest among equals) as instance i's best when it beats it, so every rank
+ * ends as one process that scored every candidate in order.  Frees r's plan; MP_RUN when the gathered
+ * bytes are damaged, or the gather's error. */
+mp_status rl_round_end(rl_trainer *t, int i, rl_round *r, mp_error *err);
 
 #endif

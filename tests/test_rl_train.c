@@ -1,7 +1,7 @@
 /* Tests of rl_train: configuration checks, REINFORCE learning a bandit posed through the decision
- * process, finding the brute-force optimum of a small partitioning instance, determinism, a batch and
- * the local searches' scoring spread over ranks, greedy play, and every error path, with hand-made
- * rewards. */
+ * process, finding the brute-force optimum of a small partitioning instance, determinism, a batch,
+ * the local searches' scoring and the searches' rounds spread over ranks, greedy play, and every
+ * error path, with hand-made rewards. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -182,7 +182,9 @@ typedef struct gather_room {
 typedef struct rank_run {
   gather_room *room;
   int rank;
-  int search; /* 0: play every episode; 1: the local searches instead (a polish, then kicks) */
+  int search; /* 0: play every episode; 1: the local searches instead (a polish, then kicks); 2: the
+                 searches in rounds (regrouping, then the pair polish, `rounds` rounds each) */
+  int rounds;
   setup s;
   rl_trainer *t;
   mp_status st;
@@ -214,9 +216,12 @@ static void *rank_main(void *arg) {
   r->st = rl_trainer_new(&r->s.cfg, &r->s.inst, 1, NULL, &r->t, &err);
   if (r->st != MP_OK) return NULL;
   rl_trainer_distribute(r->t, r->rank, RANKS, room_gather, r);
-  if (r->search) {
+  if (r->search == 1) {
     r->st = rl_search_polish(r->t, 0, 1000, &err);
     if (r->st == MP_OK) r->st = rl_search_kick(r->t, 0, 6, 4, &err);
+  } else if (r->search == 2) {
+    r->st = rl_search_regroup(r->t, 0, r->rounds, &err);
+    if (r->st == MP_OK) r->st = rl_search_polish_pairs(r->t, 0, r->rounds, &err);
   }
   while (!r->search && r->st == MP_OK && !rl_trainer_done(r->t)) r->st = rl_trainer_iterate(r->t, &err);
   return NULL;
@@ -317,6 +322,72 @@ static void local_searches_spread_over_ranks_should_keep_what_one_process_keeps(
   rl_env_free(one.env);
 }
 
+/* The toy's reward in whole units (the slowest stage's time rounded down): most plans tie. */
+static mp_status coarse_reward(void *ctx, const int *a, rl_eval *out, mp_error *err) {
+  mp_status st = toy_reward(ctx, a, out, err);
+  out->reward = floor(out->reward);
+  return st;
+}
+
+/* A round of the regrouping or the pair polish scores a fixed list of candidates and keeps the best:
+ * spread over ranks (the groups, the first moves), every rank must end with the plan one process
+ * keeps, the first of the best in the round's order (ties: the toy's reward is its slowest stage, and
+ * in whole units most plans tie), the same count, and each rank must have scored its share only. */
+static void rounds_over_ranks(rl_reward_fn reward, int rounds) {
+  setup one;
+  setup_toy(&one, 7, 13, 5);
+  one.inst.reward = reward;
+  mp_error err;
+  rl_trainer *whole = NULL;
+  CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&one.cfg, &one.inst, 1, NULL, &whole, &err), MP_OK);
+  rl_eval init;
+  rl_trainer_best(whole, 0, &init);
+  CU_ASSERT_EQUAL_FATAL(rl_search_regroup(whole, 0, rounds, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(rl_search_polish_pairs(whole, 0, rounds, &err), MP_OK);
+  gather_room room;
+  pthread_barrier_init(&room.bar, NULL, RANKS);
+  rank_run runs[RANKS];
+  pthread_t th[RANKS];
+  for (int k = 0; k < RANKS; k++) {
+    runs[k] = (rank_run){.room = &room, .rank = k, .search = 2, .rounds = rounds};
+    setup_toy(&runs[k].s, 7, 13, 5);
+    runs[k].s.inst.reward = reward;
+    runs[k].s.inst.ctx = &runs[k].s.t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, rank_main, &runs[k]), 0);
+  }
+  for (int k = 0; k < RANKS; k++) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&room.bar);
+  rl_train_stats a, b;
+  rl_trainer_get_stats(whole, &a);
+  rl_eval best_whole, best_rank;
+  const int *bw = rl_trainer_best(whole, 0, &best_whole);
+  CU_ASSERT(best_whole.reward > init.reward); /* the rounds moved the plan */
+  int calls = 0;
+  for (int k = 0; k < RANKS; k++) {
+    CU_ASSERT_EQUAL_FATAL(runs[k].st, MP_OK);
+    CU_ASSERT_EQUAL(memcmp(bw, rl_trainer_best(runs[k].t, 0, &best_rank), 7 * sizeof(int)), 0);
+    CU_ASSERT_EQUAL(best_whole.reward, best_rank.reward);
+    rl_trainer_get_stats(runs[k].t, &b);
+    CU_ASSERT_EQUAL(a.evaluations, b.evaluations);
+    CU_ASSERT(runs[k].s.t.calls < one.t.calls);
+    calls += runs[k].s.t.calls - 1; /* the initial plan is scored by every rank */
+  }
+  CU_ASSERT_EQUAL(calls, one.t.calls - 1);
+  for (int k = 0; k < RANKS; k++) {
+    rl_trainer_free(runs[k].t);
+    rl_env_free(runs[k].s.env);
+  }
+  rl_trainer_free(whole);
+  rl_env_free(one.env);
+}
+
+static void search_rounds_spread_over_ranks_should_keep_what_one_process_keeps(void) {
+  for (int rounds = 1; rounds <= 1000; rounds *= 1000) { /* one round each: its choice is what stays */
+    rounds_over_ranks(toy_reward, rounds);
+    rounds_over_ranks(coarse_reward, rounds);
+  }
+}
+
 /* Gathers for rank 0 of 2 that lose, repeat or damage records.  A record is a header of two int32
  * (episode, steps) and steps x samples moves of 32 bytes, the first field of a move its action. */
 typedef struct bad_gather {
@@ -391,6 +462,29 @@ static void a_gather_that_loses_or_damages_scores_should_be_an_error(void) {
     CU_ASSERT_EQUAL(rl_search_polish(t, 0, 1, &err), MP_RUN);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[mode]));
     if (!strstr(err.msg, want[mode])) fprintf(stderr, "\n  %s\n", err.msg);
+    rl_trainer_free(t);
+    rl_env_free(s.env);
+  }
+}
+
+/* A round's gather for rank 0 of 2 that loses the other rank's part (mode 0), repeats this one's (1)
+ * or adds bytes (2): the round must fail rather than keep a plan from part of the candidates. */
+static void a_gather_that_loses_or_repeats_a_rounds_part_should_be_an_error(void) {
+  const char *want[3] = {"round is damaged (", "round is damaged (rank 0)", "round is damaged ("};
+  for (int mode = 0; mode < 3; mode++) {
+    setup s;
+    setup_toy(&s, 6, 11, 4);
+    mp_error err;
+    rl_trainer *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(rl_trainer_new(&s.cfg, &s.inst, 1, NULL, &t, &err), MP_OK);
+    rl_eval before, after;
+    int plan[6];
+    memcpy(plan, rl_trainer_best(t, 0, &before), sizeof plan);
+    rl_trainer_distribute(t, 0, 2, bad_scores_fn, &mode);
+    CU_ASSERT_EQUAL(rl_search_regroup(t, 0, 1, &err), MP_RUN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want[mode]));
+    CU_ASSERT_EQUAL(memcmp(plan, rl_trainer_best(t, 0, &after), sizeof plan), 0); /* nothing kept */
+    CU_ASSERT_EQUAL(before.reward, after.reward);
     rl_trainer_free(t);
     rl_env_free(s.env);
   }
@@ -499,8 +593,12 @@ static CU_TestInfo tests[] = {
      local_searches_spread_over_ranks_should_keep_what_one_process_keeps},
     {"a_gather_that_loses_or_damages_records_should_be_an_error",
      a_gather_that_loses_or_damages_records_should_be_an_error},
+    {"search_rounds_spread_over_ranks_should_keep_what_one_process_keeps",
+     search_rounds_spread_over_ranks_should_keep_what_one_process_keeps},
     {"a_gather_that_loses_or_damages_scores_should_be_an_error",
      a_gather_that_loses_or_damages_scores_should_be_an_error},
+    {"a_gather_that_loses_or_repeats_a_rounds_part_should_be_an_error",
+     a_gather_that_loses_or_repeats_a_rounds_part_should_be_an_error},
     {"greedy_play_should_follow_a_trained_policy_without_changing_it",
      greedy_play_should_follow_a_trained_policy_without_changing_it},
     {"reward_errors_should_stop_training_with_their_message", reward_errors_should_stop_training_with_their_message},
