@@ -150,50 +150,47 @@ static void round_fold(const rl_trainer *t, rl_round *r, const round_part *x, co
   for (int c = 0; c < t->n_cores; c++) r->plan[c] = plan[c];
 }
 
-mp_status rl_round_end(rl_trainer *t, int i, rl_round *r, mp_error *err) {
-  mp_status st = MP_OK;
-  if (t->ranks > 1) {
-    size_t one = sizeof(round_part) + (size_t)t->n_cores * sizeof(int32_t);
-    unsigned char *mine = malloc(one);
-    void *all = NULL;
-    size_t all_len = 0;
-    if (!mine) st = err_nomem(err);
-    if (st == MP_OK) {
-      round_part x = {r->order, r->scored, t->rank, r->found, r->ev.feasible, 0, r->ev.reward, r->ev.balance,
-                      r->ev.figure};
-      memcpy(mine, &x, sizeof x);
-      for (int c = 0; c < t->n_cores; c++) {
-        int32_t v = r->found ? r->plan[c] : 0;
-        memcpy(mine + sizeof x + (size_t)c * sizeof v, &v, sizeof v);
-      }
-      st = t->gather(t->gather_ctx, mine, one, &all, &all_len, err);
-    }
-    free(mine);
-    if (st == MP_OK && (all_len != one * (size_t)t->ranks))
-      st = err_set(err, MP_RUN, "rl: the gathered round is damaged (%zu bytes for %d ranks)", all_len, t->ranks);
-    if (st == MP_OK) {
-      rl_round merged = {.plan = r->plan};
-      int32_t *plan = malloc((size_t)t->n_cores * sizeof *plan);
-      unsigned char *seen = calloc((size_t)t->ranks, 1);
-      if (!plan || !seen) st = err_nomem(err);
-      for (int k = 0; st == MP_OK && k < t->ranks; k++) {
-        round_part x;
-        const unsigned char *at = (const unsigned char *)all + (size_t)k * one;
-        memcpy(&x, at, sizeof x);
-        if (x.rank < 0 || x.rank >= t->ranks || seen[x.rank]) {
-          st = err_set(err, MP_RUN, "rl: the gathered round is damaged (rank %d)", (int)x.rank);
-          break;
-        }
-        seen[x.rank] = 1;
-        memcpy(plan, at + sizeof x, (size_t)t->n_cores * sizeof *plan);
-        round_fold(t, &merged, &x, plan);
-      }
-      free(plan);
-      free(seen);
-      if (st == MP_OK) *r = merged;
-    }
-    free(all);
+/* Every rank's part of round r, gathered and folded into r (its plan buffer reused): each rank once. */
+static mp_status round_gather(rl_trainer *t, rl_round *r, mp_error *err) {
+  size_t one = sizeof(round_part) + (size_t)t->n_cores * sizeof(int32_t);
+  unsigned char *mine = malloc(one), *seen = calloc((size_t)t->ranks, 1);
+  int32_t *plan = malloc((size_t)t->n_cores * sizeof *plan);
+  void *all = NULL;
+  size_t all_len = 0;
+  mp_status st = mine && seen && plan ? MP_OK : err_nomem(err);
+  if (st == MP_OK) {
+    round_part x = {r->order, r->scored, t->rank, r->found, r->ev.feasible, 0, r->ev.reward, r->ev.balance,
+                    r->ev.figure};
+    memcpy(mine, &x, sizeof x);
+    for (int c = 0; c < t->n_cores; c++) plan[c] = r->found ? r->plan[c] : 0;
+    memcpy(mine + sizeof x, plan, (size_t)t->n_cores * sizeof *plan);
+    st = t->gather(t->gather_ctx, mine, one, &all, &all_len, err);
   }
+  if (st == MP_OK && all_len != one * (size_t)t->ranks)
+    st = err_set(err, MP_RUN, "rl: the gathered round is damaged (%zu bytes for %d ranks)", all_len, t->ranks);
+  rl_round merged = {.plan = r->plan};
+  for (int k = 0; st == MP_OK && k < t->ranks; k++) {
+    round_part x;
+    const unsigned char *at = (const unsigned char *)all + (size_t)k * one;
+    memcpy(&x, at, sizeof x);
+    if (x.rank < 0 || x.rank >= t->ranks || seen[x.rank]) {
+      st = err_set(err, MP_RUN, "rl: the gathered round is damaged (rank %d)", (int)x.rank);
+      break;
+    }
+    seen[x.rank] = 1;
+    memcpy(plan, at + sizeof x, (size_t)t->n_cores * sizeof *plan);
+    round_fold(t, &merged, &x, plan);
+  }
+  if (st == MP_OK) *r = merged;
+  free(mine);
+  free(seen);
+  free(plan);
+  free(all);
+  return st;
+}
+
+mp_status rl_round_end(rl_trainer *t, int i, rl_round *r, mp_error *err) {
+  mp_status st = t->ranks > 1 ? round_gather(t, r, err) : MP_OK;
   if (st == MP_OK) {
     t->evaluations += r->scored;
     rl_inst_state *s = &t->inst[i];
