@@ -1,0 +1,95 @@
+/* test_sim_steady: when a steady run stops (sim_steady.c), on hand-made schedules fed to
+ * sim_steady_check completion by completion, as the engine would: one group, one segment, a
+ * micro-batch m entering at m and taken ten periods later, so that eleven are in flight and the
+ * completions' own rule (a span as long as those in flight) would stop later than the state's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+#include "testutil.h"
+
+#define N_MB 40
+
+/* When event e of micro-batch m happens in the periodic schedule (period 1): taken at m + 10, its
+ * reads done then, its execution at m + 11.1, its all-gather (and the micro-batch) at m + 11.3. */
+static double periodic_at(int m, int e) {
+  static const double at[6] = {10.0, 10.0, 11.1, 11.3, 11.3, 11.3};
+  return m + at[e];
+}
+
+/* Feeds the schedule, with event (shift_m, shift_e) at shift_to instead (shift_m < 0: none), to a
+ * steady job completion by completion; returns the job's limit once it stopped, or 0. */
+static int stops_at(int shift_m, int shift_e, double shift_to) {
+  job j;
+  jgroup gr;
+  memset(&j, 0, sizeof j);
+  memset(&gr, 0, sizeof gr);
+  gr.n_segs = 1;
+  gr.n_ev = sim_group_events(&gr);
+  CU_ASSERT_EQUAL_FATAL(gr.n_ev, 6);
+  double t[N_MB][6], c[N_MB], start[N_MB];
+  gr.ev_t = &t[0][0];
+  j.groups = &gr;
+  j.n_groups = 1;
+  j.M = j.cap = j.limit = N_MB;
+  j.window = sim_job_wmax(&j); /* the widest: the state's rule needs no busy server */
+  j.warmup = -1;
+  j.c = c;
+  j.start_t = start;
+  for (int m = 0; m < N_MB; m++) c[m] = periodic_at(m, 5);
+  for (int L = 0; L < N_MB && j.limit == N_MB; L++) {
+    double now = c[L];
+    for (int m = 0; m < N_MB; m++) { /* what has happened by now */
+      start[m] = m <= now ? m : -1;
+      for (int e = 0; e < 6; e++) {
+        double x = m == shift_m && e == shift_e ? shift_to : periodic_at(m, e);
+        t[m][e] = x <= now ? x : -1;
+      }
+    }
+    j.n_complete = L + 1;
+    sim_steady_check(&j, now);
+  }
+  CU_ASSERT_EQUAL(j.cycle, j.limit < N_MB ? 1 : 0);
+  return j.limit < N_MB ? j.limit : 0;
+}
+
+/* Warm-up W = 12 (the first to enter after the first completion at 11.3); six periodic intervals
+ * and one cycle later, at L = 19, the state repeats.  The completions' rule needs a span of the
+ * eleven in flight: L = 24. */
+static void a_periodic_schedule_should_stop_once_its_state_repeats(void) {
+  CU_ASSERT_EQUAL(stops_at(-1, 0, 0), 20);
+}
+
+/* At L = 19 (now 30.3) the earliest activity in flight began at 30.0 (micro-batch 20 taken).  Micro-
+ * batch 19's execution, due at 30.1, ended at 29.5 instead: before 30.0, so only that it happened
+ * counts now; but its counterpart, micro-batch 18's at 29.1, came after 29.0 and still acted on what
+ * was in flight a cycle earlier.  The states differ: no stop until both are done before the earliest
+ * activity in flight, at L = 21. */
+static void an_event_done_now_but_live_a_cycle_earlier_should_not_match(void) {
+  CU_ASSERT_EQUAL(stops_at(19, 2, 29.5), 22);
+}
+
+/* The same execution late instead, at 30.5: at L = 19 it has not happened, while its counterpart had
+ * by 29.3 (now less a cycle).  No stop until L = 21 either. */
+static void an_event_still_to_come_whose_counterpart_had_come_should_not_match(void) {
+  CU_ASSERT_EQUAL(stops_at(19, 2, 30.5), 22);
+}
+
+/* An event off the schedule but done before the earliest activity in flight, its counterpart before
+ * that less a cycle (micro-batch 17's execution at 27.9 instead of 28.1; at L = 19, 30.0 and 29.0):
+ * only that it happened can act on what follows, so the run stops at L = 19 as if it were on time. */
+static void an_event_long_done_should_not_delay_the_stop(void) {
+  CU_ASSERT_EQUAL(stops_at(17, 2, 27.9), 20);
+}
+
+int main(int argc, char **argv) {
+  CU_TestInfo tests[] = {
+      {"a_periodic_schedule_should_stop_once_its_state_repeats", a_periodic_schedule_should_stop_once_its_state_repeats},
+      {"an_event_done_now_but_live_a_cycle_earlier_should_not_match",
+       an_event_done_now_but_live_a_cycle_earlier_should_not_match},
+      {"an_event_still_to_come_whose_counterpart_had_come_should_not_match",
+       an_event_still_to_come_whose_counterpart_had_come_should_not_match},
+      {"an_event_long_done_should_not_delay_the_stop", an_event_long_done_should_not_delay_the_stop},
+      CU_TEST_INFO_NULL};
+  return testutil_run("sim_steady", tests, argc, argv);
+}
