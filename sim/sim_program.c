@@ -267,7 +267,8 @@ static void clear_run(job *j) {
     memset(gr->mb_dram, 0, n * sizeof *gr->mb_dram);
     memset(gr->mb_comm, 0, n * sizeof *gr->mb_comm);
     memset(gr->arrived, 0, (size_t)gr->n_recvs * sizeof *gr->arrived);
-    for (size_t k = 0; gr->ev_t && k < n * (size_t)gr->n_ev; k++) gr->ev_t[k] = -1;
+    if (gr->ev_t)
+      for (size_t k = 0; k < n * (size_t)gr->n_ev; k++) gr->ev_t[k] = -1;
     for (size_t m = 0; m < n; m++) {
       gr->left[m] = gr->n_segs;
       gr->sends_left[m] = gr->n_sends;

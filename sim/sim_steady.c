@@ -123,7 +123,7 @@ void sim_steady_check(job *j, double now) {
     j->limit = L + 1;
     return;
   }
-  q = periodic(j, L, in_flight);
+  if (q > 0) q = periodic(j, L, in_flight); /* no cycle over the short span: none over a longer one */
   if (q == 0) {
     if (j->retry && L >= j->warmup + SIM_STEADY_APERIODIC * span) j->limit = L + 1; /* run again at 2p + 2 */
     return;
