@@ -84,6 +84,11 @@ typedef struct sim_options {
                          transfers"): the same figures up to the engine's rounding (periods
                          within 2.4e-9 relative), with fewer activities; 1: every transfer runs every time (what the tests compare the
                          default with) */
+  int simgrid_waits; /* 0 (default): the waits nothing can change (executions, private transfers taking
+                         the time they took) go to one timer actor, so SimGrid's engine holds one sleep
+                         instead of one activity per busy group (sim_int.h, "Timer"); 1: each is a
+                         SimGrid execution or sleep (what the tests compare the default with; implied
+                         by paje_file, whose trace then shows the executions) */
   int isolate;      /* 0 (default): evaluations run one after the other in the engine, whose clock
                        keeps growing, so after many evaluations a figure may differ from a fresh
                        process's in its 12th digit; 1: each runs in a fork() of the idle engine and

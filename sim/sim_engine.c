@@ -179,14 +179,18 @@ static void wait_sem(const job *j, jgroup *gr, int k, sg_sem_t sem) {
 static void group_done(job *j, int mb, double t) {
   if (++j->groups_done[mb] < j->n_groups) return;
   j->c[mb] = t;
+  int limit = j->limit;
   while (j->n_complete < j->cap && j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
     j->n_complete++;
     if (!j->fixed) sim_steady_check(j, simgrid_get_clock());
   }
   if (j->n_complete == j->cap) j->limit = j->cap; /* the cap: stop here, settled or not */
-  /* the window may have opened for a waiting group, or the run may have ended */
+  /* The window may have opened for a waiting group, or the run may have ended.  Only a segment that
+   * receives nothing can wait for the window: a received tensor's micro-batch started within it, and
+   * the window's end never moves back. */
+  int ended = j->limit != limit;
   for (int g = 0; g < j->n_groups; g++)
-    if (j->groups[g].waiting) {
+    if (j->groups[g].waiting && (ended || j->groups[g].window_bound)) {
       j->groups[g].waiting = 0;
       sg_sem_release(j->groups[g].ev);
     }
@@ -201,12 +205,29 @@ static void event(jgroup *gr, int mb, int e, double t) {
   if (gr->ev_t) gr->ev_t[(size_t)mb * (size_t)gr->n_ev + (size_t)e] = t;
 }
 
+/* Server k (0: the actor, 1: the sender) of group gr waits `seconds` that nothing can change: on the
+ * job's timer when it has one, else as SimGrid's sleep (sim_int.h, "Timer"). */
+static void sleep_for(job *j, jgroup *gr, int k, double seconds) {
+  if (j->timer.on)
+    sim_timer_wait(&j->timer, gr->tm[k], seconds);
+  else
+    sg_actor_sleep_for(seconds);
+}
+
+/* Group gr's actor executes `flops` on its first core, of speed `speed`. */
+static void execute(job *j, jgroup *gr, double flops, double speed) {
+  if (j->timer.on)
+    sim_timer_wait(&j->timer, gr->tm[0], flops / speed);
+  else
+    sg_actor_execute(flops);
+}
+
 /* Group gr's DRAM reads (write 0) or writes (1) of one micro-batch, waited for: its streams, or once
  * private ones have run, a sleep of the time they took (sim_int.h, "Private transfers"). */
-static void dram_batch(jgroup *gr, int write) {
+static void dram_batch(job *j, jgroup *gr, int write) {
   double *solo = &gr->dram_solo_s[write];
   if (*solo >= 0) {
-    sg_actor_sleep_for(*solo);
+    sleep_for(j, gr, 0, *solo);
     gr->acts++;
     return;
   }
@@ -248,20 +269,20 @@ static void group_actor(int argc, char **argv) {
     event(gr, mb, 4 * sg, simgrid_get_clock());
     if (gr->left[mb] == gr->n_segs && gr->model.dram_in_bytes > 0) { /* the micro-batch's first segment */
       double t = simgrid_get_clock();
-      dram_batch(gr, 0);
+      dram_batch(j, gr, 0);
       gr->mb_dram[mb] += simgrid_get_clock() - t;
       if (j->tl) timeline_dram(j, a->g, mb, 0, t, simgrid_get_clock());
     }
     double t = simgrid_get_clock(), tg;
     event(gr, mb, 4 * sg + 1, t);
     if (x->solo_s >= 0) { /* a private all-gather's time, within the execution */
-      sg_actor_execute(x->flops + x->solo_s * speed);
+      execute(j, gr, x->flops + x->solo_s * speed, speed);
       gr->acts++;
       tg = t + x->flops / speed;
       event(gr, mb, 4 * sg + 2, simgrid_get_clock()); /* one activity: its end */
     } else {
       if (x->flops > 0) {
-        sg_actor_execute(x->flops);
+        execute(j, gr, x->flops, speed);
         gr->acts++;
       }
       tg = simgrid_get_clock();
@@ -282,7 +303,7 @@ static void group_actor(int argc, char **argv) {
     }
     gr->done[(size_t)mb * (size_t)gr->n_segs + (size_t)sg] = 1;
     if (gr->left[mb] == 1 && gr->model.dram_out_bytes > 0) { /* its last segment: write the spill back */
-      dram_batch(gr, 1);
+      dram_batch(j, gr, 1);
       double t2 = simgrid_get_clock();
       gr->mb_dram[mb] += t2 - t1;
       if (j->tl) timeline_dram(j, a->g, mb, 1, t1, t2);
@@ -300,6 +321,7 @@ static void group_actor(int argc, char **argv) {
     gr->queue[gr->q_tail++] = (qitem){-1, -1};
     sg_sem_release(gr->q);
   }
+  if (j->timer.on) sim_timer_leave(&j->timer);
 }
 
 static void sender_actor(int argc, char **argv) {
@@ -319,7 +341,7 @@ static void sender_actor(int argc, char **argv) {
     event(gr, it.mb, 4 * gr->n_segs + 1 + 2 * it.send, t);
     if (sd->bytes > 0) {
       if (sd->solo_s >= 0) /* private: the time it took (sim_int.h, "Private transfers") */
-        sg_actor_sleep_for(sd->solo_s);
+        sleep_for(j, gr, 1, sd->solo_s);
       else
         sim_ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
       gr->acts++;
@@ -337,6 +359,7 @@ static void sender_actor(int argc, char **argv) {
       group_done(j, it.mb, t1);
     }
   }
+  if (j->timer.on) sim_timer_leave(&j->timer);
 }
 
 /* The run's figures from its completions (see sim_int.h, job_run). */
@@ -389,6 +412,13 @@ static void run_eval(sim *s, job *j) {
     return;
   }
   size_t tl_base = j->tl ? timeline_count(j->tl) : 0;
+  sim_timer *tm = &j->timer;
+  if (!s->opt.simgrid_waits && !s->opt.paje_file && sim_timer_init(tm, 2 * n) != 0) {
+    free(args);
+    free(actors);
+    j->failed = MP_NOMEM;
+    return;
+  }
 again:;
   int n_actors = 0;
   j->t0 = simgrid_get_clock();
@@ -396,6 +426,17 @@ again:;
     jgroup *gr = &j->groups[g];
     gr->ev = sg_sem_init(0);
     gr->q = sg_sem_init(0);
+    gr->tm[0] = sg_sem_init(0);
+    gr->tm[1] = sg_sem_init(0);
+  }
+  if (tm->cap > 0) {
+    tm->on = 1;
+    tm->n = 0;
+    tm->kicked = 0;
+    tm->target = -1;
+    tm->live = 0;
+    for (int g = 0; g < n; g++) tm->live += j->groups[g].n_sends > 0 ? 2 : 1;
+    tm->wake = sg_sem_init(0);
   }
   for (int g = 0; g < n; g++) {
     jgroup *gr = &j->groups[g];
@@ -416,20 +457,35 @@ again:;
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
+  sg_actor_t timer = NULL;
+  if (tm->on) {
+    timer = sg_actor_init("timer", s->hosts[0]);
+    sg_actor_set_data(timer, tm);
+    sg_actor_ref(timer);
+    sg_actor_start(timer, sim_timer_actor, 0, NULL);
+  }
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);
+  }
+  if (timer) {
+    sg_actor_join(timer, -1);
+    sg_actor_unref(timer);
+    sg_sem_destroy(tm->wake);
   }
   j->t_end = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
     sg_sem_destroy(j->groups[g].ev);
     sg_sem_destroy(j->groups[g].q);
+    sg_sem_destroy(j->groups[g].tm[0]);
+    sg_sem_destroy(j->groups[g].tm[1]);
   }
   if (j->retry && j->cycle == 0 && !j->failed) { /* a narrow window that never settled: again at 2p + 2 (sim_int.h) */
     sim_job_restart(j);
     if (j->tl) timeline_truncate(j->tl, tl_base);
     goto again;
   }
+  sim_timer_free(tm);
   free(actors);
   free(args);
   measure(j);

@@ -199,7 +199,9 @@ typedef struct jgroup {
   double *ev_t;
   int n_ev;
   sg_sem_t ev, q;
-  int waiting; /* blocked on ev */
+  sg_sem_t tm[2]; /* the actor's (0) and the sender's (1) waits on the job's timer */
+  int waiting;    /* blocked on ev */
+  int window_bound; /* a segment receives nothing: only the window holds it back (group_done) */
   /* steady runs, per server (0: the group's actor, 1: its sender): when its current wait began (-1: not
    * waiting) and when its last wait longer than SIM_STEADY_TOLERANCE of an interval ended */
   double wait_from[2], busy_since[2];
@@ -264,6 +266,27 @@ typedef struct jgroup {
 #define SIM_STEADY_APERIODIC 4 /* spans without a periodic stretch before a narrow run starts again wide */
 #define SIM_STEADY_MAX_CYCLE 32 /* cycles of 17 completions occur (ResNet-50 cut evenly over 32x32) */
 
+/* Timer.  A SimGrid engine step costs time in proportion to the activities it holds (its ptask
+ * solver and its update walk every running action, sleeps included), and in a deep pipeline most of
+ * them are waits that nothing can lengthen: an execution (a core runs one at a time, and a
+ * computation shares nothing in the ptask model), and the sleeps that replay a private transfer.
+ * With sim_timer on (a job without SimGrid's Paje trace), an actor hands such a wait to the job's
+ * timer actor, which alone sleeps, until the earliest deadline, and wakes the actors whose deadlines
+ * have come, earliest first and equal ones in the order they were set.  Times are the same to the
+ * last bits of the clock: an execution of F flops on a core of speed s ends F / s later either way. */
+typedef struct sim_timer {
+  double *at;     /* heap of pending waits: deadline, */
+  long *seq;      /* sequence number (ties), */
+  sg_sem_t *sem;  /* and the semaphore of the actor waiting */
+  int n, cap;
+  long next_seq;
+  sg_sem_t wake;  /* the timer actor's */
+  int kicked;     /* wake released since the timer actor last looked */
+  double target;  /* the deadline the timer actor sleeps until, or -1 */
+  int live;       /* the job's other actors still running */
+  int on;         /* 0: every wait is SimGrid's own (an execution, a sleep) */
+} sim_timer;
+
 /* What a run measured (absolute seconds of the engine's clock turned into durations). */
 typedef struct job_run {
   int microbatches; /* completions counted: L + 1 */
@@ -300,6 +323,7 @@ typedef struct job {
   int n_complete;   /* micro-batches 0 .. n_complete - 1 are complete */
   int warmup, cycle;
   int closed_at; /* the completion at which the window was closed, or 0 */
+  sim_timer timer;
   job_run run;   /* filled when the run ends */
 } job;
 
@@ -434,6 +458,24 @@ int sim_dram_streams(sim_streams *st, const double *bytes, int write);
 /* Adds to tl, per core of stage cs, the bytes it keeps resident: its share of the stage's weight bytes
  * (training: its static bytes) less what it streams from DRAM (cost_core_dram). */
 mp_status sim_timeline_resident(const chip *c, const cost_stage *cs, timeline *tl, mp_error *err);
+
+/* ---- the timer (sim_timer.c; engine thread) ------------------------------------------------------ */
+
+/* Allocates t's heap for cap waits at once, with nothing pending.  0, or -1 out of memory (then t is
+ * freed).  t->wake, t->live and t->on are the caller's to set. */
+int sim_timer_init(sim_timer *t, int cap);
+
+/* Frees t's arrays (not t, nor its semaphore); t zeroed or initialised. */
+void sim_timer_free(sim_timer *t);
+
+/* The calling actor waits `seconds` on t's timer, blocked on own (a semaphore of its own, at 0). */
+void sim_timer_wait(sim_timer *t, sg_sem_t own, double seconds);
+
+/* The calling actor ends: once none is left the timer actor returns. */
+void sim_timer_leave(sim_timer *t);
+
+/* The timer actor's code; its data is the sim_timer (borrowed). */
+void sim_timer_actor(int argc, char **argv);
 
 /* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */
 double sim_round12(double x);

@@ -275,6 +275,9 @@ static void clear_run(job *j) {
     }
     gr->q_head = gr->q_tail = 0;
     gr->waiting = 0;
+    gr->window_bound = 0;
+    for (int q = 0; q < gr->n_segs; q++)
+      if (gr->segs[q].n_needs == 0) gr->window_bound = 1;
     for (int k = 0; k < 2; k++) {
       gr->wait_from[k] = -1;
       gr->busy_since[k] = 0;

@@ -891,6 +891,8 @@ typedef struct routed_job {
   int routing;
   int full_gather;
   int rerun_private;
+  int simgrid_waits;
+  int steady; /* routed_figures: run to steady state instead of M = 4 */
   const char *out;
 } routed_job;
 
@@ -966,8 +968,8 @@ static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
   }
 }
 
-/* Evaluates 40 random ResNet-50 plans (1..12 stages, M = 4: most stream weights from DRAM on this
- * chip) with routing j->routing and writes their JSON, one line each, to j->out. */
+/* Evaluates 40 random ResNet-50 plans (1..12 stages, M = 4 or to steady state: most stream weights
+ * from DRAM on this chip) with j's options and writes their JSON, one line each, to j->out. */
 static int routed_figures(void *arg) {
   const routed_job *j = arg;
   graph *g = NULL;
@@ -979,8 +981,9 @@ static int routed_figures(void *arg) {
   o.routing = j->routing;
   o.full_gather = j->full_gather;
   o.rerun_private = j->rerun_private;
+  o.simgrid_waits = j->simgrid_waits;
   o.cache_size = 0;
-  o.microbatches = 4;
+  o.microbatches = j->steady ? 0 : 4;
   if (graph_load(testutil_src("traces/resnet50.json"), &g, &err) != MP_OK ||
       chip_load(testutil_src(j->chip_path), &c, &err) != MP_OK || sim_new(c, &o, &s, &err) != MP_OK)
     return 10;
@@ -1120,6 +1123,28 @@ static void sim_private_transfers_run_once_should_give_the_figures_of_running_th
     CU_ASSERT_EQUAL(json_lines_close(text[0], text[1], "activities"), 1);
     double once = json_lines_sum(text[0], "activities"), every = json_lines_sum(text[1], "activities");
     CU_ASSERT(once < 0.95 * every);
+    free(text[0]);
+    free(text[1]);
+  }
+}
+
+/* Executions and private transfers' replays wait on one timer actor (sim_int.h, "Timer"): 40 random
+ * ResNet-50 plans on 4x4 (M = 4) and on 8x8 (to steady state) give the figures of SimGrid's own
+ * executions and sleeps, with as many activities. */
+static void sim_waits_on_the_timer_should_give_the_figures_of_simgrids_own_waits(void) {
+  const char *chips[2] = {"platforms/mesh4x4.json", "platforms/mesh8x8.json"};
+  for (int m = 0; m < 2; m++) {
+    char *text[2];
+    routed_job j[2] = {{.chip_path = chips[m], .steady = m, .out = keep(testutil_temp_path("waits_timer.jsonl"))},
+                       {.chip_path = chips[m],
+                        .steady = m,
+                        .simgrid_waits = 1,
+                        .out = keep(testutil_temp_path("waits_simgrid.jsonl"))}};
+    routed_pair(j, text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
+    CU_ASSERT_EQUAL(json_lines_close(text[0], text[1], NULL), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text[m], m ? "\"period_kind\":\"steady\"" : "\"feasible\":false"));
     free(text[0]);
     free(text[1]);
   }
@@ -1763,6 +1788,8 @@ static CU_TestInfo tests[] = {
      sim_all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures},
     {"sim_private_transfers_run_once_should_give_the_figures_of_running_them_every_time",
      sim_private_transfers_run_once_should_give_the_figures_of_running_them_every_time},
+    {"sim_waits_on_the_timer_should_give_the_figures_of_simgrids_own_waits",
+     sim_waits_on_the_timer_should_give_the_figures_of_simgrids_own_waits},
     {"sim_isolated_evaluations_should_be_bit_identical_to_a_fresh_process",
      sim_isolated_evaluations_should_be_bit_identical_to_a_fresh_process},
     {"sim_weights_beyond_sram_should_stream_from_dram_and_flag_the_plan",
