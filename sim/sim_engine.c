@@ -21,7 +21,9 @@
  * before its first segment each over-full core's reads from its nearest DRAM port and after its last
  * segment each core's spill back, every core's transfer its own (sim_program.c, "DRAM").  A private
  * transfer (sim_int.h) runs as above once; then a segment's all-gather is timed within its execution,
- * and a Send or a micro-batch's DRAM streams are a sleep of the time they took.
+ * and a Send or a micro-batch's DRAM streams are a sleep of the time they took.  Executions and those
+ * sleeps wait on the job's timer actor (sim_int.h, "Timer"; sim_timer.c), the one actor that sleeps
+ * in SimGrid for them, unless sim_options.simgrid_waits or a Paje trace asks for SimGrid's own.
  *
  * Where the time goes (perf on bench/sim_speed, ResNet-50, random plans of 1..16 stages run to steady
  * state, 16x16 mesh): 99 % in SimGrid and the C/C++ runtime beneath it, under 1 % in meshpipe's own

@@ -303,6 +303,15 @@ static double streams(tjob *j, int g, const double *x, int mb, int write) {
   return t1 - t;
 }
 
+/* Group g's actor executes `flops` on its first core: on the job's timer when it has one. */
+static void execute(tjob *j, int g, double flops) {
+  tgroup *gr = &j->groups[g];
+  if (j->timer.on)
+    sim_timer_wait(&j->timer, gr->tm, flops / sg_host_get_speed(j->s->hosts[gr->first_core]));
+  else
+    sg_actor_execute(flops);
+}
+
 static void pass(tjob *j, int g, int backward, int mb) {
   sim *s = j->s;
   tgroup *gr = &j->groups[g];
@@ -315,7 +324,7 @@ static void pass(tjob *j, int g, int backward, int mb) {
     t = simgrid_get_clock();
     double flops = backward ? x->b_flops : x->f_flops, bytes = backward ? x->b_gather : x->f_gather;
     if (flops > 0) {
-      sg_actor_execute(flops);
+      execute(j, g, flops);
       gr->acts++;
     }
     double tg = simgrid_get_clock();
@@ -346,7 +355,7 @@ static void weight_pass(tjob *j, int g, int mb) {
   tgroup *gr = &j->groups[g];
   double flops = gr->w_flops, dram = gr->streams ? streams(j, g, gr->pass_x, mb, 0) : 0, t = simgrid_get_clock();
   if (flops > 0) {
-    sg_actor_execute(flops);
+    execute(j, g, flops);
     gr->acts++;
   }
   double t1 = simgrid_get_clock();
@@ -375,7 +384,7 @@ static void group_actor(int argc, char **argv) {
   if (gr->streams) streams(j, a->g, gr->upd_x, -1, 0);
   double tu = simgrid_get_clock();
   if (gr->update_flops > 0) {
-    sg_actor_execute(gr->update_flops);
+    execute(j, a->g, gr->update_flops);
     gr->acts++;
   }
   if (j->tl && gr->update_flops > 0) tl_exec(j, a->g, "update", "", -1, gr->update_raw, 0, tu, 0, simgrid_get_clock());
@@ -383,6 +392,7 @@ static void group_actor(int argc, char **argv) {
   gr->end = simgrid_get_clock();
   gr->upd_s = gr->end - t;
   if (gr->n_fsends + gr->n_recvs > 0) post(gr, 0, -1, -1);
+  if (j->timer.on) sim_timer_leave(&j->timer);
 }
 
 static void sender_actor(int argc, char **argv) {
@@ -422,10 +432,23 @@ static void run_job(sim *s, void *ctx) {
     j->failed = 1;
     return;
   }
+  sim_timer *tm = &j->timer;
+  if (!s->opt.simgrid_waits && !s->opt.paje_file) {
+    if (sim_timer_init(tm, n) != 0) {
+      free(args);
+      free(actors);
+      j->failed = 1;
+      return;
+    }
+    tm->on = 1;
+    tm->live = n; /* the groups' actors: senders never wait on it */
+    tm->wake = sg_sem_init(0);
+  }
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
     j->groups[g].ev = sg_sem_init(0);
     j->groups[g].q = sg_sem_init(0);
+    j->groups[g].tm = sg_sem_init(0);
   }
   for (int g = 0; g < n; g++) {
     tgroup *gr = &j->groups[g];
@@ -446,14 +469,28 @@ static void run_job(sim *s, void *ctx) {
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
+  sg_actor_t timer = NULL;
+  if (tm->on) {
+    timer = sg_actor_init("timer", s->hosts[0]);
+    sg_actor_set_data(timer, tm);
+    sg_actor_ref(timer);
+    sg_actor_start(timer, sim_timer_actor, 0, NULL);
+  }
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);
   }
+  if (timer) {
+    sg_actor_join(timer, -1);
+    sg_actor_unref(timer);
+    sg_sem_destroy(tm->wake);
+  }
   for (int g = 0; g < n; g++) {
     sg_sem_destroy(j->groups[g].ev);
     sg_sem_destroy(j->groups[g].q);
+    sg_sem_destroy(j->groups[g].tm);
   }
+  sim_timer_free(tm);
   free(actors);
   free(args);
 }

@@ -57,6 +57,7 @@ typedef struct tgroup {
   sim_streams dram;        /* its streams' parallel tasks (sim_int.h, "DRAM streams") */
   sim_gather gather;       /* its all-gathers' links and scratch (with 2 cores or more) */
   sg_sem_t ev, q;
+  sg_sem_t tm; /* the actor's waits on the job's timer */
   titem *queue;
   int q_head, q_tail;
   /* measured */
@@ -74,6 +75,7 @@ typedef struct tjob {
   int tl_failed;        /* an event could not be added (out of memory) */
   double t0;
   int failed;
+  sim_timer timer; /* executions wait on it (sim_int.h, "Timer") */
 } tjob;
 
 typedef struct targ {

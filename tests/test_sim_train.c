@@ -386,13 +386,15 @@ static void training_with_fast_streams_should_stream_a_ports_cores_as_one_task(v
   CU_ASSERT_EQUAL(testutil_in_child(streams_child, &batched), 0);
 }
 
-/* An all-gather's ptasks leave out the chain links that cannot bind (sim_int.h, "All-gathers"): ResNet-50
- * trained on 8x8 (2 MiB per core: every stage streams) under 1F1B and zb, in plans whose groups have up to
- * 38 cores (chains of three blocks), gives every link's figures (to 1e-9 relative, 1e-15 s absolute: the
- * engine clock's last bits). */
+/* An all-gather's ptasks leave out the chain links that cannot bind (sim_int.h, "All-gathers"), and
+ * executions wait on the job's timer (sim_int.h, "Timer"): ResNet-50 trained on 8x8 (2 MiB per core:
+ * every stage streams) under 1F1B and zb, in plans whose groups have up to 38 cores (chains of three
+ * blocks), gives every link's figures, and SimGrid's own executions' (to 1e-9 relative, 1e-15 s
+ * absolute: the engine clock's last bits). */
 typedef struct gather_job {
   int full_gather;
   const char *out;
+  int simgrid_waits;
 } gather_job;
 
 static int gather_child(void *arg) {
@@ -404,6 +406,7 @@ static int gather_child(void *arg) {
   sim_options so;
   sim_options_init(&so);
   so.full_gather = gj->full_gather;
+  so.simgrid_waits = gj->simgrid_waits;
   if (graph_load(testutil_src("traces/resnet50.json"), &g, &err) != MP_OK ||
       chip_load(testutil_src("platforms/mesh8x8.json"), &c, &err) != MP_OK || sim_new(c, &so, &s, &err) != MP_OK)
     return 10;
@@ -442,10 +445,12 @@ static int gather_child(void *arg) {
   return 0;
 }
 
-static void all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures(void) {
+/* Those six runs with every link, or (waits 1) with SimGrid's own executions instead of the timer's
+ * (sim_int.h, "Timer"), against the default: the same figures. */
+static void same_figures_as_the_default(int waits) {
   cJSON *res[2] = {NULL, NULL};
   for (int i = 0; i < 2; i++) {
-    gather_job gj = {i, testutil_temp_path(i ? "gather_full.json" : "gather_kept.json")};
+    gather_job gj = {i && !waits, testutil_temp_path(i ? "gather_other.json" : "gather_kept.json"), i && waits};
     mp_error err;
     CU_ASSERT_EQUAL_FATAL(testutil_in_child(gather_child, &gj), 0);
     CU_ASSERT_EQUAL(jsonio_load(gj.out, &res[i], &err), MP_OK);
@@ -458,6 +463,12 @@ static void all_gathers_without_the_links_that_cannot_bind_should_give_the_same_
   cJSON_Delete(res[0]);
   cJSON_Delete(res[1]);
 }
+
+static void all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures(void) {
+  same_figures_as_the_default(0);
+}
+
+static void executions_on_the_timer_should_give_the_figures_of_simgrids_own(void) { same_figures_as_the_default(1); }
 
 /* The timeline of GPipe's mini-batch of M = 4 on the equal chain: the run is the one sim_train_evaluate
  * makes (its closed form), the file passes timeline_validate, and it holds per stage M forwards and M
@@ -757,6 +768,8 @@ int main(int argc, char **argv) {
       {"a_hand_written_mini_batch_should_replay_to_its_hand_count", a_hand_written_mini_batch_should_replay_to_its_hand_count},
       {"all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures",
        all_gathers_without_the_links_that_cannot_bind_should_give_the_same_figures},
+      {"executions_on_the_timer_should_give_the_figures_of_simgrids_own",
+       executions_on_the_timer_should_give_the_figures_of_simgrids_own},
       {"a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch",
        a_timeline_should_show_every_pass_send_and_update_of_the_mini_batch},
       {"a_recorded_mini_batch_should_replay_to_the_simulated_result_here_and_on_another_chip",
