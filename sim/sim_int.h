@@ -233,23 +233,27 @@ typedef struct jgroup {
  * the micro-batches per evaluation fell from 36.2 to 15.1 on 8x8.  The pipeline is full once the first
  * micro-batch completes; the warm-up ends with the first micro-batch that starts after that (W).  From
  * then on, at each completion L, with a cycle q <= SIM_STEADY_MAX_CYCLE of the completions (every
- * interval c[m] - c[m-1] over the last 2q, and at least SIM_STEADY_MIN_INTERVALS, equals the one q
- * earlier within SIM_STEADY_TOLERANCE, relative) and P = c[L] - c[L-q]:
+ * interval c[m] - c[m-1] over the last 2q equals the one q earlier within SIM_STEADY_TOLERANCE,
+ * relative) and P = c[L] - c[L-q]:
  *  - the run is steady when the pipeline's state repeats: the engine is deterministic, so a state met
  *    again P later is met every P from then on.  Every group records per micro-batch when its actor
  *    took each segment and when the segment's DRAM reads, execution and all-gather ended, when it wrote
  *    its spill, when its sender started and ended each Send and when it was done (jgroup.ev_t).  With t0 the earliest start of an activity in
  *    flight now, the state now is the state at now - P when every event of the micro-batches in flight
  *    and of those that ended since t0 - P happened, if at or after t0, exactly P after its counterpart
- *    q micro-batches before; if before t0, like its counterpart before t0 - P (only that it happened
+ *    q micro-batches before (to SIM_STEADY_STATE_TOLERANCE of P: the clock's last bits, not a state
+ *    that is nearly the same, which a pipeline at the edge of chaos leaves again); if before t0, like
+ *    its counterpart before t0 - P (only that it happened
  *    can still matter: ptask sharing depends on which activities run, not on their past); if not yet,
  *    its counterpart not before now - P.  (The cores' streams of one DRAM batch end unrecorded, at times
  *    that the same sharing sets.)  A window that still binds could grow (below), so this applies
  *    once it is at 2p + 2 or closed, or some server has worked without a pause over that periodic
- *    stretch.  It settles a deep pipeline a few micro-batches after its warm-up: ResNet-50 cut into
- *    41 stages on 16x16 in 48 micro-batches instead of 83;
+ *    stretch, and at least SIM_STEADY_MIN_INTERVALS.  It settles a deep pipeline a few micro-batches
+ *    after its warm-up (ResNet-50 cut into 41 stages on 16x16 in 48 micro-batches instead of 83), and
+ *    since the state decides, two periodic intervals (2q) suffice to propose a cycle (six before: random
+ *    ResNet-50 plans of 1-16 stages settle in 11.7 micro-batches instead of 15.0 on 8x8);
  *  - otherwise the completions must be periodic over a span of at least the number of micro-batches
- *    in flight at L, so that every micro-batch whose progress makes the pipeline's state then started
+ *    in flight at L, and SIM_STEADY_MIN_INTERVALS, so that every micro-batch whose progress makes the pipeline's state then started
  *    within the periodic stretch (a shorter stretch says little: groups streaming from one DRAM port
  *    complete mostly one stream apart, with a longer interval now and then), and the last q
  *    micro-batches must have started as far apart as the last q completed: as many enter the pipeline
@@ -262,6 +266,7 @@ typedef struct jgroup {
  * settled when its M micro-batches (the cap) are complete reports the mean interval of the second half
  * after the warm-up and the window's closing, and says so. */
 #define SIM_STEADY_TOLERANCE 1e-6
+#define SIM_STEADY_STATE_TOLERANCE 1e-9
 #define SIM_STEADY_MIN_INTERVALS 6
 #define SIM_STEADY_APERIODIC 4 /* spans without a periodic stretch before a narrow run starts again wide */
 #define SIM_STEADY_MAX_CYCLE 32 /* cycles of 17 completions occur (ResNet-50 cut evenly over 32x32) */

@@ -1,6 +1,7 @@
 /* sim_steady: when a steady-state run has settled (sim_int.h, "Steady state"), decided at each
  * completion from the job's completion and start times and the events its groups recorded.  Nothing
  * here calls SimGrid: the engine passes the clock. */
+#include <float.h>
 #include <math.h>
 
 #include "sim_int.h"
@@ -18,14 +19,11 @@ static int same_interval(const job *j, int m, int q) {
   return fabs(a - b) <= SIM_STEADY_TOLERANCE * fmax(fabs(a), fabs(b));
 }
 
-/* The fewest periodic intervals that show a cycle q: 2q, and SIM_STEADY_MIN_INTERVALS. */
-static int steady_need(int q) { return 2 * q > SIM_STEADY_MIN_INTERVALS ? 2 * q : SIM_STEADY_MIN_INTERVALS; }
-
-/* The cycle q of the completions at L after the warm-up, or 0: every interval over the last `span`
- * (at least steady_need(q)) equals the one q earlier. */
+/* The cycle q of the completions at L after the warm-up, or 0: every interval over the last `span`,
+ * and at least the last 2q, equals the one q earlier. */
 static int periodic(const job *j, int L, int span) {
   for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
-    int need = span > steady_need(q) ? span : steady_need(q);
+    int need = span > 2 * q ? span : 2 * q;
     if (L < j->warmup + need + q) return 0;
     int ok = 1;
     for (int m = L - need + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
@@ -71,7 +69,7 @@ static double in_flight_since(const jgroup *gr, int m, double now) {
  * at the same point of the cycle from t0 on (a live event), or before t0 both (done, and no longer
  * acting on anything in flight). */
 static int same_event(double a, double b, double t0, double now, double P) {
-  double tol = SIM_STEADY_TOLERANCE * P;
+  double tol = fmax(SIM_STEADY_STATE_TOLERANCE * P, 64 * DBL_EPSILON * now); /* the clock's last bits */
   if (a < 0) return b < 0 || b >= now - P - tol;
   if (a >= t0 - tol) return b >= 0 && fabs(a - b - P) <= tol;
   return b >= 0 && b < t0 - P + tol;
@@ -116,14 +114,15 @@ void sim_steady_check(job *j, double now) {
     j->warmup = started; /* the pipeline fills anew */
     return;
   }
-  int q = periodic(j, L, 0), need = q > 0 ? steady_need(q) : 0;
-  if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || saturated(j, L - need)) &&
+  int q = periodic(j, L, 0), need = 2 * q;
+  int busy_from = L - (need > SIM_STEADY_MIN_INTERVALS ? need : SIM_STEADY_MIN_INTERVALS);
+  if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || (busy_from >= 0 && saturated(j, busy_from))) &&
       state_periodic(j, L, q, need, started, now)) {
     j->cycle = q; /* the state repeats: so will everything after it */
     j->limit = L + 1;
     return;
   }
-  if (q > 0) q = periodic(j, L, in_flight); /* no cycle over the short span: none over a longer one */
+  if (q > 0) q = periodic(j, L, span); /* no cycle over the short span: none over a longer one */
   if (q == 0) {
     if (j->retry && L >= j->warmup + SIM_STEADY_APERIODIC * span) j->limit = L + 1; /* run again at 2p + 2 */
     return;

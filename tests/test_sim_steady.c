@@ -53,33 +53,33 @@ static int stops_at(int shift_m, int shift_e, double shift_to) {
   return j.limit < N_MB ? j.limit : 0;
 }
 
-/* Warm-up W = 12 (the first to enter after the first completion at 11.3); six periodic intervals
- * and one cycle later, at L = 19, the state repeats.  The completions' rule needs a span of the
+/* Warm-up W = 12 (the first to enter after the first completion at 11.3); two periodic intervals
+ * and one cycle later, at L = 15, the state repeats.  The completions' rule needs a span of the
  * eleven in flight: L = 24. */
 static void a_periodic_schedule_should_stop_once_its_state_repeats(void) {
-  CU_ASSERT_EQUAL(stops_at(-1, 0, 0), 20);
+  CU_ASSERT_EQUAL(stops_at(-1, 0, 0), 16);
 }
 
-/* At L = 19 (now 30.3) the earliest activity in flight began at 30.0 (micro-batch 20 taken).  Micro-
- * batch 19's execution, due at 30.1, ended at 29.5 instead: before 30.0, so only that it happened
- * counts now; but its counterpart, micro-batch 18's at 29.1, came after 29.0 and still acted on what
+/* At L = 15 (now 26.3) the earliest activity in flight began at 26.0 (micro-batch 16 taken).  Micro-
+ * batch 15's execution, due at 26.1, ended at 25.5 instead: before 26.0, so only that it happened
+ * counts now; but its counterpart, micro-batch 14's at 25.1, came after 25.0 and still acted on what
  * was in flight a cycle earlier.  The states differ: no stop until both are done before the earliest
- * activity in flight, at L = 21. */
+ * activity in flight, at L = 17. */
 static void an_event_done_now_but_live_a_cycle_earlier_should_not_match(void) {
-  CU_ASSERT_EQUAL(stops_at(19, 2, 29.5), 22);
+  CU_ASSERT_EQUAL(stops_at(15, 2, 25.5), 18);
 }
 
-/* The same execution late instead, at 30.5: at L = 19 it has not happened, while its counterpart had
- * by 29.3 (now less a cycle).  No stop until L = 21 either. */
+/* The same execution late instead, at 26.5: at L = 15 it has not happened, while its counterpart had
+ * by 25.3 (now less a cycle).  No stop until L = 17 either. */
 static void an_event_still_to_come_whose_counterpart_had_come_should_not_match(void) {
-  CU_ASSERT_EQUAL(stops_at(19, 2, 30.5), 22);
+  CU_ASSERT_EQUAL(stops_at(15, 2, 26.5), 18);
 }
 
 /* An event off the schedule but done before the earliest activity in flight, its counterpart before
- * that less a cycle (micro-batch 17's execution at 27.9 instead of 28.1; at L = 19, 30.0 and 29.0):
- * only that it happened can act on what follows, so the run stops at L = 19 as if it were on time. */
+ * that less a cycle (micro-batch 13's execution at 23.9 instead of 24.1; at L = 15, 26.0 and 25.0):
+ * only that it happened can act on what follows, so the run stops at L = 15 as if it were on time. */
 static void an_event_long_done_should_not_delay_the_stop(void) {
-  CU_ASSERT_EQUAL(stops_at(17, 2, 27.9), 20);
+  CU_ASSERT_EQUAL(stops_at(13, 2, 23.9), 16);
 }
 
 int main(int argc, char **argv) {
