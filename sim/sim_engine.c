@@ -418,14 +418,15 @@ static void run_eval(sim *s, job *j) {
   }
   size_t tl_base = j->tl ? timeline_count(j->tl) : 0;
   sim_timer *tm = &j->timer;
-  if (!s->opt.simgrid_waits && !s->opt.paje_file && sim_timer_init(tm, 2 * n) != 0) {
+again:;
+  int n_actors = 0, waiters = 0;
+  for (int g = 0; g < n; g++) waiters += j->groups[g].n_sends > 0 ? 2 : 1;
+  if (sim_timer_open(tm, s, 2 * n, waiters) != 0) {
     free(args);
     free(actors);
     j->failed = MP_NOMEM;
     return;
   }
-again:;
-  int n_actors = 0;
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
     jgroup *gr = &j->groups[g];
@@ -433,15 +434,6 @@ again:;
     gr->q = sg_sem_init(0);
     gr->tm[0] = sg_sem_init(0);
     gr->tm[1] = sg_sem_init(0);
-  }
-  if (tm->cap > 0) {
-    tm->on = 1;
-    tm->n = 0;
-    tm->kicked = 0;
-    tm->target = -1;
-    tm->live = 0;
-    for (int g = 0; g < n; g++) tm->live += j->groups[g].n_sends > 0 ? 2 : 1;
-    tm->wake = sg_sem_init(0);
   }
   for (int g = 0; g < n; g++) {
     jgroup *gr = &j->groups[g];
@@ -462,22 +454,12 @@ again:;
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
-  sg_actor_t timer = NULL;
-  if (tm->on) {
-    timer = sg_actor_init("timer", s->hosts[0]);
-    sg_actor_set_data(timer, tm);
-    sg_actor_ref(timer);
-    sg_actor_start(timer, sim_timer_actor, 0, NULL);
-  }
+  sim_timer_run(tm, s->hosts[0]);
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);
   }
-  if (timer) {
-    sg_actor_join(timer, -1);
-    sg_actor_unref(timer);
-    sg_sem_destroy(tm->wake);
-  }
+  sim_timer_join(tm);
   j->t_end = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
     sg_sem_destroy(j->groups[g].ev);

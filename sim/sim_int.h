@@ -290,6 +290,7 @@ typedef struct sim_timer {
   double target;  /* the deadline the timer actor sleeps until, or -1 */
   int live;       /* the job's other actors still running */
   int on;         /* 0: every wait is SimGrid's own (an execution, a sleep) */
+  sg_actor_t actor;
 } sim_timer;
 
 /* What a run measured (absolute seconds of the engine's clock turned into durations). */
@@ -466,11 +467,18 @@ mp_status sim_timeline_resident(const chip *c, const cost_stage *cs, timeline *t
 
 /* ---- the timer (sim_timer.c; engine thread) ------------------------------------------------------ */
 
-/* Allocates t's heap for cap waits at once, with nothing pending.  0, or -1 out of memory (then t is
- * freed).  t->wake, t->live and t->on are the caller's to set. */
-int sim_timer_init(sim_timer *t, int cap);
+/* Before a job's run (each run of it): turns t on, unless s's options ask for SimGrid's own waits
+ * (then t->on stays 0), for `live` actors that may wait on it, at most cap at once, nothing pending.
+ * 0, or -1 out of memory (t freed). */
+int sim_timer_open(sim_timer *t, const sim *s, int cap, int live);
 
-/* Frees t's arrays (not t, nor its semaphore); t zeroed or initialised. */
+/* Starts an open t's timer actor on host (nothing when t is off), after the job's other actors. */
+void sim_timer_run(sim_timer *t, sg_host_t host);
+
+/* Once the job's actors are joined: joins the timer actor (nothing when t is off). */
+void sim_timer_join(sim_timer *t);
+
+/* Frees t's arrays (not t); t zeroed or freed before. */
 void sim_timer_free(sim_timer *t);
 
 /* The calling actor waits `seconds` on t's timer, blocked on own (a semaphore of its own, at 0). */
@@ -478,9 +486,6 @@ void sim_timer_wait(sim_timer *t, sg_sem_t own, double seconds);
 
 /* The calling actor ends: once none is left the timer actor returns. */
 void sim_timer_leave(sim_timer *t);
-
-/* The timer actor's code; its data is the sim_timer (borrowed). */
-void sim_timer_actor(int argc, char **argv);
 
 /* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */
 double sim_round12(double x);

@@ -10,22 +10,48 @@
 
 #include "sim_int.h"
 
+static void timer_actor(int argc, char **argv);
+
 /* A deadline this close to the clock has come: SimGrid ends sleeps shorter than its precision at once,
  * and a sleep of deadline - now may end an ulp before the deadline. */
 #define SIM_TIMER_DUE 1e-15
 
-int sim_timer_init(sim_timer *t, int cap) {
-  *t = (sim_timer){0};
-  t->at = malloc((size_t)cap * sizeof *t->at);
-  t->seq = malloc((size_t)cap * sizeof *t->seq);
-  t->sem = malloc((size_t)cap * sizeof *t->sem);
-  if (!t->at || !t->seq || !t->sem) {
+int sim_timer_open(sim_timer *t, const sim *s, int cap, int live) {
+  if (s->opt.simgrid_waits || s->opt.paje_file) return 0;
+  if (t->cap < cap) {
     sim_timer_free(t);
-    return -1;
+    t->at = malloc((size_t)cap * sizeof *t->at);
+    t->seq = malloc((size_t)cap * sizeof *t->seq);
+    t->sem = malloc((size_t)cap * sizeof *t->sem);
+    if (!t->at || !t->seq || !t->sem) {
+      sim_timer_free(t);
+      return -1;
+    }
+    t->cap = cap;
   }
-  t->cap = cap;
+  t->n = 0;
+  t->kicked = 0;
   t->target = -1;
+  t->live = live;
+  t->on = 1;
+  t->wake = sg_sem_init(0);
   return 0;
+}
+
+void sim_timer_run(sim_timer *t, sg_host_t host) {
+  if (!t->on) return;
+  t->actor = sg_actor_init("timer", host);
+  sg_actor_set_data(t->actor, t);
+  sg_actor_ref(t->actor);
+  sg_actor_start(t->actor, timer_actor, 0, NULL);
+}
+
+void sim_timer_join(sim_timer *t) {
+  if (!t->on) return;
+  sg_actor_join(t->actor, -1);
+  sg_actor_unref(t->actor);
+  sg_sem_destroy(t->wake);
+  t->actor = NULL;
 }
 
 void sim_timer_free(sim_timer *t) {
@@ -92,7 +118,7 @@ void sim_timer_leave(sim_timer *t) {
   if (--t->live == 0) kick(t);
 }
 
-void sim_timer_actor(int argc, char **argv) {
+static void timer_actor(int argc, char **argv) {
   (void)argc;
   (void)argv;
   sim_timer *t = sg_actor_self_get_data();

@@ -432,17 +432,11 @@ static void run_job(sim *s, void *ctx) {
     j->failed = 1;
     return;
   }
-  sim_timer *tm = &j->timer;
-  if (!s->opt.simgrid_waits && !s->opt.paje_file) {
-    if (sim_timer_init(tm, n) != 0) {
-      free(args);
-      free(actors);
-      j->failed = 1;
-      return;
-    }
-    tm->on = 1;
-    tm->live = n; /* the groups' actors: senders never wait on it */
-    tm->wake = sg_sem_init(0);
+  if (sim_timer_open(&j->timer, s, n, n) != 0) { /* the groups' actors wait on it, senders never */
+    free(args);
+    free(actors);
+    j->failed = 1;
+    return;
   }
   j->t0 = simgrid_get_clock();
   for (int g = 0; g < n; g++) {
@@ -469,28 +463,18 @@ static void run_job(sim *s, void *ctx) {
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
-  sg_actor_t timer = NULL;
-  if (tm->on) {
-    timer = sg_actor_init("timer", s->hosts[0]);
-    sg_actor_set_data(timer, tm);
-    sg_actor_ref(timer);
-    sg_actor_start(timer, sim_timer_actor, 0, NULL);
-  }
+  sim_timer_run(&j->timer, s->hosts[0]);
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);
   }
-  if (timer) {
-    sg_actor_join(timer, -1);
-    sg_actor_unref(timer);
-    sg_sem_destroy(tm->wake);
-  }
+  sim_timer_join(&j->timer);
   for (int g = 0; g < n; g++) {
     sg_sem_destroy(j->groups[g].ev);
     sg_sem_destroy(j->groups[g].q);
     sg_sem_destroy(j->groups[g].tm);
   }
-  sim_timer_free(tm);
+  sim_timer_free(&j->timer);
   free(actors);
   free(args);
 }
