@@ -74,7 +74,7 @@ typedef struct sim_options {
                        group (sim_int.h, "DRAM streams") — alone it lasts what the model's stream
                        term says, but it gets one share of a contended link where its cores got one
                        each.  Hundreds of streams at once on a big mesh then cost the solver little:
-                       ResNet-50 on 32x32 with 1 MiB, 6.7 against 1.2 evaluations per CPU-second;
+                       ResNet-50 on 32x32 with 1 MiB, 7.5 against 1.5 evaluations per CPU-second;
                        the fidelity matrix's worst ratio falls from 0.875 to 0.820. */
   int full_gather;  /* 0 (default): an all-gather's ptasks leave out the chain links that cannot bind
                        (sim_int.h, "All-gathers"): the same figures, bit for bit, at a fraction of the
