@@ -210,29 +210,12 @@ static void event(jgroup *gr, int mb, int e, double t) {
   if (gr->ev_t) gr->ev_t[(size_t)mb * (size_t)gr->n_ev + (size_t)e] = t;
 }
 
-/* Server k (0: the actor, 1: the sender) of group gr waits `seconds` that nothing can change: on the
- * job's timer when it has one, else as SimGrid's sleep (sim_int.h, "Timer"). */
-static void sleep_for(job *j, jgroup *gr, int k, double seconds) {
-  if (j->timer.on)
-    sim_timer_wait(&j->timer, gr->tm[k], seconds);
-  else
-    sg_actor_sleep_for(seconds);
-}
-
-/* Group gr's actor executes `flops` on its first core, of speed `speed`. */
-static void execute(job *j, jgroup *gr, double flops, double speed) {
-  if (j->timer.on)
-    sim_timer_wait(&j->timer, gr->tm[0], flops / speed);
-  else
-    sg_actor_execute(flops);
-}
-
 /* Group gr's DRAM reads (write 0) or writes (1) of one micro-batch, waited for: its streams, or once
  * private ones have run, a sleep of the time they took (sim_int.h, "Private transfers"). */
 static void dram_batch(job *j, jgroup *gr, int write) {
   double *solo = &gr->dram_solo_s[write];
   if (*solo >= 0) {
-    sleep_for(j, gr, 0, *solo);
+    sim_timer_sleep(&j->timer, gr->tm[0], *solo);
     gr->acts++;
     return;
   }
@@ -281,13 +264,13 @@ static void group_actor(int argc, char **argv) {
     double t = simgrid_get_clock(), tg;
     event(gr, mb, 4 * sg + 1, t);
     if (x->solo_s >= 0) { /* a private all-gather's time, within the execution */
-      execute(j, gr, x->flops + x->solo_s * speed, speed);
+      sim_timer_execute(&j->timer, gr->tm[0], x->flops + x->solo_s * speed, speed);
       gr->acts++;
       tg = t + x->flops / speed;
       event(gr, mb, 4 * sg + 2, simgrid_get_clock()); /* one activity: its end */
     } else {
       if (x->flops > 0) {
-        execute(j, gr, x->flops, speed);
+        sim_timer_execute(&j->timer, gr->tm[0], x->flops, speed);
         gr->acts++;
       }
       tg = simgrid_get_clock();
@@ -326,7 +309,7 @@ static void group_actor(int argc, char **argv) {
     gr->queue[gr->q_tail++] = (qitem){-1, -1};
     sg_sem_release(gr->q);
   }
-  if (j->timer.on) sim_timer_leave(&j->timer);
+  sim_timer_leave(&j->timer);
 }
 
 static void sender_actor(int argc, char **argv) {
@@ -346,7 +329,7 @@ static void sender_actor(int argc, char **argv) {
     event(gr, it.mb, 4 * gr->n_segs + 1 + 2 * it.send, t);
     if (sd->bytes > 0) {
       if (sd->solo_s >= 0) /* private: the time it took (sim_int.h, "Private transfers") */
-        sleep_for(j, gr, 1, sd->solo_s);
+        sim_timer_sleep(&j->timer, gr->tm[1], sd->solo_s);
       else
         sim_ptask2(s->hosts[gr->last_core], s->hosts[sd->dst_core], sd->bytes);
       gr->acts++;
@@ -364,7 +347,7 @@ static void sender_actor(int argc, char **argv) {
       group_done(j, it.mb, t1);
     }
   }
-  if (j->timer.on) sim_timer_leave(&j->timer);
+  sim_timer_leave(&j->timer);
 }
 
 /* The run's figures from its completions (see sim_int.h, job_run). */
@@ -419,9 +402,8 @@ static void run_eval(sim *s, job *j) {
   size_t tl_base = j->tl ? timeline_count(j->tl) : 0;
   sim_timer *tm = &j->timer;
 again:;
-  int n_actors = 0, waiters = 0;
-  for (int g = 0; g < n; g++) waiters += j->groups[g].n_sends > 0 ? 2 : 1;
-  if (sim_timer_open(tm, s, 2 * n, waiters) != 0) {
+  int n_actors = 0;
+  if (sim_timer_open(tm, s, 2 * n) != 0) {
     free(args);
     free(actors);
     j->failed = MP_NOMEM;
@@ -454,7 +436,7 @@ again:;
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
-  sim_timer_run(tm, s->hosts[0]);
+  sim_timer_run(tm, s->hosts[0], n_actors); /* every actor and sender may wait on it */
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);

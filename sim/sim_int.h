@@ -471,12 +471,13 @@ mp_status sim_timeline_resident(const chip *c, const cost_stage *cs, timeline *t
 /* ---- the timer (sim_timer.c; engine thread) ------------------------------------------------------ */
 
 /* Before a job's run (each run of it): turns t on, unless s's options ask for SimGrid's own waits
- * (then t->on stays 0), for `live` actors that may wait on it, at most cap at once, nothing pending.
- * 0, or -1 out of memory (t freed). */
-int sim_timer_open(sim_timer *t, const sim *s, int cap, int live);
+ * (then t->on stays 0), for at most cap waits at once, nothing pending.  0, or -1 out of memory (t
+ * freed). */
+int sim_timer_open(sim_timer *t, const sim *s, int cap);
 
-/* Starts an open t's timer actor on host (nothing when t is off), after the job's other actors. */
-void sim_timer_run(sim_timer *t, sg_host_t host);
+/* Starts an open t's timer actor on host (nothing when t is off) once the job's actors are started,
+ * `live` of which wait on it and call sim_timer_leave at their end. */
+void sim_timer_run(sim_timer *t, sg_host_t host, int live);
 
 /* Once the job's actors are joined: joins the timer actor (nothing when t is off). */
 void sim_timer_join(sim_timer *t);
@@ -484,10 +485,15 @@ void sim_timer_join(sim_timer *t);
 /* Frees t's arrays (not t); t zeroed or freed before. */
 void sim_timer_free(sim_timer *t);
 
-/* The calling actor waits `seconds` on t's timer, blocked on own (a semaphore of its own, at 0). */
-void sim_timer_wait(sim_timer *t, sg_sem_t own, double seconds);
+/* The calling actor waits `seconds` that nothing can change: on t's timer, blocked on own (a semaphore
+ * of its own, at 0), or as SimGrid's sleep when t is off. */
+void sim_timer_sleep(sim_timer *t, sg_sem_t own, double seconds);
 
-/* The calling actor ends: once none is left the timer actor returns. */
+/* The calling actor executes `flops` on its host, of speed `speed`: on t's timer (flops / speed), or as
+ * SimGrid's execution when t is off. */
+void sim_timer_execute(sim_timer *t, sg_sem_t own, double flops, double speed);
+
+/* The calling actor, one of the `live`, ends: once none is left the timer actor returns. */
 void sim_timer_leave(sim_timer *t);
 
 /* x to 12 significant digits: figures that do not move with the last bits of the engine's clock. */

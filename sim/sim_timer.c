@@ -16,7 +16,7 @@ static void timer_actor(int argc, char **argv);
  * and a sleep of deadline - now may end an ulp before the deadline. */
 #define SIM_TIMER_DUE 1e-15
 
-int sim_timer_open(sim_timer *t, const sim *s, int cap, int live) {
+int sim_timer_open(sim_timer *t, const sim *s, int cap) {
   if (s->opt.simgrid_waits || s->opt.paje_file) return 0;
   if (t->cap < cap) {
     sim_timer_free(t);
@@ -32,14 +32,14 @@ int sim_timer_open(sim_timer *t, const sim *s, int cap, int live) {
   t->n = 0;
   t->kicked = 0;
   t->target = -1;
-  t->live = live;
   t->on = 1;
   t->wake = sg_sem_init(0);
   return 0;
 }
 
-void sim_timer_run(sim_timer *t, sg_host_t host) {
+void sim_timer_run(sim_timer *t, sg_host_t host, int live) {
   if (!t->on) return;
+  t->live = live;
   t->actor = sg_actor_init("timer", host);
   sg_actor_set_data(t->actor, t);
   sg_actor_ref(t->actor);
@@ -107,15 +107,26 @@ static void kick(sim_timer *t) {
   sg_sem_release(t->wake);
 }
 
-void sim_timer_wait(sim_timer *t, sg_sem_t own, double seconds) {
+void sim_timer_sleep(sim_timer *t, sg_sem_t own, double seconds) {
+  if (!t->on) {
+    sg_actor_sleep_for(seconds);
+    return;
+  }
   double at = simgrid_get_clock() + seconds;
   push(t, at, own);
   if (t->target < 0 || at < t->target) kick(t);
   sg_sem_acquire(own);
 }
 
+void sim_timer_execute(sim_timer *t, sg_sem_t own, double flops, double speed) {
+  if (t->on)
+    sim_timer_sleep(t, own, flops / speed);
+  else
+    sg_actor_execute(flops);
+}
+
 void sim_timer_leave(sim_timer *t) {
-  if (--t->live == 0) kick(t);
+  if (t->on && --t->live == 0) kick(t);
 }
 
 static void timer_actor(int argc, char **argv) {

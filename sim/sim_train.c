@@ -303,13 +303,10 @@ static double streams(tjob *j, int g, const double *x, int mb, int write) {
   return t1 - t;
 }
 
-/* Group g's actor executes `flops` on its first core: on the job's timer when it has one. */
+/* Group g's actor executes `flops` on its first core (sim_int.h, "Timer"). */
 static void execute(tjob *j, int g, double flops) {
   tgroup *gr = &j->groups[g];
-  if (j->timer.on)
-    sim_timer_wait(&j->timer, gr->tm, flops / sg_host_get_speed(j->s->hosts[gr->first_core]));
-  else
-    sg_actor_execute(flops);
+  sim_timer_execute(&j->timer, gr->tm, flops, sg_host_get_speed(j->s->hosts[gr->first_core]));
 }
 
 static void pass(tjob *j, int g, int backward, int mb) {
@@ -392,7 +389,7 @@ static void group_actor(int argc, char **argv) {
   gr->end = simgrid_get_clock();
   gr->upd_s = gr->end - t;
   if (gr->n_fsends + gr->n_recvs > 0) post(gr, 0, -1, -1);
-  if (j->timer.on) sim_timer_leave(&j->timer);
+  sim_timer_leave(&j->timer);
 }
 
 static void sender_actor(int argc, char **argv) {
@@ -432,7 +429,7 @@ static void run_job(sim *s, void *ctx) {
     j->failed = 1;
     return;
   }
-  if (sim_timer_open(&j->timer, s, n, n) != 0) { /* the groups' actors wait on it, senders never */
+  if (sim_timer_open(&j->timer, s, n) != 0) {
     free(args);
     free(actors);
     j->failed = 1;
@@ -463,7 +460,7 @@ static void run_job(sim *s, void *ctx) {
       sg_actor_start(b, sender_actor, 0, NULL);
     }
   }
-  sim_timer_run(&j->timer, s->hosts[0]);
+  sim_timer_run(&j->timer, s->hosts[0], n); /* the groups' actors wait on it, senders never */
   for (int k = 0; k < n_actors; k++) {
     sg_actor_join(actors[k], -1);
     sg_actor_unref(actors[k]);
