@@ -1414,6 +1414,28 @@ static void bundled_close(bundled_run *b) {
   chip_free(b->c);
 }
 
+/* b's plan run to steady state into *r (caller-owned), and the long run's interval T from fixed runs
+ * of n < n2 micro-batches (sim_steady_state_should_equal_the_long_run_interval): 0, or -1 when a run
+ * failed (then *r holds nothing). */
+static int steady_and_long_run(const bundled_run *b, int n, int n2, sim_result *r, double *T) {
+  mp_error err;
+  sim_result a, c;
+  if (sim_evaluate(b->s, b->g, b->p, r, &err) != MP_OK) return -1;
+  if (sim_evaluate_m(b->s, b->g, b->p, n, &a, &err) != MP_OK) {
+    sim_result_clear(r);
+    return -1;
+  }
+  if (sim_evaluate_m(b->s, b->g, b->p, n2, &c, &err) != MP_OK) {
+    sim_result_clear(&a);
+    sim_result_clear(r);
+    return -1;
+  }
+  *T = ((n2 - 1) * c.period_s - (n - 1) * a.period_s) / (n2 - n);
+  sim_result_clear(&a);
+  sim_result_clear(&c);
+  return 0;
+}
+
 /* VGG-16 on the 8x8 chip cut evenly (23 stages; the first two convolutions spill their activations
  * and the classifier streams its weights from the two DRAM ports): with the window at 2p + 2 from the
  * start, a warm-up of 30 micro-batches, completions periodic over six intervals by the 38th (but 3.6 %
@@ -1440,17 +1462,14 @@ typedef struct transient_run {
 static int slow_transient(void *arg) {
   const transient_run *tr = arg;
   bundled_run e;
-  mp_error err;
   sim_options o;
   sim_options_init(&o);
   o.max_microbatches = tr->cap;
   o.first_window = tr->first_window;
   if (bundled_open("platforms/mesh8x8.json", "traces/vgg16.json", vgg_even8, &o, &e) != 0) return 10;
-  sim_result r, a, b;
-  if (sim_evaluate(e.s, e.g, e.p, &r, &err) != MP_OK || sim_evaluate_m(e.s, e.g, e.p, 500, &a, &err) != MP_OK ||
-      sim_evaluate_m(e.s, e.g, e.p, 1000, &b, &err) != MP_OK)
-    return 11;
-  double T = (999 * b.period_s - 499 * a.period_s) / 500;
+  sim_result r;
+  double T;
+  if (steady_and_long_run(&e, 500, 1000, &r, &T) != 0) return 11;
   int rc = 0, settled = r.period_kind == SIM_PERIOD_STEADY;
   if (settled != tr->settled) rc = 1;
   else if (settled && !close_rel(r.period_s, T, 1e-9)) rc = 2;
@@ -1458,8 +1477,6 @@ static int slow_transient(void *arg) {
     rc = 3;
   else if (r.microbatches < tr->min_microbatches || r.microbatches > tr->max_microbatches) rc = 4;
   sim_result_clear(&r);
-  sim_result_clear(&a);
-  sim_result_clear(&b);
   bundled_close(&e);
   return rc;
 }
@@ -1503,22 +1520,17 @@ static int deep_pipeline(void *arg) {
   int arranged[256] = {0};
   for (int k = 0; k < 41; k++) arranged[deep16_ends[k][0]] = deep16_ends[k][1];
   bundled_run e;
-  mp_error err;
   sim_options o;
   sim_options_init(&o);
   if (bundled_open("platforms/mesh16x16.json", "traces/resnet50.json", arranged, &o, &e) != 0) return 10;
-  sim_result r, a, b;
-  if (sim_evaluate(e.s, e.g, e.p, &r, &err) != MP_OK || sim_evaluate_m(e.s, e.g, e.p, 200, &a, &err) != MP_OK ||
-      sim_evaluate_m(e.s, e.g, e.p, 400, &b, &err) != MP_OK)
-    return 11;
-  double T = (399 * b.period_s - 199 * a.period_s) / 200;
+  sim_result r;
+  double T;
+  if (steady_and_long_run(&e, 200, 400, &r, &T) != 0) return 11;
   int rc = 0;
   if (r.period_kind != SIM_PERIOD_STEADY) rc = 1;
   else if (!close_rel(r.period_s, T, 1e-9)) rc = 2;
   else if (r.warmup_microbatches < 30 || r.microbatches > r.warmup_microbatches + 12) rc = 3;
   sim_result_clear(&r);
-  sim_result_clear(&a);
-  sim_result_clear(&b);
   bundled_close(&e);
   return rc;
 }

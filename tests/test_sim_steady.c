@@ -82,6 +82,14 @@ static void an_event_long_done_should_not_delay_the_stop(void) {
   CU_ASSERT_EQUAL(stops_at(13, 2, 23.9), 16);
 }
 
+/* Micro-batch 15's execution 1e-7 of a cycle late (26.1000001): at L = 15 the state is the one a
+ * cycle earlier but for that, which a tolerance of 1e-6 of the cycle would let pass; a state nearly met
+ * again is not the state met again (sim_int.h, SIM_STEADY_STATE_TOLERANCE), so no stop until L = 17,
+ * when the late execution is done before the earliest activity in flight. */
+static void a_state_met_again_only_nearly_should_not_stop_the_run(void) {
+  CU_ASSERT_EQUAL(stops_at(15, 2, 26.1 + 1e-7), 18);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"a_periodic_schedule_should_stop_once_its_state_repeats", a_periodic_schedule_should_stop_once_its_state_repeats},
@@ -89,6 +97,7 @@ int main(int argc, char **argv) {
        an_event_done_now_but_live_a_cycle_earlier_should_not_match},
       {"an_event_still_to_come_whose_counterpart_had_come_should_not_match",
        an_event_still_to_come_whose_counterpart_had_come_should_not_match},
+      {"a_state_met_again_only_nearly_should_not_stop_the_run", a_state_met_again_only_nearly_should_not_stop_the_run},
       {"an_event_long_done_should_not_delay_the_stop", an_event_long_done_should_not_delay_the_stop},
       CU_TEST_INFO_NULL};
   return testutil_run("sim_steady", tests, argc, argv);
