@@ -3,8 +3,10 @@
  * in the simulator; an activity's time at a period T follows from the load the rest of the plan puts on
  * its links, and the period is the least T that every stage meets.  DRAM reads are then placed in the
  * period: a pipeline's stages start one after the other, each when the one before hands it its input,
- * so reads that start together share their links for their whole length (see place_reads).  Only the
- * reads' pairs depend on where the reads are placed: each placement rebuilds those and keeps the rest. */
+ * so reads that start together share their links for their whole length (see place_reads), and the
+ * period is the one at which the reads placed there give it again (a damped fixed-point iteration).
+ * Only the reads' pairs depend on where the reads are placed: each placement rebuilds those and keeps
+ * the rest. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,8 +331,11 @@ static double solve(const cost_model *m, cost_stage *stages, int n, const int *x
   return hi;
 }
 
-/* Placements of the reads at most: each places them at the period and slowest stage the last one found. */
-#define COST_PHASE_PASSES 4
+/* The placement of the reads is a fixed-point iteration on the period (cost_contended): at most this
+ * many passes, each placing the reads at the period and slowest stage the last one found, until the
+ * period it gives is within COST_PHASE_TOLERANCE of the one it was placed at. */
+#define COST_PHASE_PASSES 16
+#define COST_PHASE_TOLERANCE 1e-6
 
 /* The phases of the reads at period T (the first pass's).  In steady state the slowest stage b starts a
  * micro-batch as soon as it ends one: call that 0.  A stage after it starts when the one before has
@@ -442,13 +447,23 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
   /* then, when stages read DRAM: the reads placed in that period (place_reads), again at each new period */
   int reads = 0;
   for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
+  double seen[COST_PHASE_PASSES];
   for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {
     phases x = {T, 0};
     if (place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0) return -1;
     double next = solve(m, stages, n, xfer_off, lo);
-    int same = fabs(next - T) <= 1e-9 * T;
-    T = next;
-    if (same) break;
+    if (fabs(next - T) <= COST_PHASE_TOLERANCE * T) {
+      T = next;
+      break;
+    }
+    T = pass == 0 ? next : T + (next - T) / 2; /* then half way: the phases turn with the period */
+    seen[pass] = T;
+    if (pass + 1 == COST_PHASE_PASSES) { /* not settled: the mean of the second half, placed again */
+      double sum = 0;
+      for (int k = COST_PHASE_PASSES / 2; k < COST_PHASE_PASSES; k++) sum += seen[k];
+      T = x.T = sum / (COST_PHASE_PASSES - COST_PHASE_PASSES / 2);
+      if (place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0) return -1;
+    }
   }
   for (int i = 0; i < n; i++) stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], T);
   return T;

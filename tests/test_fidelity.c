@@ -165,11 +165,11 @@ static void the_json_should_hold_the_option_the_cases_and_the_summary(void) {
 
 /* Runs the cases matching filter through the pool (workers of their own: SimGrid starts once per
  * process) with the streams batched or not; returns the first case that ran, or done 0. */
-static fidelity_row run_filtered(const char *filter, int fast_streams) {
-  static const char *const even[] = {"even"};
+static fidelity_row run_with(const char *filter, int fast_streams, const char *method) {
+  const char *const methods[] = {method};
   fidelity_row r;
   memset(&r, 0, sizeof r);
-  fidelity_matrix *m = quick_matrix(even, 1);
+  fidelity_matrix *m = quick_matrix(methods, 1);
   if (!m) return r;
   m->fast_streams = fast_streams;
   mp_error err;
@@ -182,6 +182,8 @@ static fidelity_row run_filtered(const char *filter, int fast_streams) {
   fidelity_free(m);
   return r;
 }
+
+static fidelity_row run_filtered(const char *filter, int fast_streams) { return run_with(filter, fast_streams, "even"); }
 
 /* tiny_resnet fits 4x4 with 2 MiB and nothing contends: the simulator's period is the model's.  VGG-16
  * there streams weights from DRAM: optimal's plan is the same whatever the simulator, so the model's
@@ -203,6 +205,19 @@ static void a_case_should_simulate_optimals_plan_with_the_streams_asked_for(void
   CU_ASSERT(close_rel(a.thr[0], 1 / a.sim_s, 1e-9));
 }
 
+/* ViT-B/16 on 4x4 with 2 MiB: every core streams weights from DRAM, most of them through the same
+ * links next to port 0, and the stages' phases drift (the simulator does not settle).  With the reads
+ * placed by four undamped passes the model took whatever period the fourth pass gave: 3.002 ms for
+ * optimal's 12-stage plan, simulated at 3.347 ms (0.897), and 3.376 ms for balanced's, simulated at
+ * 3.043 ms, so optimal's plan simulated 9 % slower than balanced's.  Damped passes (cost_contend.c)
+ * measured 0.993 and 1.6 % behind. */
+static void a_drifting_dram_bound_case_should_keep_optimal_within_3_percent_of_balanced(void) {
+  fidelity_row r = run_with("vit_b_16|mesh4x4-2Mi", 0, "balanced");
+  CU_ASSERT_EQUAL_FATAL(r.done, 1);
+  CU_ASSERT(fabs(r.model_s / r.sim_s - 1) <= 0.05);
+  CU_ASSERT(r.thr[0] >= 0.97 * r.thr[1]);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first",
@@ -214,6 +229,8 @@ int main(int argc, char **argv) {
       {"a_row_should_survive_its_text_for_the_worker_pipe", a_row_should_survive_its_text_for_the_worker_pipe},
       {"the_json_should_hold_the_option_the_cases_and_the_summary",
        the_json_should_hold_the_option_the_cases_and_the_summary},
+      {"a_drifting_dram_bound_case_should_keep_optimal_within_3_percent_of_balanced",
+       a_drifting_dram_bound_case_should_keep_optimal_within_3_percent_of_balanced},
       {"a_case_should_simulate_optimals_plan_with_the_streams_asked_for",
        a_case_should_simulate_optimals_plan_with_the_streams_asked_for},
       CU_TEST_INFO_NULL,
