@@ -419,6 +419,13 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
   return 0;
 }
 
+/* The reads placed at period T and their pairs rebuilt (place_reads, read_terms); -1 when out of memory. */
+static int place_at(cost_model *m, cost_stage *stages, int n, const int *xfer_off, const double *link_bytes, int kept,
+                    double T) {
+  phases x = {T, 0};
+  return place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0 ? -1 : 0;
+}
+
 double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
                       const double *link_bytes) {
   const chip *c = m->c;
@@ -449,8 +456,7 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
   for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
   double seen[COST_PHASE_PASSES];
   for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {
-    phases x = {T, 0};
-    if (place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0) return -1;
+    if (place_at(m, stages, n, xfer_off, link_bytes, kept, T) != 0) return -1;
     double next = solve(m, stages, n, xfer_off, lo);
     if (fabs(next - T) <= COST_PHASE_TOLERANCE * T) {
       T = next;
@@ -461,8 +467,8 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
     if (pass + 1 == COST_PHASE_PASSES) { /* not settled: the mean of the second half, placed again */
       double sum = 0;
       for (int k = COST_PHASE_PASSES / 2; k < COST_PHASE_PASSES; k++) sum += seen[k];
-      T = x.T = sum / (COST_PHASE_PASSES - COST_PHASE_PASSES / 2);
-      if (place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0) return -1;
+      T = sum / (COST_PHASE_PASSES - COST_PHASE_PASSES / 2);
+      if (place_at(m, stages, n, xfer_off, link_bytes, kept, T) != 0) return -1;
     }
   }
   for (int i = 0; i < n; i++) stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], T);
