@@ -95,10 +95,11 @@ static double lasts(const cost_model *m, int start, int end, double T) {
   return worst;
 }
 
-/* One stage's DRAM reads on one link (the phase pass). */
+/* One stage's DRAM reads on one link (the phase pass): their bytes, and the link's traffic that is
+ * neither the stage's own side nor any stage's reads, which no placement changes. */
 typedef struct stream_bytes {
   int link, stage;
-  double bytes;
+  double bytes, rest;
 } stream_bytes;
 
 /* What the phase pass knows of the reads: per stage i its start phase[2i] within the period and its
@@ -108,9 +109,10 @@ typedef struct phases {
   int self; /* the stage whose terms are being built */
 } phases;
 
-/* The part of circular intervals [a, a + la) and [b, b + lb) (lengths at most T) that they share. */
+/* The part of circular intervals [a, a + la) and [b, b + lb) (starts in [0, T), lengths at most T)
+ * that they share.  b - a lies in (-T, T), where fmod(b - a, T) is b - a itself. */
 static double overlap(double a, double la, double b, double lb, double T) {
-  double d = fmod(b - a, T), o = 0;
+  double d = b - a, o = 0;
   if (d < 0) d += T;
   /* b's interval starts d after a's; it may also wrap round to meet a's start */
   o += fmin(la, d + lb) - fmin(la, d);
@@ -119,29 +121,25 @@ static double overlap(double a, double la, double b, double lb, double T) {
 }
 
 /* Of link k's reads, those of other stages that overlap stage x->self's in the period: the bytes they
- * move while it reads (each at most its own, as an equal share gives no more), into *sync, and all their
- * bytes into *all. */
-static void read_company(const cost_model *m, const phases *x, int k, double own, double *sync, double *all) {
-  *sync = *all = 0;
+ * move while it reads (each at most its own, as an equal share gives no more). */
+static double read_company(const cost_model *m, const phases *x, int k, double own) {
+  double sync = 0;
   const double *ph = m->phase;
   int i = x->self;
   for (int e = m->sb_first[k]; e < m->sb_first[k + 1]; e++) {
     const stream_bytes *b = &m->sb_sorted[e];
-    if (b->stage == i) continue;
-    *all += b->bytes;
     int j = b->stage;
     double len = ph[2 * j + 1];
-    if (!(len > 0)) continue;
+    if (j == i || !(len > 0)) continue;
     double moved = b->bytes * overlap(ph[2 * i], ph[2 * i + 1], ph[2 * j], len, x->T) / len;
-    *sync += moved < own ? moved : own;
+    sync += moved < own ? moved : own;
   }
+  return sync;
 }
 
-/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1): per link its own bytes.  With
- * phases (reads only), the reads of the other stages that overlap s's join its own bytes, and the rest
- * of their bytes leave the link's other traffic.  Returns its longest route's hops. */
-static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side,
-                        const phases *x) {
+/* The pairs of stage s's DRAM stream (reads when up is 0, writes when 1) at random phases: per link its
+ * own bytes.  Returns its longest route's hops. */
+static int stream_terms(cost_model *m, const cost_stage *s, int up, const double *load, const double *side) {
   const chip *c = m->c;
   int n = 0, hops = 0;
   for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
@@ -157,14 +155,8 @@ static int stream_terms(cost_model *m, const cost_stage *s, int up, const double
   int start = m->n_terms;
   for (int i = 0; i < n; i++) {
     int k = m->touched[i];
-    double bw = chip_link_bandwidth(c, k), own = m->scratch[k], rest = load[k] - side[k], with = 0;
-    if (x && !up) {
-      double all;
-      read_company(m, x, k, own, &with, &all);
-      rest -= all;
-      if (rest < 0) rest = 0;
-    }
-    if (add_term(m, start, (own + with) / bw, rest / bw) != 0) m->terms_oom = 1;
+    double bw = chip_link_bandwidth(c, k);
+    if (add_term(m, start, m->scratch[k] / bw, (load[k] - side[k]) / bw) != 0) m->terms_oom = 1;
     m->scratch[k] = 0;
   }
   return hops;
@@ -242,9 +234,9 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
     }
     if (quiet > 0 && add_term(m, a->gather[0], quiet, 0) != 0) m->terms_oom = 1;
     a->gather[1] = a->in[0] = m->n_terms;
-    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side, NULL);
+    if (streams && s->dram_in_bytes > 0) hops += stream_terms(m, s, 0, link_bytes, m->side);
     a->in[1] = a->out[0] = m->n_terms;
-    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side, NULL);
+    if (streams && s->dram_out_bytes > 0) hops += stream_terms(m, s, 1, link_bytes, m->side);
     a->out[1] = m->n_terms;
     a->fixed += (double)hops * c->noc_latency; /* the streams' latencies */
     side_clear(m, &n_side);
@@ -268,25 +260,30 @@ static int build_terms(cost_model *m, cost_stage *stages, int n, const cost_tran
   return m->terms_oom ? -1 : 0;
 }
 
+/* Does stage s read DRAM? */
+static int reads_dram(const cost_model *m, const cost_stage *s) {
+  return !s->fits && m->c->n_dram > 0 && s->dram_in_bytes > 0;
+}
+
 /* The reads' pairs again, with phases x, after the pairs build_terms made up to `kept` (every other
- * activity's, which the phases leave as they are; the reads' earlier pairs are left unused): the same
- * calls for the reads as build_terms makes, so the pairs are those a whole rebuild would give, bit for
- * bit.  -1 when out of memory. */
-static int read_terms(cost_model *m, cost_stage *stages, int n, const double *link_bytes, int kept, phases *x) {
-  const chip *c = m->c;
+ * activity's, which the phases leave as they are; the reads' earlier pairs are left unused): per link of
+ * a stage's reads (m->sb, list_reads), the reads of the other stages that overlap its own join its own
+ * bytes, and the rest of their bytes leave the link's other traffic.  -1 when out of memory. */
+static int read_terms(cost_model *m, const cost_stage *stages, int n, int kept, phases *x) {
   m->n_terms = kept;
   m->terms_oom = 0;
+  int e = 0;
   for (int i = 0; i < n; i++) {
-    const cost_stage *s = &stages[i];
-    if (s->fits || c->n_dram == 0 || !(s->dram_in_bytes > 0)) continue;
+    if (!reads_dram(m, &stages[i])) continue;
     stage_acts *a = &m->acts[i];
-    int n_side = 0;
     x->self = i;
-    side_busy(m, s, &n_side);
     a->in[0] = m->n_terms;
-    stream_terms(m, s, 0, link_bytes, m->side, x);
+    for (; e < m->n_sb && m->sb[e].stage == i; e++) {
+      const stream_bytes *r = &m->sb[e];
+      double bw = chip_link_bandwidth(m->c, r->link), with = read_company(m, x, r->link, r->bytes);
+      if (add_term(m, a->in[0], (r->bytes + with) / bw, r->rest / bw) != 0) m->terms_oom = 1;
+    }
     a->in[1] = m->n_terms;
-    side_clear(m, &n_side);
   }
   return m->terms_oom ? -1 : 0;
 }
@@ -342,8 +339,7 @@ static double solve(const cost_model *m, cost_stage *stages, int n, const int *x
  * done its work and its first Send (its busy side and that Send at T); the first stage starts when the
  * window of micro-batches in flight lets it, which is when the last stage completes one (the stages
  * before b are faster and fill the window), and the stages up to b follow it in the same way.  All
- * modulo T.  A stage's reads come first and last what their pairs say at T.  Also lists every stage's
- * read bytes per link. */
+ * modulo T.  A stage's reads come first and last what their pairs say at T. */
 static int place_reads(cost_model *m, const cost_stage *stages, int n, const int *xfer_off, double T) {
   const chip *c = m->c;
   if (n > m->cap_phase) {
@@ -376,11 +372,20 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
     m->phase[2 * i] = fmod(at, T);
     at += hand[i];
   }
+  return 0;
+}
+
+/* Lists every stage's DRAM reads per link, in stage order and each stage's links in the order its
+ * routes first cross them (m->sb), and the same by link (m->sb_sorted from m->sb_first), each with the
+ * link's traffic outside the reads and the stage's own side (stream_bytes), for read_terms at every
+ * placement: none of it depends on the period.  -1 when out of memory. */
+static int list_reads(cost_model *m, const cost_stage *stages, int n, const double *link_bytes) {
+  const chip *c = m->c;
   if (!m->sb_first && !(m->sb_first = calloc((size_t)m->n_links + 1, sizeof *m->sb_first))) return -1;
   m->n_sb = 0;
   for (int i = 0; i < n; i++) {
     const cost_stage *s = &stages[i];
-    if (s->fits || c->n_dram == 0 || !(s->dram_in_bytes > 0)) continue;
+    if (!reads_dram(m, s)) continue;
     int nt = 0;
     for (int k = s->first_core; k < s->first_core + s->n_cores; k++) {
       double in, out;
@@ -399,7 +404,7 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
     }
     for (int e = 0; e < nt; e++) {
       int k = m->touched[e];
-      m->sb[m->n_sb++] = (stream_bytes){k, i, m->scratch[k]};
+      m->sb[m->n_sb++] = (stream_bytes){k, i, m->scratch[k], 0};
       m->scratch[k] = 0;
     }
   }
@@ -416,14 +421,28 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
   for (int e = 0; e < m->n_sb; e++) m->sb_sorted[m->sb_first[m->sb[e].link]++] = m->sb[e];
   for (int k = m->n_links; k > 0; k--) m->sb_first[k] = m->sb_first[k - 1];
   m->sb_first[0] = 0;
+  /* each read's rest: the link's load less its stage's side, less every other stage's reads there */
+  for (int e = 0; e < m->n_sb;) {
+    const cost_stage *s = &stages[m->sb[e].stage];
+    int n_side = 0;
+    side_busy(m, s, &n_side);
+    for (int i = m->sb[e].stage; e < m->n_sb && m->sb[e].stage == i; e++) {
+      stream_bytes *r = &m->sb[e];
+      double rest = link_bytes[r->link] - m->side[r->link], all = 0;
+      for (int f = m->sb_first[r->link]; f < m->sb_first[r->link + 1]; f++)
+        if (m->sb_sorted[f].stage != i) all += m->sb_sorted[f].bytes;
+      rest -= all;
+      r->rest = rest < 0 ? 0 : rest;
+    }
+    side_clear(m, &n_side);
+  }
   return 0;
 }
 
 /* The reads placed at period T and their pairs rebuilt (place_reads, read_terms); -1 when out of memory. */
-static int place_at(cost_model *m, cost_stage *stages, int n, const int *xfer_off, const double *link_bytes, int kept,
-                    double T) {
+static int place_at(cost_model *m, const cost_stage *stages, int n, const int *xfer_off, int kept, double T) {
   phases x = {T, 0};
-  return place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, link_bytes, kept, &x) != 0 ? -1 : 0;
+  return place_reads(m, stages, n, xfer_off, T) != 0 || read_terms(m, stages, n, kept, &x) != 0 ? -1 : 0;
 }
 
 double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_transfer *xfer, const int *xfer_off,
@@ -453,10 +472,11 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
   double T = solve(m, stages, n, xfer_off, lo);
   /* then, when stages read DRAM: the reads placed in that period (place_reads), again at each new period */
   int reads = 0;
-  for (int i = 0; i < n && !reads; i++) reads = !stages[i].fits && c->n_dram > 0 && stages[i].dram_in_bytes > 0;
+  for (int i = 0; i < n && !reads; i++) reads = reads_dram(m, &stages[i]);
+  if (reads && list_reads(m, stages, n, link_bytes) != 0) return -1;
   double seen[COST_PHASE_PASSES];
   for (int pass = 0; reads && pass < COST_PHASE_PASSES; pass++) {
-    if (place_at(m, stages, n, xfer_off, link_bytes, kept, T) != 0) return -1;
+    if (place_at(m, stages, n, xfer_off, kept, T) != 0) return -1;
     double next = solve(m, stages, n, xfer_off, lo);
     if (fabs(next - T) <= COST_PHASE_TOLERANCE * T) {
       T = next;
@@ -468,7 +488,7 @@ double cost_contended(cost_model *m, cost_stage *stages, int n, const cost_trans
       double sum = 0;
       for (int k = COST_PHASE_PASSES / 2; k < COST_PHASE_PASSES; k++) sum += seen[k];
       T = sum / (COST_PHASE_PASSES - COST_PHASE_PASSES / 2);
-      if (place_at(m, stages, n, xfer_off, link_bytes, kept, T) != 0) return -1;
+      if (place_at(m, stages, n, xfer_off, kept, T) != 0) return -1;
     }
   }
   for (int i = 0; i < n; i++) stages[i].contended_s = stage_at(m, &stages[i], &m->acts[i], xfer_off[i + 1] - xfer_off[i], T);
