@@ -30,10 +30,13 @@ typedef struct figs {
 
 /* DRAM streams of c consecutive cores, each streaming the same bytes from its nearest port: per count
  * c in 1..C, the least and largest (over the positions) of the max over links of cores / bandwidth,
- * reads (in) and writes (out), and the longest route's hops. */
+ * reads (in) and writes (out), and the longest route's hops; and per c the largest of in_hi, out_hi and
+ * of both hops over the counts 1..c (bounds over a range of counts: in_lo and out_lo rise with c). */
 typedef struct optimal_dram {
   double *in_lo, *in_hi, *out_lo, *out_hi;
   int *hops_in, *hops_out;
+  double *in_hi_max, *out_hi_max;
+  int *hops_max;
 } optimal_dram;
 
 /* Fills d (owned arrays, C + 1 entries each) for c (borrowed, uniform, with ports); optimal_dram_clear

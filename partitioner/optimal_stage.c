@@ -125,12 +125,18 @@ static int compute_range(const opt *o, const figs *s, double T, int *cl, int *ch
  * has no count within it, one wholly below has all; the rest is halved, and scanned count by count
  * once short.  Appends the counts of [lo, hi] whose compute is within T to o->kruns, in order; returns
  * early (with one) when any_only is set. */
-static void compute_set(opt *o, const figs *s, double T, int lo, int hi, int any_only) {
-  if (lo > hi || (any_only && o->n_kruns > 0)) return;
+static void compute_bounds(const opt *o, const figs *s, double T, int lo, int hi, double *low, double *high) {
   double hh = compute_at(o, s, hi), hl = compute_at(o, s, lo), ab = (double)s->gather / o->B;
   double g_lo = ((double)(lo - 1) / lo) * ab, g_hi = ((double)(hi - 1) / hi) * ab;
   double slack = (double)s->n_layers / ((double)lo * o->f) + 1e-12 * (fabs(T) + hl);
-  double low = (hh - g_hi) + g_lo - slack, high = (hl - g_lo) + g_hi + slack;
+  *low = (hh - g_hi) + g_lo - slack;
+  *high = (hl - g_lo) + g_hi + slack;
+}
+
+static void compute_set(opt *o, const figs *s, double T, int lo, int hi, int any_only) {
+  if (lo > hi || (any_only && o->n_kruns > 0)) return;
+  double low, high;
+  compute_bounds(o, s, T, lo, hi, &low, &high);
   if (low > T) return;
   if (high <= T || hi - lo < 8) {
     for (int c = lo; c <= hi; c++) {
@@ -153,6 +159,38 @@ static void compute_set(opt *o, const figs *s, double T, int lo, int hi, int any
   compute_set(o, s, T, mid + 1, hi, any_only);
 }
 
+/* The counts c of [lo, hi] whose busy side, compute and DRAM term, is within T, appended to the n runs of
+ * o->runs in order (the counts that overflow SRAM; their Sends are within T).  Over [lo, hi] the busy
+ * side is at least compute_bounds' low plus e(hi) in_lo[lo]: the excess e(c) = mem(c) - S falls with c,
+ * in floating point too, and in_lo[c] (optimal_dram_tables) rises with c, since a group of c + 1 cores
+ * loads every link at least as much as its first c do and has no more starts; in_hi[c] >= in_lo[c], and
+ * what dram_at adds to e in[c] is not negative.  It is at most compute_bounds' high plus the DRAM term
+ * with e(lo) for both e and the writes' bytes (at most e) and each table's largest over [lo, hi]: in LOW
+ * its value at hi (out_lo rises as in_lo does), in HIGH the largest up to hi.  An interval
+ * above T is dropped whole, one within it taken whole; the rest is halved, and scanned count by count
+ * once short: the counts found are those of a scan of all of them. */
+static int overflow_counts(opt *o, const figs *s, double T, int lo, int hi, int n) {
+  if (lo > hi) return n;
+  if (hi - lo >= 8) {
+    const optimal_dram *d = &o->dram;
+    double low, high, e = mem_at(s, hi) - o->S, E = mem_at(s, lo) - o->S;
+    compute_bounds(o, s, T, lo, hi, &low, &high);
+    if (low + (d->in_lo && e > 0 ? e * d->in_lo[lo] : 0) > T) return n;
+    double up = 0; /* the DRAM term's bound over [lo, hi] */
+    if (d->in_lo && E > 0 && o->kind == OPT_LOW) up = E * d->in_lo[hi] + E * d->out_lo[hi];
+    if (d->in_lo && E > 0 && o->kind != OPT_LOW) {
+      double lat = (double)d->hops_max[hi] * o->lat;
+      up = E * d->in_hi_max[hi] + lat + (E * d->out_hi_max[hi] + lat);
+    }
+    if (high + up <= T) return optimal_runs_add(o->runs, n, lo, hi);
+    int mid = lo + (hi - lo) / 2;
+    return overflow_counts(o, s, T, mid + 1, hi, overflow_counts(o, s, T, lo, mid, n));
+  }
+  for (int c = lo; c <= hi; c++)
+    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = optimal_runs_add(o->runs, n, c, c);
+  return n;
+}
+
 /* stage_counts on a core model: the runs of counts whose compute is within T (compute_set), each cut to
  * the room, its counts that overflow SRAM checked one by one with their DRAM term as below. */
 static int stage_counts_model(opt *o, const figs *s, double T, int room) {
@@ -169,8 +207,7 @@ static int stage_counts_model(opt *o, const figs *s, double T, int room) {
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
   for (int q = 0; q < o->n_kruns; q++) {
     int a = o->kruns[2 * q], b = o->kruns[2 * q + 1];
-    for (int c = a; c <= b && c < cfit && !o->strict; c++)
-      if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = optimal_runs_add(o->runs, n, c, c); /* Sends within T above */
+    if (!o->strict) n = overflow_counts(o, s, T, a, b < cfit - 1 ? b : cfit - 1, n); /* Sends within T above */
     if (cfit > a) a = cfit;
     if (a <= b) n = optimal_runs_add(o->runs, n, a, b);
   }
@@ -189,8 +226,7 @@ int optimal_stage_counts(opt *o, const figs *s, double T, int room) {
   double W = (double)s->weights, Y = (double)s->max_act;
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
   /* overflow: the DRAM term decides, count by count (the Sends are within T: only the busy side is left) */
-  for (int c = cl; c <= ch && c < cfit && !o->strict; c++)
-    if (compute_at(o, s, c) + dram_at(o, s, c) <= T) n = optimal_runs_add(o->runs, n, c, c);
+  if (!o->strict) n = overflow_counts(o, s, T, cl, ch < cfit - 1 ? ch : cfit - 1, n);
   int a = cfit > cl ? cfit : cl;
   if (a <= ch) n = optimal_runs_add(o->runs, n, a, ch);
   return n;
@@ -254,9 +290,13 @@ mp_status optimal_dram_tables(const chip *c, optimal_dram *d, mp_error *err) {
   d->out_hi = calloc(n, sizeof *d->out_hi);
   d->hops_in = calloc(n, sizeof *d->hops_in);
   d->hops_out = calloc(n, sizeof *d->hops_out);
+  d->in_hi_max = malloc(n * sizeof *d->in_hi_max);
+  d->out_hi_max = malloc(n * sizeof *d->out_hi_max);
+  d->hops_max = malloc(n * sizeof *d->hops_max);
   double *cin = calloc((size_t)nl, sizeof *cin), *cout = calloc((size_t)nl, sizeof *cout);
   int *port = malloc((size_t)C * sizeof *port);
-  if (!d->in_lo || !d->in_hi || !d->out_lo || !d->out_hi || !d->hops_in || !d->hops_out || !cin || !cout || !port) {
+  if (!d->in_lo || !d->in_hi || !d->out_lo || !d->out_hi || !d->hops_in || !d->hops_out || !d->in_hi_max || !d->out_hi_max ||
+      !d->hops_max || !cin || !cout || !port) {
     free(cin);
     free(cout);
     free(port);
@@ -285,6 +325,12 @@ mp_status optimal_dram_tables(const chip *c, optimal_dram *d, mp_error *err) {
       if (hout > d->hops_out[cnt]) d->hops_out[cnt] = hout;
     }
   }
+  for (size_t i = 0; i < n; i++) {
+    int h = d->hops_in[i] > d->hops_out[i] ? d->hops_in[i] : d->hops_out[i];
+    d->in_hi_max[i] = i == 0 || d->in_hi[i] > d->in_hi_max[i - 1] ? d->in_hi[i] : d->in_hi_max[i - 1];
+    d->out_hi_max[i] = i == 0 || d->out_hi[i] > d->out_hi_max[i - 1] ? d->out_hi[i] : d->out_hi_max[i - 1];
+    d->hops_max[i] = i == 0 || h > d->hops_max[i - 1] ? h : d->hops_max[i - 1];
+  }
   free(cin);
   free(cout);
   free(port);
@@ -298,6 +344,9 @@ void optimal_dram_clear(optimal_dram *d) {
   free(d->out_hi);
   free(d->hops_in);
   free(d->hops_out);
+  free(d->in_hi_max);
+  free(d->out_hi_max);
+  free(d->hops_max);
   memset(d, 0, sizeof *d);
 }
 
