@@ -109,14 +109,17 @@ typedef struct phases {
   int self; /* the stage whose terms are being built */
 } phases;
 
+/* fmin of two numbers that are not NaN, inline (fmin is a call into libm). */
+static double least(double a, double b) { return b < a ? b : a; }
+
 /* The part of circular intervals [a, a + la) and [b, b + lb) (starts in [0, T), lengths at most T)
  * that they share.  b - a lies in (-T, T), where fmod(b - a, T) is b - a itself. */
 static double overlap(double a, double la, double b, double lb, double T) {
   double d = b - a, o = 0;
   if (d < 0) d += T;
   /* b's interval starts d after a's; it may also wrap round to meet a's start */
-  o += fmin(la, d + lb) - fmin(la, d);
-  if (d + lb > T) o += fmin(la, d + lb - T);
+  o += least(la, d + lb) - least(la, d);
+  if (d + lb > T) o += least(la, d + lb - T);
   return o;
 }
 
@@ -131,7 +134,9 @@ static double read_company(const cost_model *m, const phases *x, int k, double o
     int j = b->stage;
     double len = ph[2 * j + 1];
     if (j == i || !(len > 0)) continue;
-    double moved = b->bytes * overlap(ph[2 * i], ph[2 * i + 1], ph[2 * j], len, x->T) / len;
+    double o = overlap(ph[2 * i], ph[2 * i + 1], ph[2 * j], len, x->T);
+    if (o == 0) continue; /* adds nothing: skip the division */
+    double moved = b->bytes * o / len;
     sync += moved < own ? moved : own;
   }
   return sync;
