@@ -6,7 +6,8 @@
  * so reads that start together share their links for their whole length (see place_reads), and the
  * period is the one at which the reads placed there give it again (a damped fixed-point iteration).
  * Only the reads' pairs depend on where the reads are placed: each placement rebuilds those and keeps
- * the rest. */
+ * the rest, and what of the reads no placement changes (their links, bytes and the links' other
+ * traffic) is listed once per plan (list_reads). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
