@@ -98,12 +98,14 @@ mp_status cost_model_new(const graph *g, const chip *c, cost_model **out, mp_err
   m->stage_of = malloc(((size_t)L + 1) * sizeof *m->stage_of);
   m->seg_of = malloc(((size_t)L + 1) * sizeof *m->seg_of);
   m->has_a = malloc((size_t)L + 1);
+  m->traffic = malloc(((size_t)L + 1) * sizeof *m->traffic);
   if (!m->port_of || !m->scratch || !m->touched || !m->plan_load || !m->side || !m->side_touched || !m->route_buf ||
-      !m->stage_of || !m->seg_of || !m->has_a) {
+      !m->stage_of || !m->seg_of || !m->has_a || !m->traffic) {
     cost_model_free(m);
     return err_nomem(err);
   }
   for (int k = 0; k < c->n_cores; k++) m->port_of[k] = chip_nearest_dram(c, k);
+  for (int j = 0; j < L; j++) m->traffic[j] = opcost_op_traffic(&g->ops[j]);
   if (list_routes(m) != 0) {
     cost_model_free(m);
     return err_nomem(err);
@@ -134,6 +136,7 @@ void cost_model_free(cost_model *m) {
   free(m->stage_of);
   free(m->seg_of);
   free(m->has_a);
+  free(m->traffic);
   free(m->xfer);
   free(m->xfer_off);
   free(m->stg);
@@ -271,7 +274,7 @@ void cost_model_stage(cost_model *m, int first_layer, int n_layers, int first_co
     const graph_op *op = &g->ops[j];
     flops += op->flops;
     macs += op->macs;
-    traffic += opcost_op_traffic(op);
+    traffic += m->traffic[j];
     weights += op->weight_bytes;
     gather += op->out_bytes;
     if (op->out_bytes > max_act) max_act = op->out_bytes;

@@ -63,6 +63,7 @@ struct cost_model {
   int *stage_of;        /* per layer: its stage in the plan being costed */
   int *seg_of;          /* per layer of a stage: its segment (split_segments) */
   unsigned char *has_a; /* per segment: it all-gathers bytes */
+  uint64_t *traffic;    /* per layer: its SRAM traffic (opcost_op_traffic, a string test per call) */
   cost_transfer *xfer;  /* the plan's Sends, stage i's at xfer_off[i] .. xfer_off[i+1] (cost_model_period) */
   int xfer_cap;
   int *xfer_off;        /* per stage + 1 */
