@@ -192,7 +192,7 @@ static int overflow_counts(opt *o, const figs *s, double T, int lo, int hi, int 
 }
 
 /* stage_counts on a core model: the runs of counts whose compute is within T (compute_set), each cut to
- * the room, its counts that overflow SRAM checked one by one with their DRAM term as below. */
+ * the room, its counts that overflow SRAM checked with their DRAM term as below (overflow_counts). */
 static int stage_counts_model(opt *o, const figs *s, double T, int room) {
   int C = o->C, n = 0;
   o->n_kruns = 0;
@@ -225,7 +225,7 @@ int optimal_stage_counts(opt *o, const figs *s, double T, int room) {
   pred p = {o, s, FITS, T};
   double W = (double)s->weights, Y = (double)s->max_act;
   int cfit = Y < o->S ? first_true(&p, W / (o->S - Y), 1, o->C) : o->C + 1;
-  /* overflow: the DRAM term decides, count by count (the Sends are within T: only the busy side is left) */
+  /* overflow: the DRAM term decides (the Sends are within T: only the busy side is left) */
   if (!o->strict) n = overflow_counts(o, s, T, cl, ch < cfit - 1 ? ch : cfit - 1, n);
   int a = cfit > cl ? cfit : cl;
   if (a <= ch) n = optimal_runs_add(o->runs, n, a, ch);
