@@ -18,7 +18,7 @@
  * random rooms: the runs must be exactly the counts up to the room whose time is within T, and -1 only
  * when no count at all is.  Returns how many stages had counts that overflow within T, for the caller
  * to check that the bounds were exercised. */
-static long stage_counts_should_match_a_scan(const graph *g, const chip *c, int max_len, int step) {
+static long check_against_a_scan(const graph *g, const chip *c, int max_len, int step) {
   opt o;
   mp_error err;
   CU_ASSERT_EQUAL_FATAL(optimal_opt_init(&o, g, c, &err), MP_OK);
@@ -71,7 +71,7 @@ static void stage_counts_should_equal_a_scan_of_every_count_on_a_32x32_chip_whos
   CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/resnet50.json"), &g, &err), MP_OK);
   CU_ASSERT_EQUAL_FATAL(chip_load(testutil_src("platforms/mesh32x32.json"), &c, &err), MP_OK);
   testgen_seed(7);
-  CU_ASSERT(stage_counts_should_match_a_scan(g, c, 12, 3) > 100);
+  CU_ASSERT(check_against_a_scan(g, c, 12, 3) > 100);
   graph_free(g);
   chip_free(c);
 }
@@ -91,7 +91,7 @@ static void stage_counts_should_equal_a_scan_of_every_count_on_a_chip_with_a_cor
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   CU_ASSERT_EQUAL_FATAL(graph_load(testutil_src("traces/transformer_encoder.json"), &g, &err), MP_OK);
   testgen_seed(8);
-  CU_ASSERT(stage_counts_should_match_a_scan(g, c, 10, 1) > 100);
+  CU_ASSERT(check_against_a_scan(g, c, 10, 1) > 100);
   graph_free(g);
   chip_free(c);
   free(text);
