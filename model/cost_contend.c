@@ -340,15 +340,14 @@ static double solve(const cost_model *m, cost_stage *stages, int n, const int *x
 #define COST_PHASE_PASSES 16
 #define COST_PHASE_TOLERANCE 1e-6
 
-/* fmod(x, T) for x >= 0 and T > 0, the same to the last bit: x - q T is exact for the right quotient q (it
- * is fmod's result, which is representable), so one fused multiply-add gives it, and a quotient that the
- * division rounded one off shows as a result outside [0, T).  glibc's fmod instead works through the
- * quotient's bits one at a time, which cost a tenth of optimal's solve on a 493-stage plan. */
-static double wrap(double x, double T) {
+/* x - q T is exact for the right quotient q (it is fmod's result, which is representable), so one fused
+ * multiply-add gives it.  The rounded division can make floor(x / T) one too large (a quotient just
+ * under an integer rounds up to it), which shows as a negative result, never one too small (rounding is
+ * monotone and integers are representable).  glibc's fmod instead works through the quotient's bits one
+ * at a time, which cost a tenth of optimal's solve on a 493-stage plan. */
+double cost_wrap(double x, double T) {
   double q = floor(x / T), r = fma(-q, T, x);
-  if (r < 0) r = fma(-(q - 1), T, x);
-  else if (r >= T) r = fma(-(q + 1), T, x);
-  return r;
+  return r < 0 ? fma(-(q - 1), T, x) : r;
 }
 
 /* The phases of the reads at period T (the first pass's).  In steady state the slowest stage b starts a
@@ -386,7 +385,7 @@ static int place_reads(cost_model *m, const cost_stage *stages, int n, const int
   double at = 0;
   for (int k = 0; k < n; k++) { /* b, the stages after it, then from the first stage up to b */
     int i = (b + k) % n;
-    m->phase[2 * i] = wrap(at, T);
+    m->phase[2 * i] = cost_wrap(at, T);
     at += hand[i];
   }
   return 0;

@@ -44,6 +44,10 @@ int cost_route(cost_model *m, int from, int to, const int **links);
 /* cost_load_route (cost.h) over cost_route's links; returns the route's NoC hops. */
 int cost_model_load_route(cost_model *m, double *load, int from, int to, double bytes, int *touched, int *n_touched);
 
+/* fmod(x, T) for x >= 0 and T > 0, the same to the last bit, without fmod's loop over the quotient's
+ * bits (cost_contend.c: the reads' phases). */
+double cost_wrap(double x, double T);
+
 struct cost_model {
   const graph *g;
   const chip *c;
