@@ -13,7 +13,7 @@
  * Usage, from the source tree: sim_speed [GRAPH [EVALUATIONS [CHIP [M [FAST [ISOLATE [DUMP [ROUTING
  * [RERUN [STREAMS]]]]]]]]]] (default 2000 evaluations per chip; M 0 for steady state, the default).
  * With CHIP, that chip only, with M micro-batches, fast_gather = FAST, isolate = ISOLATE,
- * sim_options.routing = ROUTING (0 automatic, 1 Full, 2 DijkstraCache), sim_options.rerun_private =
+ * sim_options.routing = ROUTING (0 automatic, 1 Full, 2 DijkstraCache, 3 many, 4 Torus), sim_options.rerun_private =
  * RERUN and sim_options.fast_streams = STREAMS; with DUMP (not "-"), every evaluation's `simulate
  * --json` object is also written to the file DUMP, one line each (timed too), so that two builds can be
  * compared figure for figure: `cmp` of two dumps of the same arguments is the before/after equality
@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
   if (argc > 5 && !bench_int("sim_speed", usage, "FAST", argv[5], 0, 1, &fast_gather)) return 2;
   if (argc > 6 && !bench_int("sim_speed", usage, "ISOLATE", argv[6], 0, 1, &isolate)) return 2;
   if (argc > 7 && strcmp(argv[7], "-") != 0) dump_path = argv[7];
-  if (argc > 8 && !bench_int("sim_speed", usage, "ROUTING", argv[8], 0, 2, &routing)) return 2;
+  if (argc > 8 && !bench_int("sim_speed", usage, "ROUTING", argv[8], 0, 4, &routing)) return 2;
   if (argc > 9 && !bench_int("sim_speed", usage, "RERUN", argv[9], 0, 1, &rerun_private)) return 2;
   if (argc > 10 && !bench_int("sim_speed", usage, "STREAMS", argv[10], 0, 1, &fast_streams)) return 2;
   if (argc > 11) {

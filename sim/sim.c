@@ -86,8 +86,11 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   if (o->top_links < 0 || o->cache_size < 0)
     return err_set(err, MP_USAGE, "sim: top_links and cache_size must not be negative");
   if (o->routing != SIM_ROUTING_AUTO && o->routing != SIM_ROUTING_FULL && o->routing != SIM_ROUTING_DIJKSTRA &&
-      o->routing != SIM_ROUTING_MANY)
-    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL, _DIJKSTRA or _MANY)", o->routing);
+      o->routing != SIM_ROUTING_MANY && o->routing != SIM_ROUTING_TORUS)
+    return err_set(err, MP_USAGE, "sim: unknown routing %d (SIM_ROUTING_AUTO, _FULL, _DIJKSTRA, _MANY or _TORUS)",
+                   o->routing);
+  if (o->routing == SIM_ROUTING_TORUS && !sim_platform_torus_ok(c))
+    return err_set(err, MP_USAGE, "sim: the torus routing needs cores of one speed; %s has several", c->file);
   if (c->n_cores < 1 || c->noc_bandwidth <= 0 || !isfinite(c->noc_bandwidth) || c->noc_latency < 0 ||
       (c->n_dram > 0 && !(c->dram_bandwidth > 0)))
     return err_set(err, MP_INPUT, "%s: the chip has no cores or a non-positive NoC/DRAM bandwidth", c->file);
@@ -103,6 +106,7 @@ mp_status sim_new(const chip *c, const sim_options *o, sim **out, mp_error *err)
   }
   s->chip = c;
   s->opt = *o;
+  s->platform = sim_platform_kind(c, o->routing, o->paje_file != NULL);
   if (o->paje_file) {
     if (strlen(o->paje_file) + 6 > sizeof s->paje_part || strchr(o->paje_file, ' ')) {
       st = err_set(err, MP_USAGE, "sim: the Paje file name '%s' is too long or has a blank", o->paje_file);

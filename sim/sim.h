@@ -36,13 +36,16 @@ typedef struct sim sim;
 
 /* How SimGrid finds routes (sim_options.routing).  Routes and figures are the same either way. */
 enum {
-  SIM_ROUTING_AUTO,    /* a full table on chips of up to 64 cores, Dijkstra on bigger ones */
+  SIM_ROUTING_AUTO,    /* a full table on chips of up to 64 cores; on bigger ones the mesh as part of a
+                          torus, whose routes SimGrid computes, when the cores have one speed and no
+                          Paje trace is asked for, else Dijkstra */
   SIM_ROUTING_FULL,    /* every route listed: ~1.35x the evaluations per CPU-second on 8x8, ~1.5x on
                           16x16, but start-up grows as cores^2 (16x16: ~0.6 s instead of 0.01 s) */
   SIM_ROUTING_DIJKSTRA, /* routes found on a graph and cached: 32x32 starts in well under a second */
-  SIM_ROUTING_MANY      /* for a sim that will run many evaluations (learning methods): the full table up to
+  SIM_ROUTING_MANY,     /* for a sim that will run many evaluations (learning methods): the full table up to
                            256 cores, whose start-up (16x16: ~0.6 s) the evaluations repay (16x16: 1.34x the
-                           steady-state evaluations per CPU-second of Dijkstra), Dijkstra beyond */
+                           steady-state evaluations per CPU-second of Dijkstra), as AUTO beyond */
+  SIM_ROUTING_TORUS     /* the mesh as part of a torus twice its size (sim_int.h): needs cores of one speed */
 };
 
 typedef struct sim_options {
@@ -100,7 +103,7 @@ typedef struct sim_options {
                               work only (optimes.h); the model figures of a result keep the flops.  The
                               front end instead simulates optimes_apply's graph, so that the model, the
                               partitioners and the simulator see the same times */
-  int routing;             /* SIM_ROUTING_AUTO (default), SIM_ROUTING_FULL or SIM_ROUTING_DIJKSTRA */
+  int routing;             /* SIM_ROUTING_* (default AUTO) */
 } sim_options;
 
 /* Sets the defaults above. */

@@ -6,8 +6,8 @@
  * Hosts: per core "cID", per DRAM port "dramI".  The links are the chip's (chip.h: one NoC link per
  * direction, and per port a down link into the core at its position and an up link out of it, each of
  * the port's bandwidth), named as chip_link_name names them.  Routes are the XY routes (x-moves, then
- * y-moves), from a port through its down link first, to a port through its up link last.  Two
- * platforms give exactly those routes:
+ * y-moves), from a port through its down link first, to a port through its up link last.  Three
+ * platforms give exactly those routes, and bit for bit the same figures (tests/test_sim.c):
  *
  * Full (sim_options.routing SIM_ROUTING_FULL, AUTO on chips of up to SIM_FULL_ROUTING_MAX_CORES cores,
  * MANY on chips of up to SIM_FULL_ROUTING_MANY_CORES): one "Full" zone listing every route (core to core, port to core, core to port) as its links.
@@ -19,8 +19,23 @@
  * only), so leaving them out changes nothing but the work.  The file grows as cores^2 times the mean
  * route length (1 MB for 8x8; 16x16 takes ~0.6 s to load instead of 0.01 s), hence the limit.
  *
- * DijkstraCache (SIM_ROUTING_DIJKSTRA, or AUTO on bigger chips, so that a 32x32 mesh loads in well
- * under a second): per core a host "cID", which is also the core's x-router, and a y-router
+ * Torus (SIM_ROUTING_TORUS, AUTO and MANY beyond their Full limits when the cores have one speed and
+ * no Paje trace is asked for): SimGrid's torus cluster computes a route from the two ends' coordinates,
+ * dimension after dimension (x first), taking the shorter way round each ring; on a torus of 2W x 2H
+ * hosts a route between two of the first W x H never wraps (it is shorter than half a ring), so the
+ * cores live there and the rest are never used.  Host of core (x, y): "c<x + 2W y>"; its NoC links
+ * are the cluster's (each ring link split into an _UP link from the lower id and a _DOWN link back,
+ * named by the cluster, sim_platform_torus_link); each port is a zone of its own host whose routes to
+ * and from the mesh go through its down and up links and the port's core (the gateways).  No table to
+ * load and no search per source: ResNet-50 on 32x32 runs 1.23x the evaluations per CPU-second of the
+ * DijkstraCache platform (bench/sim_speed, 40 plans), and `simulate -M 8` of a 493-stage plan there
+ * takes 0.18 s instead of 0.61 s, where one Dijkstra per core a transfer starts from was 63 % of the
+ * time.  Full still reads a route faster (16x16, 300 plans: 318.5 evaluations per CPU-second against
+ * 299.2, after a 0.63 s start instead of 0.012 s), hence MANY's choice up to 256 cores.  A Paje trace would
+ * show the cluster's names and its unused hosts, so AUTO gives traced runs Dijkstra instead.
+ *
+ * DijkstraCache (SIM_ROUTING_DIJKSTRA, or AUTO on bigger chips whose cores differ in speed, or
+ * traced): per core a host "cID", which is also the core's x-router, and a y-router
  * "Yx_y".  Edges (one link each): cID -> the x-neighbours' hosts (a NoC link), cID -> Yx_y
  * ("turnID"), Yx_y -> Yx_y±1 (a NoC link), Yx_y -> cID ("outID"), dramI -> the port's core (its down
  * link) and the port's core -> dramI (its up link); turn and out links have no latency and practically
@@ -100,15 +115,29 @@ typedef struct sim_streams {
   sg_exec_t *execs;     /* scratch: the tasks in flight (n_batches) */
 } sim_streams;
 
-/* 1 when c's platform with routing (SIM_ROUTING_*, sim.h) is a Full zone rather than the
- * DijkstraCache one. */
-int sim_platform_full(const chip *c, int routing);
+/* The three platforms (above). */
+enum { SIM_PLATFORM_FULL, SIM_PLATFORM_DIJKSTRA, SIM_PLATFORM_TORUS };
 
-/* Writes the platform XML of c to path, with SIM_ROUTING_AUTO.  MP_OUTPUT on a write failure. */
+/* The platform c gets with routing (SIM_ROUTING_*, sim.h); traced: a Paje trace will name its links,
+ * which the Torus platform names its own way, so AUTO and MANY do not choose it then. */
+int sim_platform_kind(const chip *c, int routing, int traced);
+
+/* 1 when c can have the Torus platform (its cores have one speed). */
+int sim_platform_torus_ok(const chip *c);
+
+/* The name of core's host on a platform of that kind, into buf. */
+void sim_platform_host_name(const chip *c, int kind, int core, char *buf, size_t n);
+
+/* The chip link (chip.h's index) of a NoC link of the Torus platform named `name`, or -1 when the
+ * name is not one of the mesh's. */
+int sim_platform_torus_link(const chip *c, const char *name);
+
+/* Writes the platform XML of c to path, with SIM_ROUTING_AUTO's kind for an untraced sim.  MP_OUTPUT
+ * on a write failure. */
 mp_status sim_platform_write(const chip *c, const char *path, mp_error *err);
 
-/* The same with routing SIM_ROUTING_AUTO, _FULL or _DIJKSTRA. */
-mp_status sim_platform_write_routed(const chip *c, int routing, const char *path, mp_error *err);
+/* The same with a platform of that kind (SIM_PLATFORM_*). */
+mp_status sim_platform_write_routed(const chip *c, int kind, const char *path, mp_error *err);
 
 /* ---- the compiled program of one evaluation (sim_program.c) --------------------------------------
  *
@@ -396,6 +425,7 @@ struct sim {
   char paje_part[560];   /* where SimGrid writes the Paje trace until sim_free renames it */
   sg_host_t *hosts;      /* per core */
   sg_host_t *dram_hosts; /* per port */
+  int platform;          /* SIM_PLATFORM_* */
   sim_stats stats;
   struct sim_cache_entry *cache;
   long cache_stamp;

@@ -939,8 +939,8 @@ static char *routes_with(const routed_job *j0, int routing) {
   return text;
 }
 
-static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
-  /* a mesh with a DRAM port, and one above the Full limit (the automatic choice is Dijkstra there) */
+static void sim_full_dijkstra_and_torus_platforms_should_route_alike(void) {
+  /* a mesh with a DRAM port, and one above the Full limit (the automatic choice is the torus there) */
   routed_job small = {.chip_json = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m43\","
                                    "\"mesh\":{\"width\":4,\"height\":3},\"core\":{\"flops\":1e12,"
                                    "\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9},"
@@ -952,15 +952,19 @@ static void sim_full_and_dijkstra_platforms_should_route_alike(void) {
   const routed_job *chips[2] = {&small, &big};
   for (int i = 0; i < 2; i++) {
     char *full = routes_with(chips[i], SIM_ROUTING_FULL), *dij = routes_with(chips[i], SIM_ROUTING_DIJKSTRA),
-         *aut = routes_with(chips[i], SIM_ROUTING_AUTO), *many = routes_with(chips[i], SIM_ROUTING_MANY);
+         *aut = routes_with(chips[i], SIM_ROUTING_AUTO), *many = routes_with(chips[i], SIM_ROUTING_MANY),
+         *torus = routes_with(chips[i], SIM_ROUTING_TORUS);
     CU_ASSERT_PTR_NOT_NULL_FATAL(full);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dij);
     CU_ASSERT_PTR_NOT_NULL_FATAL(aut);
     CU_ASSERT_PTR_NOT_NULL_FATAL(many);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(torus);
     CU_ASSERT_STRING_EQUAL(full, dij);
     CU_ASSERT_STRING_EQUAL(full, aut);
     CU_ASSERT_STRING_EQUAL(full, many);
+    CU_ASSERT_STRING_EQUAL(full, torus); /* never round the torus: it is twice the mesh in each direction */
     free(many);
+    free(torus);
     CU_ASSERT_PTR_NOT_NULL(strstr(full, "\n0 2: x0y0>x1y0 x1y0>x2y0\n")); /* a route along a row, by hand */
     free(full);
     free(dij);
@@ -1046,6 +1050,73 @@ static void sim_full_and_dijkstra_platforms_should_give_identical_figures(void) 
   CU_ASSERT_STRING_EQUAL(text[0], text[1]); /* bit for bit, not only to 12 digits */
   free(text[0]);
   free(text[1]);
+}
+
+/* The Torus platform gives the Full platform's figures, bit for bit: the same links on every route, in
+ * the same order, the ports' links through their zones' routes. */
+static void sim_torus_platform_should_give_the_full_platforms_figures(void) {
+  const char *chips[2] = {"platforms/mesh4x4.json", "platforms/mesh8x8.json"};
+  for (int m = 0; m < 2; m++) {
+    char *text[2];
+    routed_job j[2] = {{.chip_path = chips[m],
+                        .routing = SIM_ROUTING_FULL,
+                        .steady = m,
+                        .out = keep(testutil_temp_path("figures_full2.jsonl"))},
+                       {.chip_path = chips[m],
+                        .routing = SIM_ROUTING_TORUS,
+                        .steady = m,
+                        .out = keep(testutil_temp_path("figures_torus.jsonl"))}};
+    routed_pair(j, text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text[1]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text[0], "\"feasible\":false"));
+    CU_ASSERT_STRING_EQUAL(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+  }
+}
+
+/* Which platform a chip gets: Full up to the limits, the torus beyond when the cores have one speed and
+ * no Paje trace names the links, Dijkstra otherwise. */
+static void sim_platform_kind_should_follow_size_speeds_and_tracing(void) {
+  const char *big = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m98\",\"mesh\":{\"width\":9,"
+                    "\"height\":8},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,"
+                    "\"latency\":1e-9}}";
+  const char *mixed = "{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"m98h\",\"mesh\":{\"width\":9,"
+                      "\"height\":8},\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,"
+                      "\"latency\":1e-9},\"overrides\":[{\"core\":70,\"flops\":2e12}]}";
+  chip *b = NULL, *h = NULL, *small = NULL;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(load_chip(big, &b, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(load_chip(mixed, &h, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(load_chip(line4_chip, &small, &err), MP_OK);
+  CU_ASSERT_EQUAL(sim_platform_kind(small, SIM_ROUTING_AUTO, 0), SIM_PLATFORM_FULL);
+  CU_ASSERT_EQUAL(sim_platform_kind(small, SIM_ROUTING_TORUS, 0), SIM_PLATFORM_TORUS);
+  CU_ASSERT_EQUAL(sim_platform_kind(b, SIM_ROUTING_AUTO, 0), SIM_PLATFORM_TORUS);
+  CU_ASSERT_EQUAL(sim_platform_kind(b, SIM_ROUTING_AUTO, 1), SIM_PLATFORM_DIJKSTRA);
+  CU_ASSERT_EQUAL(sim_platform_kind(b, SIM_ROUTING_MANY, 0), SIM_PLATFORM_FULL);
+  CU_ASSERT_EQUAL(sim_platform_kind(b, SIM_ROUTING_DIJKSTRA, 0), SIM_PLATFORM_DIJKSTRA);
+  CU_ASSERT_EQUAL(sim_platform_kind(h, SIM_ROUTING_AUTO, 0), SIM_PLATFORM_DIJKSTRA);
+  CU_ASSERT_EQUAL(sim_platform_torus_ok(h), 0);
+  CU_ASSERT_EQUAL(sim_platform_torus_ok(b), 1);
+  /* the torus's link names: its hosts are x + 2W y, UP from the lower id, DOWN back */
+  char name[48];
+  int k = sim_platform_torus_link(b, "mesh_link_from_19_to_37_DOWN"); /* x1y1 > x1y2 reversed: x1y2 > x1y1 */
+  CU_ASSERT_FATAL(k >= 0);
+  chip_link_name(b, k, name, sizeof name);
+  CU_ASSERT_STRING_EQUAL(name, "x1y2>x1y1");
+  k = sim_platform_torus_link(b, "mesh_link_from_19_to_20_UP");
+  CU_ASSERT_FATAL(k >= 0);
+  chip_link_name(b, k, name, sizeof name);
+  CU_ASSERT_STRING_EQUAL(name, "x1y1>x2y1");
+  CU_ASSERT_EQUAL(sim_platform_torus_link(b, "mesh_link_from_8_to_9_UP"), -1);     /* x8 > x9: off the mesh */
+  CU_ASSERT_EQUAL(sim_platform_torus_link(b, "mesh_link_from_19_to_20_SIDE"), -1); /* neither UP nor DOWN */
+  CU_ASSERT_EQUAL(sim_platform_torus_link(b, "mesh_link_from_19_to_20_UPx"), -1);
+  CU_ASSERT_EQUAL(sim_platform_torus_link(b, "x1y1>x2y1"), -1);
+  CU_ASSERT_EQUAL(sim_platform_torus_link(b, "mesh_link_from_19_to_21_UP"), -1); /* not neighbours */
+  chip_free(b);
+  chip_free(h);
+  chip_free(small);
 }
 
 /* testutil_json_close over two texts of one JSON object per line, to 1e-9 relative or 1e-15 s absolute
@@ -1718,6 +1789,16 @@ static int bad_routing(void *arg) {
   if (load_chip(golden_chip, &c, &err) != MP_OK) return 10;
   o.routing = 7;
   if (sim_new(c, &o, &s, &err) != MP_USAGE || s || !strstr(err.msg, "routing 7")) return 1;
+  chip *mixed = NULL;
+  if (load_chip("{\"format\":\"meshpipe-chip\",\"version\":1,\"name\":\"h2\",\"mesh\":{\"width\":2,\"height\":1},"
+                "\"core\":{\"flops\":1e12,\"sram_bytes\":1048576},\"noc\":{\"bandwidth\":1e10,\"latency\":1e-9},"
+                "\"overrides\":[{\"core\":1,\"flops\":2e12}]}",
+                &mixed, &err) != MP_OK)
+    return 11;
+  o.routing = SIM_ROUTING_TORUS;
+  if (sim_new(mixed, &o, &s, &err) != MP_USAGE || s || !strstr(err.msg, "one speed") || !strstr(err.msg, "test-chip"))
+    return 3;
+  chip_free(mixed);
   o.routing = SIM_ROUTING_DIJKSTRA; /* refused before SimGrid started: it can still start */
   if (sim_new(c, &o, &s, &err) != MP_OK) return 2;
   sim_free(s);
@@ -1820,7 +1901,9 @@ static CU_TestInfo tests[] = {
     {"simulate_cli_should_exit_2_on_bad_input", simulate_cli_should_exit_2_on_bad_input},
     {"sim_platform_write_should_fail_cleanly_on_an_unwritable_path",
      sim_platform_write_should_fail_cleanly_on_an_unwritable_path},
-    {"sim_full_and_dijkstra_platforms_should_route_alike", sim_full_and_dijkstra_platforms_should_route_alike},
+    {"sim_full_dijkstra_and_torus_platforms_should_route_alike", sim_full_dijkstra_and_torus_platforms_should_route_alike},
+    {"sim_torus_platform_should_give_the_full_platforms_figures", sim_torus_platform_should_give_the_full_platforms_figures},
+    {"sim_platform_kind_should_follow_size_speeds_and_tracing", sim_platform_kind_should_follow_size_speeds_and_tracing},
     {"sim_full_and_dijkstra_platforms_should_give_identical_figures",
      sim_full_and_dijkstra_platforms_should_give_identical_figures},
     {"a_restored_engine_should_give_the_checkpointed_engines_figures_bit_for_bit",
