@@ -298,6 +298,7 @@ static int partition(int argc, char **argv, int rank, int size) {
       {NULL, 0, NULL, 0}};
   const char *graph_path = NULL, *chip_path = CLI_DEFAULT_CHIP, *method = "optimal", *output = NULL,
              *times_path = NULL;
+  const char *learning_opt = NULL; /* the first option given that only learning methods take */
   int json = 0, quiet = 0, simulate = 1, opt;
   sim_options so;
   sim_options_init(&so);
@@ -328,12 +329,19 @@ static int partition(int argc, char **argv, int rank, int size) {
     case 'q': quiet = 1; break;
     CLI_METHOD_OPTION_CASES:
       if (cli_method_option("partition", opt, optarg, &o)) return 2;
+      if (!learning_opt)
+        learning_opt = opt == CLI_OPT_EPISODES ? "--episodes"
+                       : opt == CLI_OPT_POLICY ? "--policy"
+                       : opt == CLI_OPT_INIT   ? "--init"
+                                               : NULL;
       break;
     CLI_SIM_OPTION_CASES:
       if (cli_sim_option("partition", opt, optarg, &so)) return 2;
       break;
     case OPT_NO_SIM: simulate = 0; break;
-    case OPT_JOBS: break; /* taken by ranks_start */
+    case OPT_JOBS: /* taken by ranks_start */
+      if (!learning_opt && strcmp(optarg, "1") != 0) learning_opt = "--jobs";
+      break;
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;
       break;
@@ -360,6 +368,8 @@ static int partition(int argc, char **argv, int rank, int size) {
     }
     return cli_usage("partition", "no method '%s' (known: %s)", method, known);
   }
+  if (learning_opt && !method_find(method)->learning)
+    return cli_usage("partition", "%s is for learning methods (rl); %s does not learn", learning_opt, method);
   graph *g = NULL, *timed = NULL;
   optimes *ot = NULL;
   chip *c = NULL;

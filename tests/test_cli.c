@@ -221,7 +221,41 @@ static void partition_objective_should_trade_period_for_energy_and_refuse_what_i
   free(err);
 }
 
+/* The options only learning methods take are refused, with the option named, for a method that does not
+ * learn (they used to be ignored); rl still takes them. */
+static void partition_should_refuse_learning_options_for_a_method_that_does_not_learn(void) {
+  const char *cases[][2] = {{"-m optimal --init even", "--init is for learning methods (rl); optimal does not learn"},
+                            {"-m even --episodes 3", "--episodes is for learning methods (rl); even does not learn"},
+                            {"-m greedy --policy p.bin", "--policy is for learning methods (rl); greedy does not learn"},
+                            {"-m balanced --jobs 2", "--jobs is for learning methods (rl); balanced does not learn"}};
+  char *out, *err, args[256];
+  for (int i = 0; i < 4; i++) {
+    snprintf(args, sizeof args, "partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json --no-simulate %s",
+             cases[i][0]);
+    CU_ASSERT_EQUAL(testutil_meshpipe(args, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i][1]));
+    CU_ASSERT_STRING_EQUAL(out, "");
+    free(out);
+    free(err);
+  }
+  CU_ASSERT_EQUAL(testutil_meshpipe("partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json --no-simulate "
+                                    "-m even --jobs 1 -q",
+                                    &out, &err),
+                  0);
+  free(out);
+  free(err);
+  CU_ASSERT_EQUAL(testutil_meshpipe("partition -g traces/tiny_resnet.json -c platforms/mesh4x4.json --no-simulate "
+                                    "-m rl --init balanced --episodes 2 -q",
+                                    &out, &err),
+                  0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "rl on tiny_resnet"));
+  free(out);
+  free(err);
+}
+
 static CU_TestInfo tests[] = {
+    {"partition_should_refuse_learning_options_for_a_method_that_does_not_learn",
+     partition_should_refuse_learning_options_for_a_method_that_does_not_learn},
     {"help_should_list_every_command_and_exit_0", help_should_list_every_command_and_exit_0},
     {"info_mode_train_should_count_what_training_holds", info_mode_train_should_count_what_training_holds},
     {"train_mode_train_should_reward_training_and_resume_only_under_the_same_options",
