@@ -1,15 +1,19 @@
 /* fidelity: the analytical model against the simulator over the matrix of harness/fidelity.h.
  *
- *   build/fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]
+ *   build/fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE [--resume]]
+ *                  [--methods a,b,...]
  *
  * Run from the top of the repository (it reads tests/models, traces and platforms).  Prints one line
  * per case (optimal's plan: the model's period, the simulated steady period, their ratio, what sets
  * the model's period, how the simulator measured its own, the term that makes most of the difference,
  * optimal's simulated throughput and its share of the best plan's over the methods) and the summary;
- * --json also writes every figure.  Each case runs in a process of its own. */
+ * --json also writes every figure, rewritten as each case finishes; --resume takes the finished cases of
+ * that file (an earlier run stopped before its end) and runs the rest.  Each case runs in a process of
+ * its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "fidelity.h"
@@ -22,11 +26,11 @@ static void progress(void *ctx, int done, int total) {
 }
 
 static const char usage[] =
-    "usage: fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE] [--methods a,b,...]";
+    "usage: fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE [--resume]] [--methods a,b,...]";
 
 int main(int argc, char **argv) {
   if (bench_help(argc, argv, usage)) return 0;
-  int quick = 0, jobs = 1, fast_streams = 0;
+  int quick = 0, jobs = 1, fast_streams = 0, resume = 0;
   const char *filter = NULL, *json = NULL, *methods[FIDELITY_MAX_METHODS];
   int n_methods = 0;
   char list[256] = "";
@@ -35,6 +39,8 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (strcmp(argv[i], "--fast-streams") == 0)
       fast_streams = 1;
+    else if (strcmp(argv[i], "--resume") == 0)
+      resume = 1;
     else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
       if (!bench_int("fidelity", usage, "-j", argv[++i], 1, 256, &jobs)) return 2;
     } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
@@ -55,14 +61,22 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (resume && !json) {
+    fprintf(stderr, "fidelity: --resume needs --json FILE, the run to resume\n%s\n", usage);
+    return 2;
+  }
   mp_error err;
   err_clear(&err);
   fidelity_matrix *m = NULL;
   mp_status st = fidelity_new(".", quick, n_methods ? methods : NULL, n_methods, &m, &err);
   if (st == MP_OK) {
     m->fast_streams = fast_streams;
-    st = fidelity_run(m, jobs, filter, progress, NULL, &err);
+    m->save_path = json;
+    int taken = 0, stale = 0;
+    if (resume && access(json, F_OK) == 0) st = fidelity_resume(m, json, &taken, &stale, &err);
+    if (st == MP_OK && resume) fprintf(stderr, "fidelity: %d cases taken from %s, %d changed since\n", taken, json, stale);
   }
+  if (st == MP_OK) st = fidelity_run(m, jobs, filter, progress, NULL, &err);
   if (st != MP_OK) {
     fprintf(stderr, "fidelity: %s\n", err.msg);
     fidelity_free(m);
@@ -73,13 +87,9 @@ int main(int argc, char **argv) {
   fputs(table.s ? table.s : "", stdout);
   strbuf_clear(&table);
   int rc = 0;
-  if (json) {
-    cJSON *root = fidelity_to_json(m);
-    if (!root || jsonio_save(json, root, &err) != MP_OK) {
-      fprintf(stderr, "fidelity: %s\n", root ? err.msg : "out of memory");
-      rc = 1;
-    }
-    cJSON_Delete(root);
+  if (json && fidelity_save(m, json, &err) != MP_OK) {
+    fprintf(stderr, "fidelity: %s\n", err.msg);
+    rc = 1;
   }
   fidelity_free(m);
   return rc;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "cli.h"
@@ -19,8 +20,8 @@
 
 static const char usage_text[] =
     "usage: meshpipe bench [--quick] [-o BENCH.json] [--baseline OLD.json] [--filter TEXT] [-j N] [-q]\n"
-    "       meshpipe bench --fidelity [--quick] [--fast-streams] [--json FILE] [--filter TEXT] [--methods a,b,...]\n"
-    "                      [-j N] [-q]\n"
+    "       meshpipe bench --fidelity [--quick] [--fast-streams] [--json FILE [--resume]] [--filter TEXT]\n"
+    "                      [--methods a,b,...] [-j N] [-q]\n"
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
@@ -57,11 +58,24 @@ static const char usage_text[] =
     "steady period and their ratio, what sets the model's period, how the simulator measured its own,\n"
     "the term that makes most of the difference, and optimal's simulated throughput against the best\n"
     "plan of the other methods (--methods; default even, balanced, seed-split, greedy); then the\n"
-    "summary.  --json FILE also writes every figure; --fast-streams simulates with the DRAM streams of\n"
-    "a port batched (as simulate --fast-streams).  Exits 1 when a case fails.  The full matrix takes\n"
-    "about 12 minutes with -j 2 on 2 cores (the 32x32 cases dominate); --quick a few seconds.\n";
+    "summary.  --json FILE also writes every figure, rewritten as each case finishes (the ones still to\n"
+    "run marked pending), so a run that is stopped keeps what it did; --resume takes the finished cases\n"
+    "FILE already holds (same --methods and streams, the same graph and chip hashes) and runs the rest.\n"
+    "--fast-streams simulates with the DRAM streams of a port batched (as simulate --fast-streams).\n"
+    "Exits 1 when a case fails.  The full matrix takes about 12 minutes with -j 2 on 2 cores (the 32x32\n"
+    "cases dominate); --quick a few seconds; with --methods ...,rl hours.\n";
 
-enum { OPT_QUICK = 256, OPT_BASELINE, OPT_FILTER, OPT_NO_SPEED, OPT_FIDELITY, OPT_JSON, OPT_METHODS, OPT_FAST_STREAMS };
+enum {
+  OPT_QUICK = 256,
+  OPT_BASELINE,
+  OPT_FILTER,
+  OPT_NO_SPEED,
+  OPT_FIDELITY,
+  OPT_JSON,
+  OPT_METHODS,
+  OPT_FAST_STREAMS,
+  OPT_RESUME
+};
 
 typedef struct bench_case {
   int graph, chip;
@@ -192,6 +206,22 @@ static void fidelity_progress(void *ctx, int done, int total) {
   if (f->show) progress_update(&f->bar, done, "of %d cases", total);
 }
 
+/* fidelity_resume from path, saying on stderr what it took; a missing file is a run from the start. */
+static mp_status resume_fidelity(fidelity_matrix *m, const char *path, int quiet, mp_error *err) {
+  if (access(path, F_OK) != 0) {
+    if (!quiet) fprintf(stderr, "meshpipe: %s does not exist yet: every case runs\n", path);
+    return MP_OK;
+  }
+  int taken, stale;
+  mp_status st = fidelity_resume(m, path, &taken, &stale, err);
+  if (st == MP_OK && !quiet) {
+    fprintf(stderr, "meshpipe: %d finished cases taken from %s", taken, path);
+    if (stale) fprintf(stderr, "; %d whose graph or chip has changed since run again", stale);
+    fputc('\n', stderr);
+  }
+  return st;
+}
+
 static int run_fidelity(int argc, char **argv) {
   static const struct option options[] = {
       {"fidelity", no_argument, NULL, OPT_FIDELITY}, {"quick", no_argument, NULL, OPT_QUICK},
@@ -199,8 +229,8 @@ static int run_fidelity(int argc, char **argv) {
       {"json", required_argument, NULL, OPT_JSON},   {"filter", required_argument, NULL, OPT_FILTER},
       {"methods", required_argument, NULL, OPT_METHODS}, {"jobs", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
-      {0}};
-  int quick = 0, quiet = 0, fast_streams = 0, opt, n_methods = 0;
+      {"resume", no_argument, NULL, OPT_RESUME},     {0}};
+  int quick = 0, quiet = 0, fast_streams = 0, resume = 0, opt, n_methods = 0;
   long jobs = 1;
   const char *json = NULL, *filter = NULL, *methods[FIDELITY_MAX_METHODS];
   char list[256] = "";
@@ -211,6 +241,7 @@ static int run_fidelity(int argc, char **argv) {
     case OPT_FIDELITY: break;
     case OPT_QUICK: quick = 1; break;
     case OPT_FAST_STREAMS: fast_streams = 1; break;
+    case OPT_RESUME: resume = 1; break;
     case OPT_JSON: json = optarg; break;
     case OPT_FILTER: filter = optarg; break;
     case 'q': quiet = 1; break;
@@ -234,6 +265,7 @@ static int run_fidelity(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage("bench", "unexpected argument '%s'", argv[optind]);
+  if (resume && !json) return cli_usage("bench", "--resume needs --json FILE, the run to resume");
   mp_error err;
   err_clear(&err);
   fidelity_matrix *m = NULL;
@@ -242,6 +274,10 @@ static int run_fidelity(int argc, char **argv) {
   mp_status st = fidelity_new(MESHPIPE_DATA_DIR, quick, n_methods ? methods : NULL, n_methods, &m, &err);
   if (st == MP_OK) {
     m->fast_streams = fast_streams;
+    m->save_path = json;
+    if (resume) st = resume_fidelity(m, json, quiet, &err);
+  }
+  if (st == MP_OK) {
     progress_init(&f.bar, stderr, "fidelity", -1, 10.0, -1);
     st = fidelity_run(m, (int)jobs, filter, fidelity_progress, &f, &err);
     if (f.show && f.total > 0) progress_finish(&f.bar, f.done, "of %d cases", f.total);
@@ -261,12 +297,7 @@ static int run_fidelity(int argc, char **argv) {
   fidelity_table(m, &table);
   if (!quiet || !json) fputs(table.s ? table.s : "", stdout);
   strbuf_clear(&table);
-  if (json) {
-    cJSON *root = fidelity_to_json(m);
-    st = root ? jsonio_save(json, root, &err) : err_nomem(&err);
-    cJSON_Delete(root);
-    if (st != MP_OK) code = cli_fail(&err);
-  }
+  if (json && fidelity_save(m, json, &err) != MP_OK) code = cli_fail(&err);
   if (code == 0 && failed) code = cli_fail(&(mp_error){MP_RUN, "fidelity cases failed (see above)"});
   if (code == 0 && fflush(stdout) != 0) code = cli_fail(&(mp_error){MP_OUTPUT, "cannot write to standard output"});
   fidelity_free(m);

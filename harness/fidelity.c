@@ -323,28 +323,33 @@ static mp_status pool_done(void *ctx, int item, const char *line, const mp_error
     r->done = 0;
     snprintf(r->failure, sizeof r->failure, "%.255s", line ? bad.msg : failure->msg);
   }
+  r->pending = 0;
   x->done++;
   if (x->progress) x->progress(x->ctx, x->done, x->total);
-  (void)err;
-  return MP_OK;
+  return x->m->save_path ? fidelity_save(x->m, x->m->save_path, err) : MP_OK;
 }
 
 mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelity_progress_fn progress, void *ctx,
                        mp_error *err) {
-  int *items = malloc(((size_t)m->n_rows + 1) * sizeof *items), n = 0;
+  int *items = malloc(((size_t)m->n_rows + 1) * sizeof *items), n = 0, matched = 0;
   if (!items) return err_nomem(err);
   for (int i = 0; i < m->n_rows; i++) {
     char key[160];
-    snprintf(key, sizeof key, "%s|%s", m->graphs[m->rows[i].graph]->name, m->chips[m->rows[i].chip]->name);
-    m->rows[i].skipped = filter && !strstr(key, filter);
-    if (!m->rows[i].skipped) items[n++] = i;
+    fidelity_row *r = &m->rows[i];
+    snprintf(key, sizeof key, "%s|%s", m->graphs[r->graph]->name, m->chips[r->chip]->name);
+    r->skipped = filter && !strstr(key, filter);
+    matched += !r->skipped;
+    if (!r->skipped && !r->done) {
+      r->pending = 1;
+      items[n++] = i;
+    }
   }
-  if (n == 0) {
+  if (matched == 0) {
     free(items);
     return err_set(err, MP_USAGE, "--filter '%s' matches no case of the matrix", filter ? filter : "");
   }
   pool_ctx x = {m, progress, ctx, 0, n};
-  mp_status st = sweep_pool_run(items, n, jobs, pool_job, pool_done, NULL, 0, &x, err);
+  mp_status st = n == 0 ? MP_OK : sweep_pool_run(items, n, jobs, pool_job, pool_done, NULL, 0, &x, err);
   free(items);
   return st;
 }
@@ -423,44 +428,4 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
                   m->graphs[m->rows[s.worst_vs_best_row].graph]->name, m->chips[m->rows[s.worst_vs_best_row].chip]->name);
   else
     strbuf_printf(out, "\n");
-}
-
-cJSON *fidelity_to_json(const fidelity_matrix *m) {
-  cJSON *root = cJSON_CreateObject(), *cases = NULL, *methods = NULL;
-  fidelity_summary s;
-  fidelity_summarize(m, &s);
-  int ok = root && (methods = cJSON_AddArrayToObject(root, "methods")) &&
-           cJSON_AddBoolToObject(root, "fast_streams", m->fast_streams) &&
-           (cases = cJSON_AddArrayToObject(root, "cases"));
-  for (int k = 0; ok && k < m->n_methods; k++) ok = cJSON_AddItemToArray(methods, cJSON_CreateString(m->methods[k]));
-  for (int i = 0; ok && i < m->n_rows; i++) {
-    const fidelity_row *r = &m->rows[i];
-    if (r->skipped) continue;
-    cJSON *x = cJSON_CreateObject(), *thr = NULL;
-    ok = x && cJSON_AddItemToArray(cases, x) && cJSON_AddStringToObject(x, "graph", m->graphs[r->graph]->name) &&
-         cJSON_AddStringToObject(x, "chip", m->chips[r->chip]->name) && cJSON_AddBoolToObject(x, "done", r->done);
-    if (!ok || !r->done) {
-      if (ok) ok = cJSON_AddStringToObject(x, "failure", r->failure) != NULL;
-      continue;
-    }
-    ok = cJSON_AddNumberToObject(x, "stages", r->n_stages) && cJSON_AddNumberToObject(x, "model_period_s", r->model_s) &&
-         cJSON_AddNumberToObject(x, "simulated_period_s", r->sim_s) &&
-         cJSON_AddNumberToObject(x, "ratio", r->model_s / r->sim_s) &&
-         cJSON_AddStringToObject(x, "binding", r->binding) && cJSON_AddStringToObject(x, "period_kind", r->kind) &&
-         cJSON_AddNumberToObject(x, "microbatches", r->microbatches) && cJSON_AddStringToObject(x, "term", r->term) &&
-         cJSON_AddNumberToObject(x, "solve_s", r->solve_s) && (thr = cJSON_AddObjectToObject(x, "samples_per_s"));
-    for (int k = 0; ok && k < m->n_methods; k++) ok = cJSON_AddNumberToObject(thr, m->methods[k], r->thr[k]) != NULL;
-  }
-  ok = ok && cJSON_AddNumberToObject(root, "cases_run", s.cases) &&
-       cJSON_AddNumberToObject(root, "within_5_cases", s.within_5) &&
-       cJSON_AddNumberToObject(root, "within_10_cases", s.within_10) &&
-       cJSON_AddNumberToObject(root, "within_15_cases", s.within_15) &&
-       cJSON_AddNumberToObject(root, "worst_ratio", s.worst_ratio) &&
-       cJSON_AddNumberToObject(root, "optimal_within_3_pct_of_best_cases", s.optimal_best) &&
-       cJSON_AddNumberToObject(root, "worst_optimal_vs_best", s.worst_vs_best);
-  if (!ok) {
-    cJSON_Delete(root);
-    return NULL;
-  }
-  return root;
 }

@@ -27,6 +27,7 @@ typedef struct fidelity_row {
   int graph, chip; /* indices into the matrix */
   int done;        /* the case ran (else failure says why, unless skipped) */
   int skipped;     /* left out by fidelity_run's filter */
+  int pending;     /* queued by fidelity_run and not finished yet */
   char failure[256];
   int n_stages;                 /* of optimal's plan */
   double model_s, sim_s;        /* optimal's plan: the model's period and the simulated one */
@@ -48,6 +49,8 @@ typedef struct fidelity_matrix {
   int n_rows;
   fidelity_row *rows; /* owned: graph-major, then chip */
   int fast_streams;   /* every simulation with sim_options.fast_streams (0 from fidelity_new) */
+  const char *save_path; /* borrowed; NULL (from fidelity_new), or where fidelity_run writes the JSON
+                            (fidelity_save) each time a case finishes, so an interrupted run keeps them */
 } fidelity_matrix;
 
 /* Builds the matrix from the data directory (borrowed; holds tests/models, traces and platforms):
@@ -62,10 +65,11 @@ void fidelity_free(fidelity_matrix *m);
 /* Runs case i (in the calling process: it starts a SimGrid engine, so once per process) into its row. */
 mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err);
 
-/* Runs every case whose "graph|chip" contains filter (NULL: all; MP_USAGE when it matches none) in
- * worker processes, at most jobs at once; calls progress (may be NULL) as each finishes.  The others are
- * marked skipped.  A failed case keeps its message in its row; only a failure of the pool itself is
- * returned. */
+/* Runs every case whose "graph|chip" contains filter (NULL: all; MP_USAGE when it matches none) and
+ * that is not done yet (fidelity_resume) in worker processes, at most jobs at once; calls progress (may
+ * be NULL) as each finishes, and writes m->save_path then when it is set.  The others are marked
+ * skipped.  A failed case keeps its message in its row; only a failure of the pool itself or of writing
+ * save_path is returned. */
 typedef void (*fidelity_progress_fn)(void *ctx, int done, int total);
 mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelity_progress_fn progress, void *ctx,
                        mp_error *err);
@@ -90,7 +94,19 @@ void fidelity_summarize(const fidelity_matrix *m, fidelity_summary *s);
 /* The matrix as a table (one line per case, then the summary) appended to out. */
 void fidelity_table(const fidelity_matrix *m, strbuf *out);
 
-/* The matrix as JSON (owned; NULL if out of memory). */
+/* The matrix as JSON (owned; NULL if out of memory): per case its graph and chip with their hashes,
+ * done, pending (while queued) or the failure, and the figures of a done one; then the summary
+ * (fidelity_json.c). */
 cJSON *fidelity_to_json(const fidelity_matrix *m);
+
+/* Writes fidelity_to_json atomically to path (borrowed). */
+mp_status fidelity_save(const fidelity_matrix *m, const char *path, mp_error *err);
+
+/* Takes the done cases of a JSON file that an earlier run of the same methods and streams wrote
+ * (path borrowed): each whose graph and chip are in m under the same names and hashes fills its row,
+ * which fidelity_run then leaves as it is; *taken counts them, *stale those whose graph or chip has
+ * changed since (they run again, as do failed and pending ones).  MP_INPUT, naming the file and the
+ * place, for a file of other methods or streams or a malformed case. */
+mp_status fidelity_resume(fidelity_matrix *m, const char *path, int *taken, int *stale, mp_error *err);
 
 #endif

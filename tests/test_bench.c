@@ -531,6 +531,10 @@ static void bench_command_should_reject_bad_usage_before_running(void) {
     free(err);
   }
   char *out, *err;
+  CU_ASSERT_EQUAL(testutil_meshpipe("bench --fidelity --resume", &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--resume needs --json FILE"));
+  free(out);
+  free(err);
   CU_ASSERT_EQUAL(testutil_meshpipe("bench --help", &out, &err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: meshpipe bench"));
   free(out);

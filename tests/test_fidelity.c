@@ -1,6 +1,7 @@
-/* Tests of the fidelity matrix (harness/fidelity.c): its graphs, chips and methods, the summary's
- * margins, a row's text for the worker pipe, the JSON, and cases run end to end through the pool,
- * with and without the DRAM streams batched per port.
+/* Tests of the fidelity matrix (harness/fidelity.c, fidelity_json.c): its graphs, chips and methods,
+ * the summary's margins, a row's text for the worker pipe, the JSON, written as a run goes and read
+ * back to resume it, and cases run end to end through the pool, with and without the DRAM streams
+ * batched per port.
  * MESHPIPE_TEST_LABELS: simgrid */
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "fidelity.h"
+#include "jsonio.h"
 #include "testutil.h"
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)); }
@@ -218,6 +220,143 @@ static void a_drifting_dram_bound_case_should_keep_optimal_within_3_percent_of_b
   CU_ASSERT(r.thr[0] >= 0.97 * r.thr[1]);
 }
 
+/* Rows 0-3 (graph 0 on the four chips) as a stopped run leaves them: done, failed, pending, done;
+ * the rest skipped. */
+static void stopped_run(fidelity_matrix *m) {
+  for (int i = 0; i < m->n_rows; i++) m->rows[i].skipped = 1;
+  for (int i = 0; i < 4; i++) {
+    fidelity_row *r = &m->rows[i];
+    *r = (fidelity_row){.graph = 0, .chip = i, .done = i == 0 || i == 3, .pending = i == 2, .n_stages = 7 + i,
+                        .model_s = 1.0 / (3 + i), .sim_s = 2.0 / 7, .microbatches = 19, .solve_s = 0.1,
+                        .thr = {12345.678901234567 + i, 1e-300}};
+    snprintf(r->binding, sizeof r->binding, "compute");
+    snprintf(r->kind, sizeof r->kind, "periodic");
+    snprintf(r->term, sizeof r->term, "model-noc");
+  }
+  snprintf(m->rows[1].failure, sizeof m->rows[1].failure, "the case failed");
+}
+
+
+/* A run's JSON, rewritten as it goes, brings back its done cases bit for bit and nothing else: the
+ * failed and pending ones run again, a case whose graph has changed (its hash) too; a file of other
+ * methods or streams, or a done case without its figures, is refused naming the file and the place. */
+static void a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_rest(void) {
+  static const char *const even[] = {"even"}, *const balanced[] = {"balanced"};
+  fidelity_matrix *m = quick_matrix(even, 1), *back = quick_matrix(even, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  stopped_run(m);
+  const char *path = testutil_temp_path("fidelity_stopped.json");
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(fidelity_save(m, path, &err), MP_OK);
+  cJSON *saved = NULL;
+  CU_ASSERT_EQUAL_FATAL(jsonio_load(path, &saved, &err), MP_OK);
+  CU_ASSERT_EQUAL(item(saved, "cases_pending")->valueint, 1);
+  CU_ASSERT(cJSON_IsTrue(item(cJSON_GetArrayItem(item(saved, "cases"), 2), "pending")));
+  CU_ASSERT_PTR_NULL(item(cJSON_GetArrayItem(item(saved, "cases"), 0), "pending"));
+  int taken = -1, stale = -1;
+  CU_ASSERT_EQUAL_FATAL(fidelity_resume(back, path, &taken, &stale, &err), MP_OK);
+  CU_ASSERT_EQUAL(taken, 2);
+  CU_ASSERT_EQUAL(stale, 0);
+  for (int i = 0; i < 4; i++) {
+    const fidelity_row *a = &m->rows[i], *b = &back->rows[i];
+    CU_ASSERT_EQUAL(b->done, a->done);
+    if (!a->done) continue;
+    CU_ASSERT_EQUAL(b->n_stages, a->n_stages);
+    CU_ASSERT_EQUAL(b->model_s, a->model_s); /* bit for bit */
+    CU_ASSERT_EQUAL(b->sim_s, a->sim_s);
+    CU_ASSERT_EQUAL(b->microbatches, a->microbatches);
+    CU_ASSERT_EQUAL(b->solve_s, a->solve_s);
+    CU_ASSERT_EQUAL(b->thr[0], a->thr[0]);
+    CU_ASSERT_EQUAL(b->thr[1], a->thr[1]);
+    CU_ASSERT_STRING_EQUAL(b->binding, "compute");
+    CU_ASSERT_STRING_EQUAL(b->kind, "periodic");
+    CU_ASSERT_STRING_EQUAL(b->term, "model-noc");
+  }
+  /* a resumed case is not run again: a filter of it alone runs nothing */
+  char filter[160];
+  snprintf(filter, sizeof filter, "%s|%s", back->graphs[0]->name, back->chips[0]->name);
+  CU_ASSERT_EQUAL(fidelity_run(back, 1, filter, NULL, NULL, &err), MP_OK);
+  CU_ASSERT_EQUAL(back->rows[0].model_s, m->rows[0].model_s);
+  CU_ASSERT_EQUAL(back->rows[0].pending, 0);
+  fidelity_free(back);
+
+  /* the first case's graph changed since: it runs again */
+  cJSON *first = cJSON_GetArrayItem(item(saved, "cases"), 0);
+  cJSON_ReplaceItemInObject(first, "graph_hash", cJSON_CreateString("0123456789abcdef"));
+  const char *changed = testutil_temp_path("fidelity_changed.json");
+  CU_ASSERT_EQUAL_FATAL(jsonio_save(changed, saved, &err), MP_OK);
+  back = quick_matrix(even, 1);
+  CU_ASSERT_EQUAL(fidelity_resume(back, changed, &taken, &stale, &err), MP_OK);
+  CU_ASSERT_EQUAL(taken, 1);
+  CU_ASSERT_EQUAL(stale, 1);
+  CU_ASSERT_EQUAL(back->rows[0].done, 0);
+  CU_ASSERT_EQUAL(back->rows[3].done, 1);
+  fidelity_free(back);
+
+  /* other methods, other streams, a done case without its stages */
+  back = quick_matrix(balanced, 1);
+  CU_ASSERT_EQUAL(fidelity_resume(back, path, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "methods"));
+  fidelity_free(back);
+  back = quick_matrix(even, 1);
+  back->fast_streams = 1;
+  CU_ASSERT_EQUAL(fidelity_resume(back, path, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fast-streams"));
+  fidelity_free(back);
+  cJSON_ReplaceItemInObject(first, "graph_hash", cJSON_CreateString(cJSON_GetStringValue(
+                                                     item(cJSON_GetArrayItem(item(saved, "cases"), 3), "graph_hash"))));
+  cJSON_DeleteItemFromObject(first, "stages");
+  const char *cut = testutil_temp_path("fidelity_cut.json");
+  CU_ASSERT_EQUAL_FATAL(jsonio_save(cut, saved, &err), MP_OK);
+  back = quick_matrix(even, 1);
+  CU_ASSERT_EQUAL(fidelity_resume(back, cut, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cases[0]"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "stages"));
+  fidelity_free(back);
+  cJSON_Delete(saved);
+  fidelity_free(m);
+}
+
+/* What the file holds when the second of two cases finishes: the first done, the second pending. */
+typedef struct watch {
+  fidelity_matrix *m;
+  int done_then, pending_then;
+} watch;
+
+static void look_at_the_file(void *ctx, int done, int total) {
+  watch *w = ctx;
+  if (done != 2 || total != 2) return;
+  cJSON *j = NULL;
+  mp_error err;
+  if (jsonio_load(w->m->save_path, &j, &err) != MP_OK) return;
+  const cJSON *cases = item(j, "cases");
+  for (int i = 0; i < cJSON_GetArraySize(cases); i++) {
+    w->done_then += cJSON_IsTrue(item(cJSON_GetArrayItem(cases, i), "done"));
+    w->pending_then += cJSON_IsTrue(item(cJSON_GetArrayItem(cases, i), "pending"));
+  }
+  cJSON_Delete(j);
+}
+
+static void a_run_should_rewrite_its_json_as_each_case_finishes(void) {
+  static const char *const even[] = {"even"};
+  watch w = {quick_matrix(even, 1), 0, 0};
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w.m);
+  w.m->save_path = testutil_temp_path("fidelity_running.json");
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(fidelity_run(w.m, 1, "tiny_resnet|mesh4x4", look_at_the_file, &w, &err), MP_OK);
+  CU_ASSERT_EQUAL(w.done_then, 1);
+  CU_ASSERT_EQUAL(w.pending_then, 1);
+  cJSON *j = NULL;
+  CU_ASSERT_EQUAL_FATAL(jsonio_load(w.m->save_path, &j, &err), MP_OK);
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(item(j, "cases")), 2);
+  CU_ASSERT_EQUAL(item(j, "cases_run")->valueint, 2);
+  CU_ASSERT_EQUAL(item(j, "cases_pending")->valueint, 0);
+  cJSON_Delete(j);
+  fidelity_free(w.m);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first",
@@ -233,6 +372,9 @@ int main(int argc, char **argv) {
        a_drifting_dram_bound_case_should_keep_optimal_within_3_percent_of_balanced},
       {"a_case_should_simulate_optimals_plan_with_the_streams_asked_for",
        a_case_should_simulate_optimals_plan_with_the_streams_asked_for},
+      {"a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_rest",
+       a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_rest},
+      {"a_run_should_rewrite_its_json_as_each_case_finishes", a_run_should_rewrite_its_json_as_each_case_finishes},
       CU_TEST_INFO_NULL,
   };
   return testutil_run("fidelity", tests, argc, argv);
