@@ -337,9 +337,10 @@ mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelit
     char key[160];
     fidelity_row *r = &m->rows[i];
     snprintf(key, sizeof key, "%s|%s", m->graphs[r->graph]->name, m->chips[r->chip]->name);
-    r->skipped = filter && !strstr(key, filter);
-    matched += !r->skipped;
-    if (!r->skipped && !r->done) {
+    int left_out = filter && !strstr(key, filter);
+    matched += !left_out;
+    r->skipped = left_out && !r->done; /* a resumed case stays in the results */
+    if (!left_out && !r->done) {
       r->pending = 1;
       items[n++] = i;
     }

@@ -26,7 +26,7 @@
 typedef struct fidelity_row {
   int graph, chip; /* indices into the matrix */
   int done;        /* the case ran (else failure says why, unless skipped) */
-  int skipped;     /* left out by fidelity_run's filter */
+  int skipped;     /* left out by fidelity_run's filter (unless done: resumed results stay) */
   int pending;     /* queued by fidelity_run and not finished yet */
   char failure[256];
   int n_stages;                 /* of optimal's plan */
