@@ -332,6 +332,7 @@ static int run(int argc, char **argv) {
     goto cleanup;
   }
   o.sim = engine;
+  o.sim_options = &so;
   const graph *work = timed ? timed : g; /* every method, the model and the simulator see the measured times */
   int batch = graph_batch(g);
   if (to.train) {

@@ -394,6 +394,7 @@ static int partition(int argc, char **argv, int rank, int size) {
     goto cleanup;
   }
   o.sim = engine;
+  o.sim_options = &so; /* with --no-simulate rl starts its own engine: the same options */
   o.rank = rank;
   o.ranks = size;
   o.gather = ranks_gather;

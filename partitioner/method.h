@@ -18,6 +18,7 @@
 #include "plan.h"
 
 struct sim;
+struct sim_options;
 
 /* Options every method receives; each reads the fields it needs.  Strings and sim are borrowed. */
 typedef struct method_options {
@@ -29,6 +30,8 @@ typedef struct method_options {
   const char *init;    /* learning methods: name of the method whose plan starts the search, or NULL */
   struct sim *sim;     /* simulating methods (rl): a sim of the same chip to run on in this process, or NULL:
                           an engine of their own in a forked child (SimGrid starts one engine per process) */
+  const struct sim_options *sim_options; /* the options of that engine of their own (NULL: the defaults),
+                                            so that a caller without a sim still has its -M, streams... */
   /* learning methods: this process is rank `rank` of `ranks` that run the same method with the same
    * options and deal its episodes (rl_train.h, rl_trainer_distribute); gather (with gather_ctx) joins
    * every rank's bytes in rank order.  0 of 1 and NULL by default. */

@@ -6,8 +6,8 @@
  * returns the best plan seen — so it never returns anything worse than its initial plan, nor than
  * optimal's plan, which is offered as a candidate before the episodes (the best the model knows).  A short
  * steepest-ascent polish ends the run.  SimGrid allows one engine per process: the method uses the
- * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h) and
- * reads the answer back, leaving the caller free to start its own simulator.  With o->train every reward
+ * sim lent in o->sim, else it searches in a forked child with an engine of its own (proc.h; with
+ * o->sim_options) and reads the answer back, leaving the caller free to start its own simulator.  With o->train every reward
  * is a training one (rl_reward.h): a mini-batch's time over its micro-batches, on the training model in
  * the warm-up and simulated (sim_train.h) after it. */
 #include "rl_method.h"
@@ -241,7 +241,7 @@ static mp_status search_child(void *ctx, strbuf *answer, mp_error *err) {
   method_report rep;
   memset(&rep, 0, sizeof rep);
   sim *s = NULL;
-  mp_status st = sim_new(j->c, NULL, &s, err);
+  mp_status st = sim_new(j->c, j->o->sim_options, &s, err);
   if (st == MP_OK) st = search(s, j->g, j->c, j->o, j->best, &rep, err);
   if (st == MP_OK) {
     for (int k = 0; k < j->c->n_cores; k++) bytes_put_u32(answer, (uint32_t)j->best[k]);
