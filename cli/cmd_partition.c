@@ -340,7 +340,7 @@ static int partition(int argc, char **argv, int rank, int size) {
       break;
     case OPT_NO_SIM: simulate = 0; break;
     case OPT_JOBS: /* taken by ranks_start */
-      if (!learning_opt && strcmp(optarg, "1") != 0) learning_opt = "--jobs";
+      if (!learning_opt && atoi(optarg) > 1) learning_opt = "--jobs";
       break;
     CLI_GRAPH_OPTION_CASES:
       if (cli_graph_option("partition", opt, optarg, &go)) return 2;

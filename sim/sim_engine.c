@@ -540,7 +540,7 @@ static void run_route(sim *s, sim_request *q) {
       chip_link_name(s->chip, k, own, sizeof own);
       name = own;
     }
-    if (name[0] != 'x' && strncmp(name, "dram", 4) != 0) continue; /* the zero-cost in/turn/out links */
+    if (strncmp(name, "turn", 4) == 0 || strncmp(name, "out", 3) == 0) continue; /* the zero-cost links */
     if (q->r_count < q->r_max) snprintf(q->r_names[q->r_count], 48, "%s", name);
     q->r_count++;
   }
