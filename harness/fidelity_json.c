@@ -135,7 +135,11 @@ mp_status fidelity_resume(fidelity_matrix *m, const char *path, int *taken, int 
     st = err_at(err, MP_INPUT, path, "methods", "the run there simulated other methods; resume with the same --methods");
     goto done;
   }
-  if (!cJSON_IsBool(fast) || cJSON_IsTrue(fast) != (m->fast_streams != 0)) {
+  if (!cJSON_IsBool(fast)) {
+    st = err_at(err, MP_INPUT, path, "fast_streams", "must be true or false");
+    goto done;
+  }
+  if (cJSON_IsTrue(fast) != (m->fast_streams != 0)) {
     st = err_at(err, MP_INPUT, path, "fast_streams", "the run there %s --fast-streams; resume it the same way",
                 cJSON_IsTrue(fast) ? "had" : "had no");
     goto done;

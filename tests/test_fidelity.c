@@ -309,6 +309,15 @@ static void a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_r
   CU_ASSERT_EQUAL(fidelity_resume(back, path, &taken, &stale, &err), MP_INPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fast-streams"));
   fidelity_free(back);
+  cJSON *flag = cJSON_DetachItemFromObject(saved, "fast_streams");
+  const char *no_flag = testutil_temp_path("fidelity_no_flag.json");
+  CU_ASSERT_EQUAL_FATAL(jsonio_save(no_flag, saved, &err), MP_OK);
+  cJSON_AddItemToObject(saved, "fast_streams", flag);
+  back = quick_matrix(even, 1);
+  CU_ASSERT_EQUAL(fidelity_resume(back, no_flag, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fast_streams"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "true or false"));
+  fidelity_free(back);
   cJSON_ReplaceItemInObject(first, "graph_hash", cJSON_CreateString(cJSON_GetStringValue(
                                                      item(cJSON_GetArrayItem(item(saved, "cases"), 3), "graph_hash"))));
   cJSON_DeleteItemFromObject(first, "stages");
