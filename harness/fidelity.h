@@ -106,7 +106,8 @@ mp_status fidelity_save(const fidelity_matrix *m, const char *path, mp_error *er
  * (path borrowed): each whose graph and chip are in m under the same names and hashes fills its row,
  * which fidelity_run then leaves as it is; *taken counts them, *stale those whose graph or chip has
  * changed since (they run again, as do failed and pending ones).  MP_INPUT, naming the file and the
- * place, for a file of other methods or streams or a malformed case. */
+ * place, for a file of other methods or streams or a malformed case; m then holds the cases taken before
+ * it, and is for fidelity_free only. */
 mp_status fidelity_resume(fidelity_matrix *m, const char *path, int *taken, int *stale, mp_error *err);
 
 #endif

@@ -100,8 +100,11 @@ static mp_status read_case(const fidelity_matrix *m, const jsonio_reader *r, con
       (st = jsonio_get_num(r, x, "solve_s", JSONIO_REQUIRED, 0, 1e30, &t.solve_s, NULL)) != MP_OK ||
       (st = jsonio_get_object(r, x, "samples_per_s", JSONIO_REQUIRED, &thr, NULL)) != MP_OK)
     return st;
-  if (strlen(binding) >= sizeof t.binding || strlen(kind) >= sizeof t.kind || strlen(term) >= sizeof t.term)
-    return err_at(r->err, MP_INPUT, r->file, r->where, "binding, period_kind or term is too long");
+  const char *too_long = strlen(binding) >= sizeof t.binding ? "binding"
+                         : strlen(kind) >= sizeof t.kind     ? "period_kind"
+                         : strlen(term) >= sizeof t.term     ? "term"
+                                                             : NULL;
+  if (too_long) return err_at(r->err, MP_INPUT, r->file, r->where, "'%s' is longer than any the bench writes", too_long);
   snprintf(t.binding, sizeof t.binding, "%s", binding);
   snprintf(t.kind, sizeof t.kind, "%s", kind);
   snprintf(t.term, sizeof t.term, "%s", term);
@@ -146,7 +149,7 @@ mp_status fidelity_resume(fidelity_matrix *m, const char *path, int *taken, int 
   }
   int i = 0;
   char where[32], hex[17];
-  for (const cJSON *x = cases ? cases->child : NULL; x; x = x->next, i++) {
+  for (const cJSON *x = cases->child; x; x = x->next, i++) {
     snprintf(where, sizeof where, "cases[%d]", i);
     r.where = where;
     const char *graph_name, *chip_name, *graph_hash, *chip_hash;

@@ -43,8 +43,7 @@ static void full_route(FILE *f, const chip *c, int from, int to) {
   fputs("</route>\n", f);
 }
 
-/* 1 when every core has the same speed: a cluster zone has one. */
-static int uniform_speed(const chip *c) {
+int sim_platform_torus_ok(const chip *c) { /* every core of one speed: a cluster zone has one */
   for (int i = 1; i < c->n_cores; i++)
     if (c->cores[i].flops != c->cores[0].flops) return 0;
   return 1;
@@ -54,12 +53,10 @@ int sim_platform_kind(const chip *c, int routing, int traced) {
   if (routing == SIM_ROUTING_FULL || (routing == SIM_ROUTING_AUTO && c->n_cores <= SIM_FULL_ROUTING_MAX_CORES) ||
       (routing == SIM_ROUTING_MANY && c->n_cores <= SIM_FULL_ROUTING_MANY_CORES))
     return SIM_PLATFORM_FULL;
-  if (routing == SIM_ROUTING_TORUS || (routing != SIM_ROUTING_DIJKSTRA && !traced && uniform_speed(c)))
+  if (routing == SIM_ROUTING_TORUS || (routing != SIM_ROUTING_DIJKSTRA && !traced && sim_platform_torus_ok(c)))
     return SIM_PLATFORM_TORUS;
   return SIM_PLATFORM_DIJKSTRA;
 }
-
-int sim_platform_torus_ok(const chip *c) { return uniform_speed(c); }
 
 void sim_platform_host_name(const chip *c, int kind, int core, char *buf, size_t n) {
   if (kind == SIM_PLATFORM_TORUS)

@@ -320,6 +320,15 @@ static void a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_r
   fidelity_free(back);
   cJSON_ReplaceItemInObject(first, "graph_hash", cJSON_CreateString(cJSON_GetStringValue(
                                                      item(cJSON_GetArrayItem(item(saved, "cases"), 3), "graph_hash"))));
+  cJSON_ReplaceItemInObject(first, "binding", cJSON_CreateString("compute-and-much-more-than-any-binding-name"));
+  const char *wordy = testutil_temp_path("fidelity_wordy.json");
+  CU_ASSERT_EQUAL_FATAL(jsonio_save(wordy, saved, &err), MP_OK);
+  back = quick_matrix(even, 1);
+  CU_ASSERT_EQUAL(fidelity_resume(back, wordy, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cases[0]"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'binding'"));
+  fidelity_free(back);
+  cJSON_ReplaceItemInObject(first, "binding", cJSON_CreateString("compute"));
   cJSON_DeleteItemFromObject(first, "stages");
   const char *cut = testutil_temp_path("fidelity_cut.json");
   CU_ASSERT_EQUAL_FATAL(jsonio_save(cut, saved, &err), MP_OK);
