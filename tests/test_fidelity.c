@@ -237,6 +237,22 @@ static void stopped_run(fidelity_matrix *m) {
 }
 
 
+/* Writes doc to a temporary file `name` and checks that resuming the even matrix from it is MP_INPUT
+ * with both texts in the message. */
+static void refuses(const cJSON *doc, const char *name, const char *where, const char *what) {
+  static const char *const even[] = {"even"};
+  const char *path = testutil_temp_path(name);
+  mp_error err;
+  int taken, stale;
+  CU_ASSERT_EQUAL_FATAL(jsonio_save(path, doc, &err), MP_OK);
+  fidelity_matrix *back = quick_matrix(even, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  CU_ASSERT_EQUAL(fidelity_resume(back, path, &taken, &stale, &err), MP_INPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, where));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, what));
+  fidelity_free(back);
+}
+
 /* A run's JSON, rewritten as it goes, brings back its done cases bit for bit and nothing else: the
  * failed and pending ones run again, a case whose graph has changed (its hash) too; a file of other
  * methods or streams, or a done case without its figures, is refused naming the file and the place. */
@@ -310,33 +326,15 @@ static void a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_r
   CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fast-streams"));
   fidelity_free(back);
   cJSON *flag = cJSON_DetachItemFromObject(saved, "fast_streams");
-  const char *no_flag = testutil_temp_path("fidelity_no_flag.json");
-  CU_ASSERT_EQUAL_FATAL(jsonio_save(no_flag, saved, &err), MP_OK);
+  refuses(saved, "fidelity_no_flag.json", "fast_streams", "true or false");
   cJSON_AddItemToObject(saved, "fast_streams", flag);
-  back = quick_matrix(even, 1);
-  CU_ASSERT_EQUAL(fidelity_resume(back, no_flag, &taken, &stale, &err), MP_INPUT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fast_streams"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "true or false"));
-  fidelity_free(back);
   cJSON_ReplaceItemInObject(first, "graph_hash", cJSON_CreateString(cJSON_GetStringValue(
                                                      item(cJSON_GetArrayItem(item(saved, "cases"), 3), "graph_hash"))));
   cJSON_ReplaceItemInObject(first, "binding", cJSON_CreateString("compute-and-much-more-than-any-binding-name"));
-  const char *wordy = testutil_temp_path("fidelity_wordy.json");
-  CU_ASSERT_EQUAL_FATAL(jsonio_save(wordy, saved, &err), MP_OK);
-  back = quick_matrix(even, 1);
-  CU_ASSERT_EQUAL(fidelity_resume(back, wordy, &taken, &stale, &err), MP_INPUT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cases[0]"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'binding'"));
-  fidelity_free(back);
+  refuses(saved, "fidelity_wordy.json", "cases[0]", "'binding'");
   cJSON_ReplaceItemInObject(first, "binding", cJSON_CreateString("compute"));
   cJSON_DeleteItemFromObject(first, "stages");
-  const char *cut = testutil_temp_path("fidelity_cut.json");
-  CU_ASSERT_EQUAL_FATAL(jsonio_save(cut, saved, &err), MP_OK);
-  back = quick_matrix(even, 1);
-  CU_ASSERT_EQUAL(fidelity_resume(back, cut, &taken, &stale, &err), MP_INPUT);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cases[0]"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "stages"));
-  fidelity_free(back);
+  refuses(saved, "fidelity_cut.json", "cases[0]", "stages");
   cJSON_Delete(saved);
   fidelity_free(m);
 }
