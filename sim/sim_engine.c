@@ -187,11 +187,11 @@ static void group_done(job *j, int mb, double t) {
   if (++j->groups_done[mb] < j->n_groups) return;
   j->c[mb] = t;
   int limit = j->limit;
-  while (j->n_complete < j->cap && j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
+  while (j->n_complete < j->cap_now && j->n_complete < j->limit && j->groups_done[j->n_complete] == j->n_groups) {
     j->n_complete++;
     if (!j->fixed) sim_steady_check(j, simgrid_get_clock());
   }
-  if (j->n_complete == j->cap) j->limit = j->cap; /* the cap: stop here, settled or not */
+  if (j->n_complete == j->cap_now) j->limit = j->cap_now; /* the cap: stop here, settled or not */
   /* The window may have opened for a waiting group, or the run may have ended.  Only a segment that
    * receives nothing can wait for the window: a received tensor's micro-batch started within it, and
    * the window's end never moves back. */

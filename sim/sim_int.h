@@ -293,7 +293,12 @@ typedef struct jgroup {
  *    the next periodic stretch.
  * The steady period is the mean interval of the last cycle, (c[L] - c[L-q]) / q.  A run that has not
  * settled when its M micro-batches (the cap) are complete reports the mean interval of the second half
- * after the warm-up and the window's closing, and says so. */
+ * after the warm-up and the window's closing, and says so.  Closing changes the regime (the first
+ * stages now keep the bottleneck's pace, and their streams meet its transfers at other times), so a
+ * run whose window closes at L goes on to at least L + 1 + ceil(cap / 2) before it gives up: a cap
+ * met just after the closing would measure the new regime over an interval or two.  (GoogLeNet cut
+ * into 21 stages on 8x8 with 1 MiB closed at 115 of 116: it reported one interval, 102.6 us, against
+ * a period of 144 us over 400 micro-batches and a slowest stage of 129.1 us of compute.) */
 #define SIM_STEADY_TOLERANCE 1e-6
 #define SIM_STEADY_STATE_TOLERANCE 1e-9
 #define SIM_STEADY_MIN_INTERVALS 6
@@ -339,9 +344,10 @@ typedef struct job_run {
 typedef struct job {
   double *link_bytes;    /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
   double model_period_s; /* the analytical model's period of this work, with contention (cost_contended) */
-  int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap plus its
-                 window (so that the last micro-batches it counts are not in a draining pipeline) */
-  int cap;    /* micro-batches counted at most: M in a fixed run */
+  int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap, the half cap
+                 it may add (cap_now) and its window (so that the last micro-batches it counts are not
+                 in a draining pipeline) */
+  int cap;    /* micro-batches counted at most: M in a fixed run; a steady run's before its window closes */
   int fixed;  /* 1: run exactly M micro-batches; 0: until steady (above) */
   int window; /* micro-batches in flight at most */
   int retry;  /* a steady run that started narrow: if it does not settle, it runs again at 2p + 2 */
@@ -361,6 +367,8 @@ typedef struct job {
   int n_complete;   /* micro-batches 0 .. n_complete - 1 are complete */
   int warmup, cycle;
   int closed_at; /* the completion at which the window was closed, or 0 */
+  int cap_now;   /* micro-batches counted at most in this run: cap, raised when the window closes at L
+                    to L + 1 + ceil(cap / 2) ("Steady state") */
   sim_timer timer;
   job_run run;   /* filled when the run ends */
 } job;

@@ -254,6 +254,7 @@ static int first_window(const job *j) {
 static void clear_run(job *j) {
   size_t n = (size_t)j->M;
   j->limit = j->M;
+  j->cap_now = j->cap;
   j->n_complete = 0;
   j->warmup = -1;
   j->cycle = j->closed_at = 0;
@@ -295,7 +296,8 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
   if (j->window > sim_job_wmax(j)) j->window = sim_job_wmax(j);
   j->retry = !fixed && j->window < sim_job_wmax(j);
   j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
-  j->M = fixed ? j->cap : j->cap + sim_job_wmax(j); /* a steady run keeps the pipeline full up to its cap */
+  /* a steady run keeps the pipeline full up to its cap, raised by half of it if its window closes */
+  j->M = fixed ? j->cap : j->cap + (j->cap + 1) / 2 + sim_job_wmax(j);
   size_t n = (size_t)j->M;
   j->groups_done = malloc(n * sizeof *j->groups_done); /* clear_run sets these */
   j->c = malloc(n * sizeof *j->c);

@@ -134,6 +134,7 @@ void sim_steady_check(job *j, double now) {
   } else if (j->closed_at == 0) {
     j->window = in_flight;
     j->closed_at = L;
+    if (j->cap_now < L + 1 + (j->cap + 1) / 2) j->cap_now = L + 1 + (j->cap + 1) / 2; /* the new regime's run */
   }
 }
 

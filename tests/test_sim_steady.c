@@ -90,6 +90,52 @@ static void a_state_met_again_only_nearly_should_not_stop_the_run(void) {
   CU_ASSERT_EQUAL(stops_at(15, 2, 26.1 + 1e-7), 18);
 }
 
+/* Completions one period apart (micro-batch m done at m + 11.3) while micro-batches enter, taken at
+ * once, every 0.9 of one: the pipeline ahead of the bottleneck is still filling.  At L = 29 (now 40.3) the 45 entered
+ * leave 15 in flight, and the completions have been periodic over those 15 since the warm-up (13,
+ * the first to enter after 11.3); as they entered faster than they left, the window closes to the 15
+ * in flight, and the run, whose cap is 40, may now count up to 30 + 20: the regime after the closing
+ * gets half a cap of its own (sim_int.h, "Steady state"). */
+static void a_window_closed_near_the_cap_should_give_the_run_half_a_cap_more(void) {
+  enum { M = 80, CAP = 40 };
+  job j;
+  jgroup gr;
+  memset(&j, 0, sizeof j);
+  memset(&gr, 0, sizeof gr);
+  gr.n_segs = 1;
+  gr.n_ev = sim_group_events(&gr);
+  double t[M][6], c[M], start[M];
+  gr.ev_t = &t[0][0];
+  j.groups = &gr;
+  j.n_groups = 1;
+  j.M = j.limit = M;
+  j.cap = j.cap_now = CAP;
+  j.window = sim_job_wmax(&j);
+  j.warmup = -1;
+  j.c = c;
+  j.start_t = start;
+  for (int m = 0; m < M; m++) c[m] = periodic_at(m, 5);
+  int L = 0;
+  for (; L < CAP && j.closed_at == 0 && j.limit == M; L++) {
+    double now = c[L];
+    for (int m = 0; m < M; m++) {
+      start[m] = 0.9 * m <= now ? 0.9 * m : -1;
+      for (int e = 0; e < 6; e++) {
+        double x = e < 2 ? 0.9 * m : periodic_at(m, e); /* taken, and its reads done, as it enters */
+        t[m][e] = x <= now ? x : -1;
+      }
+    }
+    j.n_complete = L + 1;
+    sim_steady_check(&j, now);
+  }
+  CU_ASSERT_EQUAL(j.warmup, 13);
+  CU_ASSERT_EQUAL(j.closed_at, 29);
+  CU_ASSERT_EQUAL(j.window, 15);
+  CU_ASSERT_EQUAL(j.cycle, 0);
+  CU_ASSERT_EQUAL(j.cap_now, 50);
+  CU_ASSERT_EQUAL(j.limit, M); /* not stopped */
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"a_periodic_schedule_should_stop_once_its_state_repeats", a_periodic_schedule_should_stop_once_its_state_repeats},
@@ -99,6 +145,8 @@ int main(int argc, char **argv) {
        an_event_still_to_come_whose_counterpart_had_come_should_not_match},
       {"a_state_met_again_only_nearly_should_not_stop_the_run", a_state_met_again_only_nearly_should_not_stop_the_run},
       {"an_event_long_done_should_not_delay_the_stop", an_event_long_done_should_not_delay_the_stop},
+      {"a_window_closed_near_the_cap_should_give_the_run_half_a_cap_more",
+       a_window_closed_near_the_cap_should_give_the_run_half_a_cap_more},
       CU_TEST_INFO_NULL};
   return testutil_run("sim_steady", tests, argc, argv);
 }
