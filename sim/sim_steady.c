@@ -19,12 +19,14 @@ static int same_interval(const job *j, int m, int q) {
   return fabs(a - b) <= SIM_STEADY_TOLERANCE * fmax(fabs(a), fabs(b));
 }
 
-/* The cycle q of the completions at L after the warm-up, or 0: every interval over the last `span`,
- * and at least the last 2q, equals the one q earlier. */
+/* The least cycle q of the completions at L, or 0: every interval c[m] - c[m-1] over the last `span`,
+ * and at least the last 2q, equals the one q earlier, all of them after the warm-up (the completions'
+ * own rule); with span == 0, over the last q, wherever they lie: a cycle for the state's rule to try,
+ * which alone decides. */
 static int periodic(const job *j, int L, int span) {
   for (int q = 1; q <= SIM_STEADY_MAX_CYCLE; q++) {
-    int need = span > 2 * q ? span : 2 * q;
-    if (L < j->warmup + need + q) return 0;
+    int need = span == 0 ? q : span > 2 * q ? span : 2 * q;
+    if (L < (span == 0 ? 2 * q : j->warmup + need + q)) return 0;
     int ok = 1;
     for (int m = L - need + 1; m <= L && ok; m++) ok = same_interval(j, m, q);
     if (ok) return q;
@@ -114,10 +116,9 @@ void sim_steady_check(job *j, double now) {
     j->warmup = started; /* the pipeline fills anew */
     return;
   }
-  int q = periodic(j, L, 0), need = 2 * q;
-  int busy_from = L - (need > SIM_STEADY_MIN_INTERVALS ? need : SIM_STEADY_MIN_INTERVALS);
-  if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || (busy_from >= 0 && saturated(j, busy_from))) &&
-      state_periodic(j, L, q, need, started, now)) {
+  int q = L > j->warmup ? periodic(j, L, 0) : 0; /* a micro-batch after the warm-up to average */
+  if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || saturated(j, L - q)) &&
+      state_periodic(j, L, q, q, started, now)) {
     j->cycle = q; /* the state repeats: so will everything after it */
     j->limit = L + 1;
     return;
