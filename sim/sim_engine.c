@@ -366,7 +366,7 @@ static void measure(job *j) {
     from = -1;
     r->period_s = n > 1 ? (j->c[L] - j->c[0]) / (double)L : j->c[0] - j->t0;
   } else if (r->settled) {
-    from = j->warmup;
+    from = j->warmup - 1; /* W, the first micro-batch of a full pipeline, counts (sim_int.h) */
     r->period_s = (j->c[L] - j->c[L - j->cycle]) / (double)j->cycle;
   } else { /* the cap was hit: the mean interval of the last half of the run after the warm-up */
     from = L / 2 > j->warmup ? L / 2 : j->warmup;

@@ -280,12 +280,13 @@ typedef struct jgroup {
  *    (in a state that repeats, it then does forever).  It settles a deep pipeline a few micro-batches
  *    after its warm-up (ResNet-50 cut into 41 stages on 16x16 in 48 micro-batches instead of 83), and
  *    since the state decides, one cycle of periodic intervals, wherever they lie, suffices to propose
- *    it (2q after the warm-up and a server busy over the last six completions before: random ResNet-50
- *    plans of 1-16 stages settle in 10.8, 9.8 and 8.8 micro-batches on 4x4, 8x8 and 16x16 instead of
- *    12.8, 11.7 and 10.6, with the same periods to 1.2e-11 on 900 plans; the stage means, over fewer
- *    micro-batches after the warm-up, are a little rougher: on 8x8 their Send times differ from a
- *    fixed run of 100 micro-batches by 0.19 % on average instead of 0.17 %, their DRAM waits by 1.2 %
- *    instead of 1.1 %);
+ *    it, from W's completion on (the stage means average W .. L).  Before, it took 2q intervals after
+ *    the warm-up, a server busy over the last six completions, and the means left W out: random
+ *    ResNet-50 plans of 1-16 stages now settle in 10.2, 9.1 and 8.0 micro-batches on 4x4, 8x8 and 16x16
+ *    instead of 12.8, 11.7 and 10.6 (13-16 % fewer activities), with the same periods to 7.6e-12 on
+ *    900 plans; on 8x8 the stage means differ from a fixed run of 100 micro-batches by 0.12 % on
+ *    average instead of 0.10 % (compute), 0.19 % instead of 0.17 % (Sends), 1.3 % instead of 1.1 %
+ *    (DRAM waits);
  *  - otherwise the completions must be periodic (every interval over the last 2q equal to the one q
  *    earlier, after the warm-up) over a span of at least the number of micro-batches
  *    in flight at L, and SIM_STEADY_MIN_INTERVALS, so that every micro-batch whose progress makes the

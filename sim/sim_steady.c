@@ -116,7 +116,7 @@ void sim_steady_check(job *j, double now) {
     j->warmup = started; /* the pipeline fills anew */
     return;
   }
-  int q = L > j->warmup ? periodic(j, L, 0) : 0; /* a micro-batch after the warm-up to average */
+  int q = L >= j->warmup ? periodic(j, L, 0) : 0; /* W's means to report (measure: W .. L) */
   if (q > 0 && (j->window >= sim_job_wmax(j) || j->closed_at > 0 || saturated(j, L - q)) &&
       state_periodic(j, L, q, q, started, now)) {
     j->cycle = q; /* the state repeats: so will everything after it */

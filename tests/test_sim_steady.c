@@ -53,42 +53,42 @@ static int stops_at(int shift_m, int shift_e, double shift_to) {
   return j.limit < N_MB ? j.limit : 0;
 }
 
-/* Warm-up W = 12 (the first to enter after the first completion at 11.3); at L = 13, one micro-batch
- * after it, the last interval equals the one before and the state repeats.  The completions' rule
- * needs a span of the eleven in flight: L = 24. */
+/* Warm-up W = 12 (the first to enter after the first completion at 11.3); at L = 12 the last
+ * interval equals the one before and the state repeats.  The completions' rule needs a span of the
+ * eleven in flight: L = 24. */
 static void a_periodic_schedule_should_stop_once_its_state_repeats(void) {
-  CU_ASSERT_EQUAL(stops_at(-1, 0, 0), 14);
+  CU_ASSERT_EQUAL(stops_at(-1, 0, 0), 13);
 }
 
-/* At L = 13 (now 24.3) the earliest activity in flight began at 24.0 (micro-batch 14 taken).  Micro-
- * batch 13's execution, due at 24.1, ended at 23.5 instead: before 24.0, so only that it happened
- * counts now; but its counterpart, micro-batch 12's at 23.1, came after 23.0 and still acted on what
- * was in flight a cycle earlier.  The states differ (at L = 14, micro-batch 14's execution follows
- * 13's by 1.6), and the run goes on until both are done before the earliest activity in flight, at
- * L = 15. */
+/* At L = 12 (now 23.3) the earliest activity in flight began at 23.0 (micro-batch 13 taken).  Micro-
+ * batch 12's execution, due at 23.1, ended at 22.5 instead: before 23.0, so only that it happened
+ * counts now; but its counterpart, micro-batch 11's at 22.1, came after 22.0 and still acted on what
+ * was in flight a cycle earlier.  The states differ (at L = 13, micro-batch 13's execution follows
+ * 12's by 1.6), and the run goes on until both are done before the earliest activity in flight, at
+ * L = 14. */
 static void an_event_done_now_but_live_a_cycle_earlier_should_not_match(void) {
-  CU_ASSERT_EQUAL(stops_at(13, 2, 23.5), 16);
+  CU_ASSERT_EQUAL(stops_at(12, 2, 22.5), 15);
 }
 
-/* The same execution late instead, at 24.5: at L = 13 it has not happened, while its counterpart had
- * by 23.3 (now less a cycle).  No stop until L = 15 either. */
+/* The same execution late instead, at 23.5: at L = 12 it has not happened, while its counterpart had
+ * by 22.3 (now less a cycle).  No stop until L = 14 either. */
 static void an_event_still_to_come_whose_counterpart_had_come_should_not_match(void) {
-  CU_ASSERT_EQUAL(stops_at(13, 2, 24.5), 16);
+  CU_ASSERT_EQUAL(stops_at(12, 2, 23.5), 15);
 }
 
 /* An event off the schedule but done before the earliest activity in flight, its counterpart before
- * that less a cycle (micro-batch 11's execution at 21.9 instead of 22.1; at L = 13, 24.0 and 23.0):
- * only that it happened can act on what follows, so the run stops at L = 13 as if it were on time. */
+ * that less a cycle (micro-batch 10's execution at 20.9 instead of 21.1; at L = 12, 23.0 and 22.0):
+ * only that it happened can act on what follows, so the run stops at L = 12 as if it were on time. */
 static void an_event_long_done_should_not_delay_the_stop(void) {
-  CU_ASSERT_EQUAL(stops_at(11, 2, 21.9), 14);
+  CU_ASSERT_EQUAL(stops_at(10, 2, 20.9), 13);
 }
 
-/* Micro-batch 13's execution 1e-7 of a cycle late (24.1000001): at L = 13 the state is the one a
+/* Micro-batch 12's execution 1e-7 of a cycle late (23.1000001): at L = 12 the state is the one a
  * cycle earlier but for that, which a tolerance of 1e-6 of the cycle would let pass; a state nearly met
- * again is not the state met again (sim_int.h, SIM_STEADY_STATE_TOLERANCE), so no stop until L = 15,
+ * again is not the state met again (sim_int.h, SIM_STEADY_STATE_TOLERANCE), so no stop until L = 14,
  * when the late execution is done before the earliest activity in flight. */
 static void a_state_met_again_only_nearly_should_not_stop_the_run(void) {
-  CU_ASSERT_EQUAL(stops_at(13, 2, 24.1 + 1e-7), 16);
+  CU_ASSERT_EQUAL(stops_at(12, 2, 23.1 + 1e-7), 15);
 }
 
 /* Completions one period apart (micro-batch m done at m + 11.3) while micro-batches enter, taken at
