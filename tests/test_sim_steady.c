@@ -17,26 +17,34 @@ static double periodic_at(int m, int e) {
   return m + at[e];
 }
 
+/* A steady job *j of one group *gr of one segment, before its first completion, over arrays of M
+ * micro-batches (t: 6 events each), counting cap at most, its window the widest (the state's rule
+ * then needs no busy server), micro-batch m completing at m + 11.3. */
+static void one_group_job(job *j, jgroup *gr, double (*t)[6], double *c, double *start, int M, int cap) {
+  memset(j, 0, sizeof *j);
+  memset(gr, 0, sizeof *gr);
+  gr->n_segs = 1;
+  gr->n_ev = sim_group_events(gr);
+  CU_ASSERT_EQUAL_FATAL(gr->n_ev, 6);
+  gr->ev_t = &t[0][0];
+  j->groups = gr;
+  j->n_groups = 1;
+  j->M = j->limit = M;
+  j->cap = j->cap_now = cap;
+  j->window = sim_job_wmax(j);
+  j->warmup = -1;
+  j->c = c;
+  j->start_t = start;
+  for (int m = 0; m < M; m++) c[m] = periodic_at(m, 5);
+}
+
 /* Feeds the schedule, with event (shift_m, shift_e) at shift_to instead (shift_m < 0: none), to a
  * steady job completion by completion; returns the job's limit once it stopped, or 0. */
 static int stops_at(int shift_m, int shift_e, double shift_to) {
   job j;
   jgroup gr;
-  memset(&j, 0, sizeof j);
-  memset(&gr, 0, sizeof gr);
-  gr.n_segs = 1;
-  gr.n_ev = sim_group_events(&gr);
-  CU_ASSERT_EQUAL_FATAL(gr.n_ev, 6);
   double t[N_MB][6], c[N_MB], start[N_MB];
-  gr.ev_t = &t[0][0];
-  j.groups = &gr;
-  j.n_groups = 1;
-  j.M = j.cap = j.limit = N_MB;
-  j.window = sim_job_wmax(&j); /* the widest: the state's rule needs no busy server */
-  j.warmup = -1;
-  j.c = c;
-  j.start_t = start;
-  for (int m = 0; m < N_MB; m++) c[m] = periodic_at(m, 5);
+  one_group_job(&j, &gr, t, c, start, N_MB, N_MB);
   for (int L = 0; L < N_MB && j.limit == N_MB; L++) {
     double now = c[L];
     for (int m = 0; m < N_MB; m++) { /* what has happened by now */
@@ -101,23 +109,9 @@ static void a_window_closed_near_the_cap_should_give_the_run_half_a_cap_more(voi
   enum { M = 80, CAP = 40 };
   job j;
   jgroup gr;
-  memset(&j, 0, sizeof j);
-  memset(&gr, 0, sizeof gr);
-  gr.n_segs = 1;
-  gr.n_ev = sim_group_events(&gr);
   double t[M][6], c[M], start[M];
-  gr.ev_t = &t[0][0];
-  j.groups = &gr;
-  j.n_groups = 1;
-  j.M = j.limit = M;
-  j.cap = j.cap_now = CAP;
-  j.window = sim_job_wmax(&j);
-  j.warmup = -1;
-  j.c = c;
-  j.start_t = start;
-  for (int m = 0; m < M; m++) c[m] = periodic_at(m, 5);
-  int L = 0;
-  for (; L < CAP && j.closed_at == 0 && j.limit == M; L++) {
+  one_group_job(&j, &gr, t, c, start, M, CAP);
+  for (int L = 0; L < CAP && j.closed_at == 0 && j.limit == M; L++) {
     double now = c[L];
     for (int m = 0; m < M; m++) {
       start[m] = 0.9 * m <= now ? 0.9 * m : -1;
