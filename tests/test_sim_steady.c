@@ -100,11 +100,11 @@ static void a_state_met_again_only_nearly_should_not_stop_the_run(void) {
 }
 
 /* Completions one period apart (micro-batch m done at m + 11.3) while micro-batches enter, taken at
- * once, every 0.9 of one: the pipeline ahead of the bottleneck is still filling.  At L = 29 (now 40.3) the 45 entered
- * leave 15 in flight, and the completions have been periodic over those 15 since the warm-up (13,
- * the first to enter after 11.3); as they entered faster than they left, the window closes to the 15
- * in flight, and the run, whose cap is 40, may now count up to 30 + 20: the regime after the closing
- * gets half a cap of its own (sim_int.h, "Steady state"). */
+ * once, every 0.9 of one: the pipeline ahead of the bottleneck is still filling.  At L = 29 (now
+ * 40.3) the 45 entered leave 15 in flight, and the completions have been periodic over those 15 since
+ * the warm-up (13, the first to enter after 11.3); as they entered faster than they left, the window
+ * closes to the 15 in flight, and the run, whose cap is 40, may now count up to 30 + 20: the regime
+ * after the closing gets half a cap of its own (sim_int.h, "Steady state"). */
 static void a_window_closed_near_the_cap_should_give_the_run_half_a_cap_more(void) {
   enum { M = 80, CAP = 40 };
   job j;
