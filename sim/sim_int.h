@@ -283,7 +283,7 @@ typedef struct jgroup {
  *    it, from W's completion on (the stage means average W .. L).  Before, it took 2q intervals after
  *    the warm-up, a server busy over the last six completions, and the means left W out: random
  *    ResNet-50 plans of 1-16 stages now settle in 10.2, 9.1 and 8.0 micro-batches on 4x4, 8x8 and 16x16
- *    instead of 12.8, 11.7 and 10.6 (13-16 % fewer activities), with the same periods to 7.6e-12 on
+ *    instead of 12.8, 11.7 and 10.6 (13-16 % fewer activities), with the same periods to 1.2e-11 on
  *    900 plans, and 15 plans on 32x32 in 6.1 instead of 9.0 (4 961 activities instead of 7 009),
  *    periods within 3.9e-10 (the state check's tolerance is 1e-9 of a period); on 8x8 the stage means
  *    differ from a fixed run of 100 micro-batches by 0.12 % on average instead of 0.10 % (compute),
