@@ -1,15 +1,15 @@
 /* fidelity: the analytical model against the simulator over the matrix of harness/fidelity.h.
  *
  *   build/fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE [--resume]]
- *                  [--methods a,b,...]
+ *                  [--methods a,b,...] [--plans DIR]
  *
  * Run from the top of the repository (it reads tests/models, traces and platforms).  Prints one line
  * per case (optimal's plan: the model's period, the simulated steady period, their ratio, what sets
  * the model's period, how the simulator measured its own, the term that makes most of the difference,
  * optimal's simulated throughput and its share of the best plan's over the methods) and the summary;
  * --json also writes every figure, rewritten as each case finishes; --resume takes the finished cases of
- * that file (an earlier run stopped before its end) and runs the rest.  Each case runs in a process of
- * its own. */
+ * that file (an earlier run stopped before its end) and runs the rest; --plans keeps the chips and every
+ * method's plan in DIR (fidelity.h).  Each case runs in a process of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +26,13 @@ static void progress(void *ctx, int done, int total) {
 }
 
 static const char usage[] =
-    "usage: fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE [--resume]] [--methods a,b,...]";
+    "usage: fidelity [--quick] [--fast-streams] [-j N] [--filter TEXT] [--json FILE [--resume]] [--methods a,b,...]\n"
+    "                [--plans DIR]";
 
 int main(int argc, char **argv) {
   if (bench_help(argc, argv, usage)) return 0;
   int quick = 0, jobs = 1, fast_streams = 0, resume = 0;
-  const char *filter = NULL, *json = NULL, *methods[FIDELITY_MAX_METHODS];
+  const char *filter = NULL, *json = NULL, *plans = NULL, *methods[FIDELITY_MAX_METHODS];
   int n_methods = 0;
   char list[256] = "";
   for (int i = 1; i < argc; i++) {
@@ -47,6 +48,8 @@ int main(int argc, char **argv) {
       filter = argv[++i];
     else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
       json = argv[++i];
+    else if (strcmp(argv[i], "--plans") == 0 && i + 1 < argc)
+      plans = argv[++i];
     else if (strcmp(argv[i], "--methods") == 0 && i + 1 < argc) {
       snprintf(list, sizeof list, "%s", argv[++i]);
       for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
   if (st == MP_OK) {
     m->fast_streams = fast_streams;
     m->save_path = json;
+    m->plans_dir = plans;
     int taken = 0, stale = 0;
     if (resume && access(json, F_OK) == 0) st = fidelity_resume(m, json, &taken, &stale, &err);
     if (st == MP_OK && resume) fprintf(stderr, "fidelity: %d cases taken from %s, %d changed since\n", taken, json, stale);

@@ -21,7 +21,7 @@
 static const char usage_text[] =
     "usage: meshpipe bench [--quick] [-o BENCH.json] [--baseline OLD.json] [--filter TEXT] [-j N] [-q]\n"
     "       meshpipe bench --fidelity [--quick] [--fast-streams] [--json FILE [--resume]] [--filter TEXT]\n"
-    "                      [--methods a,b,...] [-j N] [-q]\n"
+    "                      [--methods a,b,...] [--plans DIR] [-j N] [-q]\n"
     "\n"
     "Runs the regression suite: every bundled model (traces/resnet50, vgg16, mobilenet_v2,\n"
     "transformer_encoder) on the bundled 4x4, 8x8 and 16x16 meshes with every method.  Per case it\n"
@@ -62,8 +62,11 @@ static const char usage_text[] =
     "run marked pending), so a run that is stopped keeps what it did; --resume takes the finished cases\n"
     "FILE already holds (same --methods and streams, the same graph and chip hashes) and runs the rest.\n"
     "--fast-streams simulates with the DRAM streams of a port batched (as simulate --fast-streams).\n"
-    "Exits 1 when a case fails.  The full matrix takes about 12 minutes with -j 2 on 2 cores (the 32x32\n"
-    "cases dominate); --quick a few seconds; with --methods ...,rl hours.\n";
+    "--plans DIR (made if missing) keeps what was simulated: each chip a case ran on as\n"
+    "DIR/CHIP.chip.json and every method's plan as DIR/GRAPH.CHIP.METHOD.plan.json, to replay with\n"
+    "'meshpipe simulate -g GRAPH -c DIR/CHIP.chip.json -p PLAN' (GRAPH: tests/models/GRAPH.onnx or\n"
+    "traces/GRAPH.json).  Exits 1 when a case fails.  The full matrix takes about 9 minutes with -j 2\n"
+    "on 2 cores (the 32x32 cases dominate); --quick a few seconds; with --methods ...,rl hours.\n";
 
 enum {
   OPT_QUICK = 256,
@@ -74,7 +77,8 @@ enum {
   OPT_JSON,
   OPT_METHODS,
   OPT_FAST_STREAMS,
-  OPT_RESUME
+  OPT_RESUME,
+  OPT_PLANS
 };
 
 typedef struct bench_case {
@@ -229,10 +233,11 @@ static int run_fidelity(int argc, char **argv) {
       {"json", required_argument, NULL, OPT_JSON},   {"filter", required_argument, NULL, OPT_FILTER},
       {"methods", required_argument, NULL, OPT_METHODS}, {"jobs", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
-      {"resume", no_argument, NULL, OPT_RESUME},     {0}};
+      {"resume", no_argument, NULL, OPT_RESUME},     {"plans", required_argument, NULL, OPT_PLANS},
+      {0}};
   int quick = 0, quiet = 0, fast_streams = 0, resume = 0, opt, n_methods = 0;
   long jobs = 1;
-  const char *json = NULL, *filter = NULL, *methods[FIDELITY_MAX_METHODS];
+  const char *json = NULL, *filter = NULL, *plans = NULL, *methods[FIDELITY_MAX_METHODS];
   char list[256] = "";
   optind = 0;
   opterr = 0;
@@ -244,6 +249,7 @@ static int run_fidelity(int argc, char **argv) {
     case OPT_RESUME: resume = 1; break;
     case OPT_JSON: json = optarg; break;
     case OPT_FILTER: filter = optarg; break;
+    case OPT_PLANS: plans = optarg; break;
     case 'q': quiet = 1; break;
     case 'h': return cli_help(usage_text);
     case 'j':
@@ -275,6 +281,7 @@ static int run_fidelity(int argc, char **argv) {
   if (st == MP_OK) {
     m->fast_streams = fast_streams;
     m->save_path = json;
+    m->plans_dir = plans;
     if (resume) st = resume_fidelity(m, json, quiet, &err);
   }
   if (st == MP_OK) {

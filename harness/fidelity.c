@@ -11,10 +11,12 @@
 #include "fidelity.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cost.h"
 #include "fileio.h"
@@ -248,6 +250,11 @@ mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err) {
     p = NULL;
     sim_result_clear(&sr);
     st = method_run(m->methods[k], g, c, &mo, &p, &rep, err);
+    if (st == MP_OK && m->plans_dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s.%s.%s.plan.json", m->plans_dir, g->name, c->name, m->methods[k]);
+      st = plan_write(p, g, c, path, err);
+    }
     if (st == MP_OK) st = sim_evaluate(s, g, p, &sr, err);
     if (st != MP_OK) break;
     row->thr[k] = sr.samples_per_s;
@@ -329,6 +336,27 @@ static mp_status pool_done(void *ctx, int item, const char *line, const mp_error
   return x->m->save_path ? fidelity_save(x->m, x->m->save_path, err) : MP_OK;
 }
 
+/* Makes m->plans_dir if missing and writes into it the chip of every pending case. */
+static mp_status write_chips(const fidelity_matrix *m, mp_error *err) {
+  struct stat sb;
+  if (mkdir(m->plans_dir, 0777) != 0 && errno != EEXIST)
+    return err_at(err, MP_OUTPUT, m->plans_dir, NULL, "cannot make the plans directory: %s", strerror(errno));
+  if (stat(m->plans_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return err_at(err, MP_OUTPUT, m->plans_dir, NULL, "the plans directory is not a directory");
+  for (int k = 0; k < m->n_chips; k++) {
+    int used = 0;
+    for (int i = 0; i < m->n_rows; i++) used |= m->rows[i].pending && m->rows[i].chip == k;
+    if (!used) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.chip.json", m->plans_dir, m->chips[k]->name);
+    cJSON *j = chip_to_json(m->chips[k]);
+    mp_status st = j ? jsonio_save(path, j, err) : err_nomem(err);
+    cJSON_Delete(j);
+    if (st != MP_OK) return st;
+  }
+  return MP_OK;
+}
+
 mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelity_progress_fn progress, void *ctx,
                        mp_error *err) {
   int *items = malloc(((size_t)m->n_rows + 1) * sizeof *items), n = 0, matched = 0;
@@ -350,7 +378,8 @@ mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelit
     return err_set(err, MP_USAGE, "--filter '%s' matches no case of the matrix", filter ? filter : "");
   }
   pool_ctx x = {m, progress, ctx, 0, n};
-  mp_status st = n == 0 ? MP_OK : sweep_pool_run(items, n, jobs, pool_job, pool_done, NULL, 0, &x, err);
+  mp_status st = n > 0 && m->plans_dir ? write_chips(m, err) : MP_OK;
+  if (st == MP_OK && n > 0) st = sweep_pool_run(items, n, jobs, pool_job, pool_done, NULL, 0, &x, err);
   free(items);
   return st;
 }

@@ -51,6 +51,9 @@ typedef struct fidelity_matrix {
   int fast_streams;   /* every simulation with sim_options.fast_streams (0 from fidelity_new) */
   const char *save_path; /* borrowed; NULL (from fidelity_new), or where fidelity_run writes the JSON
                             (fidelity_save) each time a case finishes, so an interrupted run keeps them */
+  const char *plans_dir; /* borrowed; NULL (from fidelity_new), or a directory (made if missing) where
+                            fidelity_run writes each chip a case runs on, CHIP.chip.json, and each case
+                            every method's plan, GRAPH.CHIP.METHOD.plan.json, for meshpipe simulate */
 } fidelity_matrix;
 
 /* Builds the matrix from the data directory (borrowed; holds tests/models, traces and platforms):

@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fidelity.h"
 #include "jsonio.h"
+#include "method.h"
+#include "plan.h"
 #include "testutil.h"
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)); }
@@ -377,6 +380,65 @@ static void a_run_should_rewrite_its_json_as_each_case_finishes(void) {
   fidelity_free(w.m);
 }
 
+/* The plan file of a method in dir holds the plan the method makes for g on c (made again here).  c is
+ * the matrix's own chip: the methods seed their searches from its hash, which includes the name, and
+ * the matrix names its chips after hashing them (mesh4x4-2Mi, hashed as mesh4x4). */
+static void kept_plan_should_be_the_methods(const char *dir, const char *method, const graph *g, const chip *c) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tiny_resnet.mesh4x4-2Mi.%s.plan.json", dir, method);
+  plan *kept = NULL, *made = NULL;
+  method_options o;
+  method_options_default(&o);
+  method_report rep;
+  mp_error err;
+  CU_ASSERT_EQUAL_FATAL(plan_load(path, g, c, &kept, &err), MP_OK);
+  CU_ASSERT_EQUAL_FATAL(method_run(method, g, c, &o, &made, &rep, &err), MP_OK);
+  CU_ASSERT_EQUAL(kept->n_stages, made->n_stages);
+  CU_ASSERT_EQUAL(memcmp(kept->arranged, made->arranged, (size_t)c->n_cores * sizeof *kept->arranged), 0);
+  plan_free(kept);
+  plan_free(made);
+}
+
+static void a_run_with_a_plans_directory_should_keep_its_chips_and_every_methods_plan(void) {
+  static const char *const even[] = {"even"};
+  fidelity_matrix *m = quick_matrix(even, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  char dir[512], path[1024];
+  snprintf(dir, sizeof dir, "%.500s", testutil_temp_path("fidelity_plans/kept"));
+  m->plans_dir = dir;
+  mp_error err;
+  /* the parent is missing: only the last level is made */
+  CU_ASSERT_EQUAL(fidelity_run(m, 1, "tiny_resnet|mesh4x4-2Mi", NULL, NULL, &err), MP_OUTPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fidelity_plans/kept"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot make the plans directory"));
+  snprintf(dir, sizeof dir, "%.500s", testutil_temp_path("fidelity_plans"));
+  remove(dir);
+  CU_ASSERT_EQUAL_FATAL(fidelity_run(m, 1, "tiny_resnet|mesh4x4-2Mi", NULL, NULL, &err), MP_OK);
+  const graph *g = m->graphs[graph_index(m, "tiny_resnet")];
+  chip *c = NULL;
+  snprintf(path, sizeof path, "%s/mesh4x4-2Mi.chip.json", dir);
+  CU_ASSERT_EQUAL_FATAL(chip_load(path, &c, &err), MP_OK);
+  CU_ASSERT_STRING_EQUAL(m->chips[0]->name, "mesh4x4-2Mi");
+  cJSON *kept = chip_to_json(c), *ran = chip_to_json(m->chips[0]);
+  CU_ASSERT(cJSON_Compare(kept, ran, 1));
+  cJSON_Delete(kept);
+  cJSON_Delete(ran);
+  snprintf(path, sizeof path, "%s/mesh4x4-8Mi.chip.json", dir);
+  CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0); /* no case ran on it */
+  kept_plan_should_be_the_methods(dir, "optimal", g, m->chips[0]);
+  kept_plan_should_be_the_methods(dir, "even", g, m->chips[0]);
+  chip_free(c);
+  fidelity_free(m);
+  /* a file where the directory should be */
+  m = quick_matrix(even, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  snprintf(path, sizeof path, "%s/mesh4x4-2Mi.chip.json", dir);
+  m->plans_dir = path;
+  CU_ASSERT_EQUAL(fidelity_run(m, 1, "tiny_resnet|mesh4x4-2Mi", NULL, NULL, &err), MP_OUTPUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not a directory"));
+  fidelity_free(m);
+}
+
 int main(int argc, char **argv) {
   CU_TestInfo tests[] = {
       {"fidelity_new_should_build_the_quick_matrix_graph_major_with_optimal_first",
@@ -395,6 +457,8 @@ int main(int argc, char **argv) {
       {"a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_rest",
        a_stopped_run_should_resume_its_done_cases_bit_for_bit_and_run_the_rest},
       {"a_run_should_rewrite_its_json_as_each_case_finishes", a_run_should_rewrite_its_json_as_each_case_finishes},
+      {"a_run_with_a_plans_directory_should_keep_its_chips_and_every_methods_plan",
+       a_run_with_a_plans_directory_should_keep_its_chips_and_every_methods_plan},
       CU_TEST_INFO_NULL,
   };
   return testutil_run("fidelity", tests, argc, argv);
