@@ -94,7 +94,8 @@ enum {
   "  -M, --microbatches M    stream exactly M micro-batches through the plan; by default the simulator\n"   \
   "                          runs until the pipeline is in steady state (its completions periodic)\n"     \
   "      --max-microbatches N  give up looking for the steady state after N micro-batches (default 4p + 32\n" \
-  "                          for p stages; N/2 more after the window of micro-batches in flight\n"       \
+  "                          for p stages, doubled twice at most while that mean is below what the\n"   \
+  "                          busiest link allows; N/2 more after the window of micro-batches in flight\n" \
   "                          closes) and report the mean interval of the second half\n"                  \
   "  -l, --links N           busiest NoC links to list (default 8)\n"                                     \
   "  -f, --fast-gather       all-gathers load only their chain's two busiest links: the same times\n"     \

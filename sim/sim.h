@@ -52,7 +52,8 @@ typedef struct sim_options {
   int microbatches;     /* 0 (default): run until the pipeline is in steady state (sim_result.period_s);
                            M >= 1: exactly M micro-batches */
   int max_microbatches; /* steady-state runs stop at this many micro-batches if they have not settled
-                           (0, the default: 4p + 32 for a plan of p stages, which suffices by far),
+                           (0, the default: 4p + 32 for a plan of p stages, doubled twice at most
+                           while the mean it measures is below the busiest link's bytes / bandwidth),
                            or half as many more after their window closes (sim_int.h, "Steady state") */
   int first_window; /* steady-state runs: micro-batches in flight at first (0, the default: what the
                        model's period says the groups and senders hold, plus two; sim_int.h, "Steady

@@ -353,6 +353,23 @@ static void sender_actor(int argc, char **argv) {
 }
 
 /* The run's figures from its completions (see sim_int.h, job_run). */
+/* The completion after which an unsettled steady run's mean interval counts (n >= 2 complete): the
+ * last half of the run after the warm-up and the window's closing. */
+static int unsettled_from(const job *j) {
+  int L = j->n_complete - 1, from = L / 2 > j->warmup ? L / 2 : j->warmup;
+  if (from < j->closed_at) from = j->closed_at;
+  return from < L ? from : L - 1;
+}
+
+/* Whether a steady run ended at its cap with a mean interval below its link floor (a transient, sim_int.h
+ * "Steady state") and may double its cap. */
+static int below_link_floor(const job *j) {
+  int n = j->n_complete, L = n - 1;
+  if (j->fixed || j->cycle > 0 || j->doublings == 0 || n < 2) return 0;
+  int from = unsettled_from(j);
+  return (j->c[L] - j->c[from]) / (double)(L - from) < j->link_floor_s * (1 - SIM_STEADY_TOLERANCE);
+}
+
 static void measure(job *j) {
   job_run *r = &j->run;
   int n = j->n_complete;
@@ -369,9 +386,7 @@ static void measure(job *j) {
     from = j->warmup - 1; /* W, the first micro-batch of a full pipeline, counts (sim_int.h) */
     r->period_s = (j->c[L] - j->c[L - j->cycle]) / (double)j->cycle;
   } else { /* the cap was hit: the mean interval of the last half of the run after the warm-up */
-    from = L / 2 > j->warmup ? L / 2 : j->warmup;
-    if (from < j->closed_at) from = j->closed_at;
-    if (from >= L) from = L - 1;
+    from = unsettled_from(j);
     r->period_s = (j->c[L] - j->c[from]) / (double)(L - from);
   }
   r->microbatches = n;
@@ -455,6 +470,14 @@ again:;
     sim_job_restart(j);
     if (j->tl) timeline_truncate(j->tl, tl_base);
     goto again;
+  }
+  if (!j->failed && below_link_floor(j)) { /* a transient: again with the cap doubled (sim_int.h) */
+    if (sim_job_double_cap(j) != 0) {
+      j->failed = MP_NOMEM;
+    } else {
+      if (j->tl) timeline_truncate(j->tl, tl_base);
+      goto again;
+    }
   }
   sim_timer_free(tm);
   free(actors);

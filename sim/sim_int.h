@@ -306,11 +306,18 @@ typedef struct jgroup {
  * run whose window closes at L goes on to at least L + 1 + ceil(cap / 2) before it gives up: a cap
  * met just after the closing would measure the new regime over an interval or two.  (GoogLeNet cut
  * into 21 stages on 8x8 with 1 MiB closed at 115 of 116: it reported one interval, 102.6 us, against
- * a period of 144 us over 400 micro-batches and a slowest stage of 129.1 us of compute.) */
+ * a period of 144 us over 400 micro-batches and a slowest stage of 129.1 us of compute.)  A link carries
+ * its bytes of every micro-batch, so no period is below the busiest link's bytes / bandwidth (the link
+ * floor): a mean under it measured a transient, and under the automatic cap the run starts again, at
+ * 2p + 2, with its cap doubled, at most SIM_STEADY_DOUBLINGS times.  (VGG-16 cut into 9 stages by rl
+ * on 8x8 with 4 MiB, streaming weights through the links next to a DRAM port: at its cap of 68 a mean
+ * of 857.7 us, 131 % of the period its busiest link allows; at 136 1.197 ms, steady at 1.255 ms
+ * after 219 micro-batches; rl had taken the transient for a plan 31 % faster than optimal's.) */
 #define SIM_STEADY_TOLERANCE 1e-6
 #define SIM_STEADY_STATE_TOLERANCE 1e-9
 #define SIM_STEADY_MIN_INTERVALS 6
 #define SIM_STEADY_APERIODIC 4 /* spans without a periodic stretch before a narrow run starts again wide */
+#define SIM_STEADY_DOUBLINGS 2 /* the automatic cap grows to 4x at most */
 #define SIM_STEADY_MAX_CYCLE 32 /* cycles of 17 completions occur (ResNet-50 cut evenly over 32x32) */
 
 /* Timer.  A SimGrid engine step costs time in proportion to the activities it holds (its ptask
@@ -352,6 +359,7 @@ typedef struct job_run {
 typedef struct job {
   double *link_bytes;    /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
   double model_period_s; /* the analytical model's period of this work, with contention (cost_contended) */
+  double link_floor_s;   /* the least period its links allow: max over links of link_bytes / bandwidth */
   int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap, the half cap
                  it may add (cap_now) and its window (so that the last micro-batches it counts are not
                  in a draining pipeline) */
@@ -359,6 +367,8 @@ typedef struct job {
   int fixed;  /* 1: run exactly M micro-batches; 0: until steady (above) */
   int window; /* micro-batches in flight at most */
   int retry;  /* a steady run that started narrow: if it does not settle, it runs again at 2p + 2 */
+  int doublings; /* a steady run under the automatic cap: how many more times the cap may double when the
+                    run ends below link_floor_s ("Steady state") */
   int n_groups;
   jgroup *groups;
   uint64_t graph_hash, plan_hash;
@@ -390,6 +400,10 @@ static inline int sim_job_wmax(const job *j) { return 2 * j->n_groups + 2; }
 /* Resets the run state of job j, which ran narrow without settling, for a run at 2p + 2 from the start
  * (the activities it ran stay counted). */
 void sim_job_restart(job *j);
+
+/* Doubles the cap of job j (a steady run with doublings left) and restarts it as sim_job_restart: the
+ * arrays are resized.  0, or -1 when out of memory (the job is then for sim_job_free only). */
+int sim_job_double_cap(job *j);
 
 /* The job of plan p of graph g (both borrowed) on the sim's chip: M > 0 micro-batches, or M == 0 for
  * a steady-state run (its cap from the sim's options).  *out is owned (sim_job_free). */

@@ -128,6 +128,10 @@ static int plan_terms(cost_model *cm, const chip *c, job *j) {
   }
   j->model_period_s = cost_contended(cm, stages, n, x, off, j->link_bytes);
   if (j->model_period_s < 0) goto cleanup;
+  for (int k = 0, nl = chip_n_links(c); k < nl; k++) { /* the least period the links allow */
+    double t = j->link_bytes[k] / chip_link_bandwidth(c, k);
+    if (t > j->link_floor_s) j->link_floor_s = t;
+  }
   for (int gi = 0; gi < n; gi++) j->groups[gi].model.contended_s = stages[gi].contended_s;
   rc = 0;
 cleanup:
@@ -286,6 +290,34 @@ static void clear_run(job *j) {
   }
 }
 
+/* *p resized to n entries of `size` bytes (its contents are clear_run's to set).  0, or -1 when out of
+ * memory (*p is then unchanged, for sim_job_free). */
+static int resize(void *p, size_t n, size_t size) {
+  void *q = realloc(*(void **)p, n * size + 1); /* + 1: never a zero-sized request */
+  if (!q) return -1;
+  *(void **)p = q;
+  return 0;
+}
+
+/* The per-micro-batch arrays of job j for its cap: M micro-batches (job.M). */
+static int size_arrays(job *j) {
+  j->M = j->fixed ? j->cap : j->cap + (j->cap + 1) / 2 + sim_job_wmax(j);
+  size_t n = (size_t)j->M;
+  if (resize(&j->groups_done, n, sizeof *j->groups_done) || resize(&j->c, n, sizeof *j->c) ||
+      resize(&j->start_t, n, sizeof *j->start_t))
+    return -1;
+  for (int g = 0; g < j->n_groups; g++) {
+    jgroup *gr = &j->groups[g];
+    if (resize(&gr->done, n * (size_t)gr->n_segs, sizeof *gr->done) || resize(&gr->left, n, sizeof *gr->left) ||
+        resize(&gr->sends_left, n, sizeof *gr->sends_left) || resize(&gr->mb_compute, n, sizeof *gr->mb_compute) ||
+        resize(&gr->mb_dram, n, sizeof *gr->mb_dram) || resize(&gr->mb_comm, n, sizeof *gr->mb_comm) ||
+        resize(&gr->queue, (size_t)gr->n_sends * n + 1, sizeof *gr->queue) ||
+        (!j->fixed && resize(&gr->ev_t, n * (size_t)gr->n_ev, sizeof *gr->ev_t)))
+      return -1;
+  }
+  return 0;
+}
+
 /* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
  * the cap from the options), the window, the per-micro-batch arrays and the DRAM streams.  0, or -1
  * when out of memory. */
@@ -296,28 +328,12 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
   if (j->window > sim_job_wmax(j)) j->window = sim_job_wmax(j);
   j->retry = !fixed && j->window < sim_job_wmax(j);
   j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
-  /* a steady run keeps the pipeline full up to its cap, raised by half of it if its window closes */
-  j->M = fixed ? j->cap : j->cap + (j->cap + 1) / 2 + sim_job_wmax(j);
-  size_t n = (size_t)j->M;
-  j->groups_done = malloc(n * sizeof *j->groups_done); /* clear_run sets these */
-  j->c = malloc(n * sizeof *j->c);
-  j->start_t = malloc(n * sizeof *j->start_t);
-  if (!j->groups_done || !j->c || !j->start_t) return -1;
+  j->doublings = !fixed && s->opt.max_microbatches == 0 ? SIM_STEADY_DOUBLINGS : 0;
+  for (int g = 0; g < p; g++)
+    if (!fixed) j->groups[g].n_ev = sim_group_events(&j->groups[g]);
+  if (size_arrays(j) != 0) return -1;
   for (int g = 0; g < p; g++) {
     jgroup *gr = &j->groups[g];
-    gr->done = malloc(n * (size_t)gr->n_segs * sizeof *gr->done);
-    gr->left = malloc(n * sizeof *gr->left);
-    gr->sends_left = malloc(n * sizeof *gr->sends_left);
-    gr->mb_compute = malloc(n * sizeof *gr->mb_compute);
-    gr->mb_dram = malloc(n * sizeof *gr->mb_dram);
-    gr->mb_comm = malloc(n * sizeof *gr->mb_comm);
-    gr->queue = calloc((size_t)gr->n_sends * n + 1, sizeof *gr->queue);
-    if (!gr->done || !gr->left || !gr->sends_left || !gr->mb_compute || !gr->mb_dram || !gr->mb_comm || !gr->queue)
-      return -1;
-    if (!fixed) {
-      gr->n_ev = sim_group_events(gr);
-      if (!(gr->ev_t = malloc(n * (size_t)gr->n_ev * sizeof *gr->ev_t))) return -1;
-    }
     if (gr->n_cores > 1 && sim_gather_init(&gr->gather, gr->first_core, gr->n_cores) != 0) return -1;
     if (setup_dram(s, gr) != 0) return -1;
   }
@@ -329,6 +345,14 @@ void sim_job_restart(job *j) {
   j->window = sim_job_wmax(j);
   j->retry = 0;
   clear_run(j);
+}
+
+int sim_job_double_cap(job *j) {
+  j->cap *= 2;
+  j->doublings--;
+  if (size_arrays(j) != 0) return -1;
+  sim_job_restart(j);
+  return 0;
 }
 
 /* Builds the program of plan p from its split: segments, sends, DRAM streams (see the comment at the
