@@ -65,8 +65,9 @@ static const char usage_text[] =
     "--plans DIR (made if missing) keeps what was simulated: each chip a case ran on as\n"
     "DIR/CHIP.chip.json and every method's plan as DIR/GRAPH.CHIP.METHOD.plan.json, to replay with\n"
     "'meshpipe simulate -g GRAPH -c DIR/CHIP.chip.json -p PLAN' (GRAPH: tests/models/GRAPH.onnx or\n"
-    "traces/GRAPH.json).  Exits 1 when a case fails.  The full matrix takes about 9 minutes with -j 2\n"
-    "on 2 cores (the 32x32 cases dominate); --quick a few seconds; with --methods ...,rl hours.\n";
+    "traces/GRAPH.json); 'partition' on that chip file makes the case's plans again.  Exits 1 when a\n"
+    "case fails.  The full matrix takes about 9 minutes with -j 2 on 2 cores (the 32x32 cases\n"
+    "dominate); --quick a few seconds; with --methods ...,rl hours.\n";
 
 enum {
   OPT_QUICK = 256,
@@ -297,7 +298,7 @@ static int run_fidelity(int argc, char **argv) {
   for (int i = 0; i < m->n_rows; i++)
     if (!m->rows[i].done && !m->rows[i].skipped) {
       fprintf(stderr, "meshpipe: fidelity case %s|%s: %s\n", m->graphs[m->rows[i].graph]->name,
-              m->chips[m->rows[i].chip]->name, m->rows[i].failure);
+              m->chip_labels[m->rows[i].chip], m->rows[i].failure);
       failed++;
     }
   strbuf table = {0};

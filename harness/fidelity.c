@@ -7,7 +7,6 @@
  * i.e. work and all-gathers, "dram" or "send": all of them slowed by traffic sharing their links), or
  * "waiting" when that stage is busy for less than the period (the period is set by queues, not by
  * one stage's work). */
-#define _GNU_SOURCE /* strdup */
 #include "fidelity.h"
 
 #include <dirent.h>
@@ -38,6 +37,7 @@ void fidelity_free(fidelity_matrix *m) {
   for (int i = 0; i < m->n_chips; i++) chip_free(m->chips[i]);
   free(m->graphs);
   free(m->chips);
+  free(m->chip_labels);
   free(m->rows);
   free(m);
 }
@@ -153,7 +153,8 @@ mp_status fidelity_new(const char *data_dir, int quick, const char *const *metho
   /* chips: each mesh with each SRAM size */
   int n_mesh = quick ? 2 : 4, n_sram = quick ? 2 : 4;
   m->chips = calloc((size_t)(n_mesh * n_sram), sizeof *m->chips);
-  if (!m->chips) {
+  m->chip_labels = calloc((size_t)(n_mesh * n_sram), sizeof *m->chip_labels);
+  if (!m->chips || !m->chip_labels) {
     st = err_nomem(err);
     goto cleanup;
   }
@@ -164,16 +165,8 @@ mp_status fidelity_new(const char *data_dir, int quick, const char *const *metho
       const char *key = "core.sram_bytes", *value = srams[quick ? 1 + 2 * s : s];
       st = sweep_chip_variant(base, path, &key, &value, 1, &m->chips[m->n_chips], err);
       if (st == MP_OK) {
-        chip *c = m->chips[m->n_chips++];
-        char name[96];
-        snprintf(name, sizeof name, "%s-%s", c->name, value);
-        char *copy = strdup(name);
-        if (!copy) {
-          st = err_nomem(err);
-          break;
-        }
-        free(c->name);
-        c->name = copy;
+        snprintf(m->chip_labels[m->n_chips], sizeof *m->chip_labels, "%.24s-%s", m->chips[m->n_chips]->name, value);
+        m->n_chips++;
       }
     }
     cJSON_Delete(base);
@@ -252,7 +245,8 @@ mp_status fidelity_run_case(fidelity_matrix *m, int i, mp_error *err) {
     st = method_run(m->methods[k], g, c, &mo, &p, &rep, err);
     if (st == MP_OK && m->plans_dir) {
       char path[4096];
-      snprintf(path, sizeof path, "%s/%s.%s.%s.plan.json", m->plans_dir, g->name, c->name, m->methods[k]);
+      snprintf(path, sizeof path, "%s/%s.%s.%s.plan.json", m->plans_dir, g->name, m->chip_labels[row->chip],
+               m->methods[k]);
       st = plan_write(p, g, c, path, err);
     }
     if (st == MP_OK) st = sim_evaluate(s, g, p, &sr, err);
@@ -348,7 +342,7 @@ static mp_status write_chips(const fidelity_matrix *m, mp_error *err) {
     for (int i = 0; i < m->n_rows; i++) used |= m->rows[i].pending && m->rows[i].chip == k;
     if (!used) continue;
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s.chip.json", m->plans_dir, m->chips[k]->name);
+    snprintf(path, sizeof path, "%s/%s.chip.json", m->plans_dir, m->chip_labels[k]);
     cJSON *j = chip_to_json(m->chips[k]);
     mp_status st = j ? jsonio_save(path, j, err) : err_nomem(err);
     cJSON_Delete(j);
@@ -364,7 +358,7 @@ mp_status fidelity_run(fidelity_matrix *m, int jobs, const char *filter, fidelit
   for (int i = 0; i < m->n_rows; i++) {
     char key[160];
     fidelity_row *r = &m->rows[i];
-    snprintf(key, sizeof key, "%s|%s", m->graphs[r->graph]->name, m->chips[r->chip]->name);
+    snprintf(key, sizeof key, "%s|%s", m->graphs[r->graph]->name, m->chip_labels[r->chip]);
     int left_out = filter && !strstr(key, filter);
     matched += !left_out;
     r->skipped = left_out && !r->done; /* a resumed case stays in the results */
@@ -428,7 +422,7 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
                 "model", "simulated", "ratio", "binding", "simulator", "term", "optimal samples/s", "vs best", "best");
   for (int i = 0; i < m->n_rows; i++) {
     const fidelity_row *r = &m->rows[i];
-    const char *g = m->graphs[r->graph]->name, *c = m->chips[r->chip]->name;
+    const char *g = m->graphs[r->graph]->name, *c = m->chip_labels[r->chip];
     if (r->skipped) continue;
     if (!r->done) {
       strbuf_printf(out, "%-20.20s %-20.20s FAILED: %s\n", g, c, r->failure);
@@ -450,12 +444,12 @@ void fidelity_table(const fidelity_matrix *m, strbuf *out) {
                 pc * s.within_5, s.within_10, pc * s.within_10, s.within_15, pc * s.within_15);
   if (s.worst_row >= 0)
     strbuf_printf(out, "; worst %.4f (%s on %s)", s.worst_ratio, m->graphs[m->rows[s.worst_row].graph]->name,
-                  m->chips[m->rows[s.worst_row].chip]->name);
+                  m->chip_labels[m->rows[s.worst_row].chip]);
   strbuf_printf(out, "\noptimal's plan within 3%% of the best simulated plan on %d of %d cases", s.optimal_best,
                 s.cases);
   if (s.worst_vs_best_row >= 0)
     strbuf_printf(out, "; worst %.1f%% (%s on %s)\n", 100 * s.worst_vs_best,
-                  m->graphs[m->rows[s.worst_vs_best_row].graph]->name, m->chips[m->rows[s.worst_vs_best_row].chip]->name);
+                  m->graphs[m->rows[s.worst_vs_best_row].graph]->name, m->chip_labels[m->rows[s.worst_vs_best_row].chip]);
   else
     strbuf_printf(out, "\n");
 }

@@ -43,7 +43,10 @@ typedef struct fidelity_matrix {
   int n_graphs;
   graph **graphs; /* owned */
   int n_chips;
-  chip **chips; /* owned: the mesh x SRAM variants, mesh-major */
+  chip **chips; /* owned: the mesh x SRAM variants, mesh-major, each named as its bundled file */
+  char (*chip_labels)[32]; /* owned: per chip, the name the matrix gives it, "NAME-SRAM" (mesh8x8-4Mi).
+                              The chip itself keeps its file's name, and so the hash from which the
+                              methods seed their searches, as a chip file of the same figures has */
   int n_methods;
   const char *methods[FIDELITY_MAX_METHODS]; /* "optimal" first, then the others (static names) */
   int n_rows;
@@ -52,8 +55,9 @@ typedef struct fidelity_matrix {
   const char *save_path; /* borrowed; NULL (from fidelity_new), or where fidelity_run writes the JSON
                             (fidelity_save) each time a case finishes, so an interrupted run keeps them */
   const char *plans_dir; /* borrowed; NULL (from fidelity_new), or a directory (made if missing) where
-                            fidelity_run writes each chip a case runs on, CHIP.chip.json, and each case
-                            every method's plan, GRAPH.CHIP.METHOD.plan.json, for meshpipe simulate */
+                            fidelity_run writes each chip a case runs on, LABEL.chip.json, and each case
+                            every method's plan, GRAPH.LABEL.METHOD.plan.json: simulate and partition
+                            on that chip file give the case's figures and plans */
 } fidelity_matrix;
 
 /* Builds the matrix from the data directory (borrowed; holds tests/models, traces and platforms):

@@ -14,7 +14,7 @@ static cJSON *case_json(const fidelity_matrix *m, const fidelity_row *r) {
   cJSON *x = cJSON_CreateObject(), *thr = NULL;
   int ok = x && cJSON_AddStringToObject(x, "graph", m->graphs[r->graph]->name) &&
            cJSON_AddStringToObject(x, "graph_hash", fileio_hash_hex(m->graphs[r->graph]->hash, hex)) &&
-           cJSON_AddStringToObject(x, "chip", m->chips[r->chip]->name) &&
+           cJSON_AddStringToObject(x, "chip", m->chip_labels[r->chip]) &&
            cJSON_AddStringToObject(x, "chip_hash", fileio_hash_hex(m->chips[r->chip]->hash, hex)) &&
            cJSON_AddBoolToObject(x, "done", r->done);
   if (ok && r->pending) ok = cJSON_AddBoolToObject(x, "pending", 1) != NULL;
@@ -77,7 +77,7 @@ mp_status fidelity_save(const fidelity_matrix *m, const char *path, mp_error *er
 static int row_named(const fidelity_matrix *m, const char *graph_name, const char *chip_name) {
   for (int i = 0; i < m->n_rows; i++)
     if (strcmp(m->graphs[m->rows[i].graph]->name, graph_name) == 0 &&
-        strcmp(m->chips[m->rows[i].chip]->name, chip_name) == 0)
+        strcmp(m->chip_labels[m->rows[i].chip], chip_name) == 0)
       return i;
   return -1;
 }
