@@ -195,7 +195,12 @@ int optimal_deep_starts(cost_model *m, const graph *g, const chip *c, candidate 
  * 14 cases and slower on 1 (by more than 0.5 %; geometric mean +2.9 %, AlexNet with 1 MiB 1.65x), on
  * 8x8 faster on 7 and slower on 9 (geometric mean -0.2 %), where the model is optimistic about the
  * plans it finds (ResNet-50 with 1 MiB: 9.6 % faster in the model, 11 % slower simulated, model /
- * simulated 0.81); training: faster on 10 of 12 cells of 8x8 (README, "Training"). */
+ * simulated 0.81); training: faster on 10 of 12 cells of 8x8 (README, "Training").  On 8x8 again on
+ * 2026-11-30, with the simulator's steady state and link floor (33 of the 40 cases: ViT-B/16's searches
+ * were stopped after the first took 406 s): faster on 10 and slower on 6, geometric mean +1.5 %,
+ * MobileNet-V2 with 1 MiB +53 % (35 % faster in the model), GoogLeNet with 1 MiB -13.8 %, ResNet-50 with
+ * 1 MiB -5.7 % (12 % faster in the model, unsettled both); but solves of up to 39 s (ResNet-50 with
+ * 1 MiB, 0.03 s without) where the slowest 8x8 case takes 1.7 s without. */
 #define OPTIMAL_DEEP_GAP 0.01
 #define OPTIMAL_DEEP_MAX_CORES 16
 #define OPTIMAL_DEEP_TRAIN_MAX_CORES 64
