@@ -1467,16 +1467,24 @@ typedef struct bundled_run {
   sim *s;
 } bundled_run;
 
-/* 0, or -1 when something could not be made (bundled_close frees what was). */
-static int bundled_open(const char *chip_path, const char *graph_path, const int *arranged, const sim_options *o,
-                        bundled_run *b) {
+/* The run of chip c (taken; NULL: it could not be made): 0, or -1 when something could not be made
+ * (bundled_close frees what was). */
+static int bundled_with(chip *c, const char *graph_path, const int *arranged, const sim_options *o, bundled_run *b) {
   mp_error err;
   memset(b, 0, sizeof *b);
-  if (chip_load(testutil_src(chip_path), &b->c, &err) != MP_OK ||
-      graph_load(testutil_src(graph_path), &b->g, &err) != MP_OK ||
+  b->c = c;
+  if (!c || graph_load(testutil_src(graph_path), &b->g, &err) != MP_OK ||
       plan_new(arranged, b->c->n_cores, b->g->n_ops, &b->p, &err) != MP_OK || sim_new(b->c, o, &b->s, &err) != MP_OK)
     return -1;
   return 0;
+}
+
+static int bundled_open(const char *chip_path, const char *graph_path, const int *arranged, const sim_options *o,
+                        bundled_run *b) {
+  chip *c = NULL;
+  mp_error err;
+  if (chip_load(testutil_src(chip_path), &c, &err) != MP_OK) c = NULL;
+  return bundled_with(c, graph_path, arranged, o, b);
 }
 
 static void bundled_close(bundled_run *b) {
@@ -1729,23 +1737,16 @@ static double busiest_utilisation(const sim_result *r) {
 
 /* The run under cap (0: automatic) into *r: 0, or -1 when it could not be made. */
 static int vgg_rl8_run(int cap, sim_result *r) {
-  chip *c = testutil_chip_text(mesh8x8_4mi);
-  graph *g = NULL;
-  plan *p = NULL;
-  sim *s = NULL;
+  bundled_run b;
   mp_error err;
   sim_options o;
   sim_options_init(&o);
   o.max_microbatches = cap;
-  int rc = c && graph_load(testutil_src("traces/vgg16.json"), &g, &err) == MP_OK &&
-                   plan_new(vgg_rl8, 64, g->n_ops, &p, &err) == MP_OK && sim_new(c, &o, &s, &err) == MP_OK &&
-                   sim_evaluate(s, g, p, r, &err) == MP_OK
+  int rc = bundled_with(testutil_chip_text(mesh8x8_4mi), "traces/vgg16.json", vgg_rl8, &o, &b) == 0 &&
+                   sim_evaluate(b.s, b.g, b.p, r, &err) == MP_OK
                ? 0
                : -1;
-  sim_free(s);
-  plan_free(p);
-  graph_free(g);
-  chip_free(c);
+  bundled_close(&b);
   return rc;
 }
 
