@@ -352,7 +352,6 @@ static void sender_actor(int argc, char **argv) {
   sim_timer_leave(&j->timer);
 }
 
-/* The run's figures from its completions (see sim_int.h, job_run). */
 /* The completion after which an unsettled steady run's mean interval counts (n >= 2 complete): the
  * last half of the run after the warm-up and the window's closing. */
 static int unsettled_from(const job *j) {
@@ -365,11 +364,12 @@ static int unsettled_from(const job *j) {
  * "Steady state") and may double its cap. */
 static int below_link_floor(const job *j) {
   int n = j->n_complete, L = n - 1;
-  if (j->fixed || j->cycle > 0 || j->doublings == 0 || n < 2) return 0;
+  if (j->cycle > 0 || j->doublings == 0 || n < 2) return 0; /* fixed runs have no doublings */
   int from = unsettled_from(j);
   return (j->c[L] - j->c[from]) / (double)(L - from) < j->link_floor_s * (1 - SIM_STEADY_TOLERANCE);
 }
 
+/* The run's figures from its completions (see sim_int.h, job_run). */
 static void measure(job *j) {
   job_run *r = &j->run;
   int n = j->n_complete;

@@ -311,8 +311,8 @@ typedef struct jgroup {
  * floor): a mean under it measured a transient, and under the automatic cap the run starts again, at
  * 2p + 2, with its cap doubled, at most SIM_STEADY_DOUBLINGS times.  (VGG-16 cut into 9 stages by rl
  * on 8x8 with 4 MiB, streaming weights through the links next to a DRAM port: at its cap of 68 a mean
- * of 857.7 us, 131 % of the period its busiest link allows; at 136 1.197 ms, steady at 1.255 ms
- * after 219 micro-batches; rl had taken the transient for a plan 31 % faster than optimal's.) */
+ * of 857.7 us where its busiest link needs 1.126 ms per micro-batch; at 136 1.197 ms, steady at
+ * 1.255 ms after 219 micro-batches; rl had taken the transient for a plan 31 % faster than optimal's.) */
 #define SIM_STEADY_TOLERANCE 1e-6
 #define SIM_STEADY_STATE_TOLERANCE 1e-9
 #define SIM_STEADY_MIN_INTERVALS 6

@@ -290,32 +290,36 @@ static void clear_run(job *j) {
   }
 }
 
-/* *p resized to n entries of `size` bytes (its contents are clear_run's to set).  0, or -1 when out of
- * memory (*p is then unchanged, for sim_job_free). */
-static int resize(void *p, size_t n, size_t size) {
-  void *q = realloc(*(void **)p, n * size + 1); /* + 1: never a zero-sized request */
-  if (!q) return -1;
-  *(void **)p = q;
-  return 0;
+/* Array p resized to n entries of `size` bytes (its contents are clear_run's to set), or p itself, with
+ * *failed set, when out of memory (so that sim_job_free still frees it). */
+static void *resized(void *p, size_t n, size_t size, int *failed) {
+  void *q = realloc(p, n * size + 1); /* + 1: never a zero-sized request */
+  if (q) return q;
+  *failed = 1;
+  return p;
 }
 
-/* The per-micro-batch arrays of job j for its cap: M micro-batches (job.M). */
+/* The per-micro-batch arrays of job j for its cap: M micro-batches (job.M).  0, or -1 when out of
+ * memory. */
 static int size_arrays(job *j) {
   j->M = j->fixed ? j->cap : j->cap + (j->cap + 1) / 2 + sim_job_wmax(j);
   size_t n = (size_t)j->M;
-  if (resize(&j->groups_done, n, sizeof *j->groups_done) || resize(&j->c, n, sizeof *j->c) ||
-      resize(&j->start_t, n, sizeof *j->start_t))
-    return -1;
+  int failed = 0;
+  j->groups_done = resized(j->groups_done, n, sizeof *j->groups_done, &failed);
+  j->c = resized(j->c, n, sizeof *j->c, &failed);
+  j->start_t = resized(j->start_t, n, sizeof *j->start_t, &failed);
   for (int g = 0; g < j->n_groups; g++) {
     jgroup *gr = &j->groups[g];
-    if (resize(&gr->done, n * (size_t)gr->n_segs, sizeof *gr->done) || resize(&gr->left, n, sizeof *gr->left) ||
-        resize(&gr->sends_left, n, sizeof *gr->sends_left) || resize(&gr->mb_compute, n, sizeof *gr->mb_compute) ||
-        resize(&gr->mb_dram, n, sizeof *gr->mb_dram) || resize(&gr->mb_comm, n, sizeof *gr->mb_comm) ||
-        resize(&gr->queue, (size_t)gr->n_sends * n + 1, sizeof *gr->queue) ||
-        (!j->fixed && resize(&gr->ev_t, n * (size_t)gr->n_ev, sizeof *gr->ev_t)))
-      return -1;
+    gr->done = resized(gr->done, n * (size_t)gr->n_segs, sizeof *gr->done, &failed);
+    gr->left = resized(gr->left, n, sizeof *gr->left, &failed);
+    gr->sends_left = resized(gr->sends_left, n, sizeof *gr->sends_left, &failed);
+    gr->mb_compute = resized(gr->mb_compute, n, sizeof *gr->mb_compute, &failed);
+    gr->mb_dram = resized(gr->mb_dram, n, sizeof *gr->mb_dram, &failed);
+    gr->mb_comm = resized(gr->mb_comm, n, sizeof *gr->mb_comm, &failed);
+    gr->queue = resized(gr->queue, (size_t)gr->n_sends * n + 1, sizeof *gr->queue, &failed);
+    if (!j->fixed) gr->ev_t = resized(gr->ev_t, n * (size_t)gr->n_ev, sizeof *gr->ev_t, &failed);
   }
-  return 0;
+  return failed ? -1 : 0;
 }
 
 /* The run state of a job whose groups are built: M micro-batches, exactly (fixed) or at most (M == 0:
