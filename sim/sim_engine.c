@@ -360,13 +360,16 @@ static int unsettled_from(const job *j) {
   return from < L ? from : L - 1;
 }
 
-/* Whether a steady run ended at its cap with a mean interval below its link floor (a transient, sim_int.h
- * "Steady state") and may double its cap. */
-static int below_link_floor(const job *j) {
+/* Whether a steady run ended at its cap with a mean interval below its link floor, the busiest link's
+ * bytes per micro-batch / bandwidth on chip c (a transient, sim_int.h "Steady state"), and may double
+ * its cap.  The floor walks every link, so it is taken only for such a run. */
+static int below_link_floor(const chip *c, const job *j) {
   int n = j->n_complete, L = n - 1;
   if (j->cycle > 0 || j->doublings == 0 || n < 2) return 0; /* fixed runs have no doublings */
   int from = unsettled_from(j);
-  return (j->c[L] - j->c[from]) / (double)(L - from) < j->link_floor_s * (1 - SIM_STEADY_TOLERANCE);
+  double mean = (j->c[L] - j->c[from]) / (double)(L - from), floor = 0;
+  for (int k = 0, nl = chip_n_links(c); k < nl; k++) floor = fmax(floor, j->link_bytes[k] / chip_link_bandwidth(c, k));
+  return mean < floor * (1 - SIM_STEADY_TOLERANCE);
 }
 
 /* The run's figures from its completions (see sim_int.h, job_run). */
@@ -471,7 +474,7 @@ again:;
     if (j->tl) timeline_truncate(j->tl, tl_base);
     goto again;
   }
-  if (!j->failed && below_link_floor(j)) { /* a transient: again with the cap doubled (sim_int.h) */
+  if (!j->failed && below_link_floor(s->chip, j)) { /* a transient: again with the cap doubled (sim_int.h) */
     if (sim_job_double_cap(j) != 0) {
       j->failed = MP_NOMEM;
     } else {

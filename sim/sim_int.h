@@ -359,7 +359,6 @@ typedef struct job_run {
 typedef struct job {
   double *link_bytes;    /* per link (chip.h): bytes per micro-batch of the groups' gathers, sends, streams */
   double model_period_s; /* the analytical model's period of this work, with contention (cost_contended) */
-  double link_floor_s;   /* the least period its links allow: max over links of link_bytes / bandwidth */
   int M;      /* micro-batches the arrays hold: a fixed run's count, or a steady run's cap, the half cap
                  it may add (cap_now) and its window (so that the last micro-batches it counts are not
                  in a draining pipeline) */
@@ -368,7 +367,7 @@ typedef struct job {
   int window; /* micro-batches in flight at most */
   int retry;  /* a steady run that started narrow: if it does not settle, it runs again at 2p + 2 */
   int doublings; /* a steady run under the automatic cap: how many more times the cap may double when the
-                    run ends below link_floor_s ("Steady state") */
+                    run ends below its link floor ("Steady state") */
   int n_groups;
   jgroup *groups;
   uint64_t graph_hash, plan_hash;

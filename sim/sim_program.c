@@ -128,10 +128,6 @@ static int plan_terms(cost_model *cm, const chip *c, job *j) {
   }
   j->model_period_s = cost_contended(cm, stages, n, x, off, j->link_bytes);
   if (j->model_period_s < 0) goto cleanup;
-  for (int k = 0, nl = chip_n_links(c); k < nl; k++) { /* the least period the links allow */
-    double t = j->link_bytes[k] / chip_link_bandwidth(c, k);
-    if (t > j->link_floor_s) j->link_floor_s = t;
-  }
   for (int gi = 0; gi < n; gi++) j->groups[gi].model.contended_s = stages[gi].contended_s;
   rc = 0;
 cleanup:
@@ -333,8 +329,8 @@ static int prepare_run(const sim *s, job *j, int M, int fixed) {
   j->retry = !fixed && j->window < sim_job_wmax(j);
   j->cap = M > 0 ? M : s->opt.max_microbatches > 0 ? s->opt.max_microbatches : 4 * p + 32;
   j->doublings = !fixed && s->opt.max_microbatches == 0 ? SIM_STEADY_DOUBLINGS : 0;
-  for (int g = 0; g < p; g++)
-    if (!fixed) j->groups[g].n_ev = sim_group_events(&j->groups[g]);
+  if (!fixed)
+    for (int g = 0; g < p; g++) j->groups[g].n_ev = sim_group_events(&j->groups[g]);
   if (size_arrays(j) != 0) return -1;
   for (int g = 0; g < p; g++) {
     jgroup *gr = &j->groups[g];
